@@ -1,0 +1,256 @@
+//! [`Match`]: the referee's handle on one match of any of the three games.
+
+use serde::{Deserialize, Serialize};
+
+use crate::action::Action;
+use crate::dice::{DiceScript, DiceSource};
+use crate::error::{ActionError, SetupError};
+use crate::event::Event;
+use crate::log::{LogEntry, MatchLog, Sink};
+use crate::rules::{Game, Rules};
+use crate::shake::{ShakeObservation, ShakeState};
+use crate::types::{MAX_SEATS, MIN_SEATS, Seat, Seats};
+use crate::zokken::{ZokkenObservation, ZokkenState};
+
+/// What one player may see: built for that player from the full state, holding exactly what
+/// RULES.md §5 lets them see. It is the only view of a match that may go to a player.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Observation {
+    /// Schocken or Sjokken (see [`ShakeObservation::game`]).
+    Shake(ShakeObservation),
+    /// Zokken.
+    Zokken(ZokkenObservation),
+}
+
+/// How a finished match ended (RULES.md §2.7, §3.5, §4.5).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Outcome {
+    /// Every seat's place: 1 is best; equal places are shared.
+    pub placings: Vec<u8>,
+    /// Schocken and Sjokken: the game's loser.
+    pub loser: Option<Seat>,
+    /// Schocken and Sjokken: tokens each seat holds at the end.
+    pub tokens: Vec<i64>,
+    /// Schocken: halves each seat lost (the final counts as a half).
+    pub halves_lost: Vec<u8>,
+    /// Zokken: each seat's net chips over the match (they sum to zero).
+    pub chips: Vec<i64>,
+}
+
+#[derive(Clone, Debug)]
+enum State {
+    Shake(ShakeState),
+    Zokken(ZokkenState),
+}
+
+/// One match: rules, dice and state, driven by [`Match::apply`].
+///
+/// ```
+/// use knobel_engine::{Match, Rules};
+/// let mut m = Match::new(Rules::preset("schocken").unwrap(), 7, 3).unwrap();
+/// while !m.is_over() {
+///     let seat = m.to_act().iter().next().unwrap();
+///     let action = m.default_action(seat).unwrap();
+///     m.apply(seat, action).unwrap();
+/// }
+/// assert_eq!(m.outcome().unwrap().placings.iter().filter(|&&p| p == 3).count(), 1);
+/// ```
+#[derive(Clone, Debug)]
+pub struct Match {
+    rules: Rules,
+    seats: u8,
+    state: State,
+    events: Vec<Event>,
+    log: Option<MatchLog>,
+}
+
+impl Match {
+    /// A match of `rules` for `seats` players, its dice drawn from `seed`. The events of its
+    /// start (the opening throw-off, the first throw) are in [`Match::last_events`].
+    pub fn new(rules: Rules, seed: u64, seats: usize) -> Result<Match, SetupError> {
+        Match::create(rules, DiceSource::new(seed), seats, false)
+    }
+
+    /// Like [`Match::new`], recording a [`MatchLog`].
+    pub fn new_with_log(rules: Rules, seed: u64, seats: usize) -> Result<Match, SetupError> {
+        Match::create(rules, DiceSource::new(seed), seats, true)
+    }
+
+    /// A match whose dice come from `script` where it names them (scenario tests, puzzles),
+    /// else from `seed`. Its log records the seed only, so it replays only if the script
+    /// agrees with the seed.
+    pub fn scripted(rules: Rules, seed: u64, seats: usize, script: DiceScript) -> Result<Match, SetupError> {
+        Match::create(rules, DiceSource::scripted(seed, script), seats, true)
+    }
+
+    fn create(rules: Rules, dice: DiceSource, seats: usize, record: bool) -> Result<Match, SetupError> {
+        if !(MIN_SEATS..=MAX_SEATS).contains(&seats) {
+            return Err(SetupError::Seats {
+                seats,
+                min: MIN_SEATS,
+                max: MAX_SEATS,
+            });
+        }
+        let mut log = record.then(|| MatchLog {
+            rules: rules.clone(),
+            seed: dice.seed(),
+            seats: seats as u8,
+            entries: Vec::new(),
+        });
+        let mut events = Vec::new();
+        let mut sink = Sink {
+            events: &mut events,
+            log: log.as_mut().map(|l| &mut l.entries),
+        };
+        let state = match &rules {
+            Rules::Schocken(r) => State::Shake(ShakeState::schocken(r, dice, seats, &mut sink)),
+            Rules::Sjokken(r) => State::Shake(ShakeState::sjokken(r, dice, seats, &mut sink)),
+            Rules::Zokken(r) => State::Zokken(ZokkenState::new(r, dice, seats, &mut sink)),
+        };
+        Ok(Match {
+            rules,
+            seats: seats as u8,
+            state,
+            events,
+            log,
+        })
+    }
+
+    /// The rules played.
+    pub fn rules(&self) -> &Rules {
+        &self.rules
+    }
+
+    /// The game played.
+    pub fn game(&self) -> Game {
+        self.rules.game()
+    }
+
+    /// Number of seats.
+    pub fn seats(&self) -> usize {
+        self.seats as usize
+    }
+
+    /// The seats that must act now: one, or several at once for Zokken's simultaneous
+    /// reroll choices; empty when the match is over.
+    pub fn to_act(&self) -> Seats {
+        match &self.state {
+            State::Shake(s) => s.to_act(),
+            State::Zokken(z) => z.to_act(),
+        }
+    }
+
+    /// Whether the match has ended.
+    pub fn is_over(&self) -> bool {
+        self.to_act().is_empty()
+    }
+
+    /// Every action `seat` may take now (empty if it need not act).
+    pub fn legal_actions(&self, seat: Seat) -> Vec<Action> {
+        let mut out = Vec::new();
+        match &self.state {
+            State::Shake(s) => s.legal_actions(seat, &mut out),
+            State::Zokken(z) => z.legal_actions(seat, &mut out),
+        }
+        out
+    }
+
+    /// What the referee does for `seat` when it times out or is forfeited: stop (Schocken,
+    /// Sjokken), keep all dice (Zokken reroll), check if allowed, else fold (Zokken betting).
+    /// `None` if `seat` need not act.
+    pub fn default_action(&self, seat: Seat) -> Option<Action> {
+        match &self.state {
+            State::Shake(s) => s.default_action(seat),
+            State::Zokken(z) => z.default_action(seat),
+        }
+    }
+
+    /// Applies `seat`'s action. On success returns the public events it caused (also in
+    /// [`Match::last_events`]); on error nothing has changed.
+    pub fn apply(&mut self, seat: Seat, action: Action) -> Result<&[Event], ActionError> {
+        if self.is_over() {
+            return Err(ActionError::MatchOver);
+        }
+        if seat.index() >= self.seats as usize {
+            return Err(ActionError::NoSuchSeat {
+                seat,
+                last: self.seats - 1,
+            });
+        }
+        self.events.clear();
+        let log_len = self.log.as_ref().map(|l| l.entries.len());
+        let mut sink = Sink {
+            events: &mut self.events,
+            log: self.log.as_mut().map(|l| &mut l.entries),
+        };
+        if let Some(log) = sink.log.as_deref_mut() {
+            log.push(LogEntry::Decision { seat, action });
+        }
+        let result = match &mut self.state {
+            State::Shake(s) => s.apply(seat, action, &mut sink),
+            State::Zokken(z) => z.apply(seat, action, &mut sink),
+        };
+        if let Err(error) = result {
+            // Validation happens before any change; only the decision entry is undone.
+            if let (Some(log), Some(len)) = (self.log.as_mut(), log_len) {
+                log.entries.truncate(len);
+            }
+            return Err(error);
+        }
+        Ok(&self.events)
+    }
+
+    /// The public events of the last successful step (or of the start).
+    pub fn last_events(&self) -> &[Event] {
+        &self.events
+    }
+
+    /// What `seat` may see now.
+    pub fn observe(&self, seat: Seat) -> Observation {
+        match &self.state {
+            State::Shake(s) => Observation::Shake(s.observe(seat)),
+            State::Zokken(z) => Observation::Zokken(z.observe(seat)),
+        }
+    }
+
+    /// Like [`Match::observe`], reusing the allocations of `out`.
+    pub fn observe_into(&self, seat: Seat, out: &mut Observation) {
+        match (&self.state, out) {
+            (State::Shake(s), Observation::Shake(o)) => s.observe_into(seat, o),
+            (State::Zokken(z), Observation::Zokken(o)) => z.observe_into(seat, o),
+            (_, out) => *out = self.observe(seat),
+        }
+    }
+
+    /// The outcome, once the match is over.
+    pub fn outcome(&self) -> Option<Outcome> {
+        match &self.state {
+            State::Shake(s) => s.outcome(),
+            State::Zokken(z) => z.outcome(),
+        }
+    }
+
+    /// The match log, if this match records one.
+    pub fn log(&self) -> Option<&MatchLog> {
+        self.log.as_ref()
+    }
+
+    /// Referee only, never for a player: the true dice of `seat` in the current round, as
+    /// the full state holds them (hidden dice included), and its throws used.
+    pub fn true_dice(&self, seat: Seat) -> ([u8; 3], u8) {
+        match &self.state {
+            State::Shake(s) => s.true_dice(seat),
+            State::Zokken(z) => z.true_dice(seat),
+        }
+    }
+
+    /// Schocken and Sjokken: tokens in play (pot, seats, and those SJOK1s removed), which the
+    /// rules keep equal to the game's token count. Zokken: the net chip total, always 0.
+    pub fn conserved_total(&self) -> i64 {
+        match &self.state {
+            State::Shake(s) => s.tokens_in_game() as i64,
+            State::Zokken(z) => z.net_chips_total(),
+        }
+    }
+}

@@ -1,0 +1,871 @@
+//! Schocken and Sjokken: the shared mechanics of RULES.md §1 with each game's own rules
+//! (§2 and §3). Both are "shake" games: turns of up to three throws, a throw limit fixed by
+//! the round's starter, a best and a worst hand, and tokens moving from the middle and then
+//! from winner to loser.
+
+use serde::{Deserialize, Serialize};
+
+use crate::action::Action;
+use crate::dice::{DiceKey, DiceSource};
+use crate::error::{ActionError, seats_text};
+use crate::event::Event;
+use crate::hand::Hand;
+use crate::log::Sink;
+use crate::play::Outcome;
+use crate::rules::{Game, SchockenRules, SjokkenRules};
+use crate::types::{DICE, DieMask, MAX_SEATS, Seat, Seats};
+
+/// Who may see a die.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+enum Sight {
+    /// Not thrown yet in this round.
+    #[default]
+    Unthrown,
+    /// Face up: everybody.
+    Public,
+    /// Under the cup: the thrower alone (Schocken).
+    Owner,
+    /// A blind throw under the cup: nobody, the thrower included (Sjokken).
+    Nobody,
+}
+
+/// One seat's turn in the current round.
+#[derive(Copy, Clone, Debug, Default)]
+struct Turn {
+    dice: [u8; 3],
+    sight: [Sight; 3],
+    throws: u8,
+    /// Dice rolled in the last throw.
+    rolled: DieMask,
+    /// Dice turned from six to one this turn (held for the rest of it).
+    turned: DieMask,
+    done: bool,
+}
+
+/// The settings of a shake game, normalised from [`SchockenRules`] or [`SjokkenRules`].
+#[derive(Copy, Clone, Debug)]
+struct Settings {
+    game: Game,
+    tokens: u8,
+    /// Equal hands: only turn order counts (Schocken variant; always in Sjokken).
+    ties_by_order_only: bool,
+    turn_on_last_throw: bool,
+    jule: bool,
+    straight_in_one_throw: bool,
+    single_half: bool,
+    open_dice: bool,
+}
+
+/// The state of a Schocken or Sjokken match.
+#[derive(Clone, Debug)]
+pub(crate) struct ShakeState {
+    settings: Settings,
+    dice: DiceSource,
+    seats: u8,
+    tokens: [u8; MAX_SEATS],
+    pot: u8,
+    /// Sjokken: tokens that left the game with SJOK1 throwers.
+    removed: u8,
+    in_play: Seats,
+    /// Schocken: 1, 2, 3 (the final). Sjokken: always 1.
+    half: u8,
+    half_losers: [Option<Seat>; 3],
+    round: u32,
+    starter: Seat,
+    limit: Option<u8>,
+    order: [Seat; MAX_SEATS],
+    order_len: u8,
+    /// Index into `order` of the seat whose turn it is.
+    pos: u8,
+    turns: [Turn; MAX_SEATS],
+    loser: Option<Seat>,
+}
+
+/// What the seat that must act may do (part of its observation).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ShakeDecision {
+    /// The most throws this seat may use this turn (3 for the starter, else the limit).
+    pub max_throws: u8,
+    /// Whether another throw is allowed.
+    pub can_reroll: bool,
+    /// Sixes that may be turned into ones now.
+    pub turnable: DieMask,
+    /// How many of `turnable` may be turned at once (0 when none).
+    pub max_turn: u8,
+    /// Whether turning must be part of a reroll (Schocken without `turn_on_last_throw`).
+    pub turn_needs_reroll: bool,
+    /// Dice that may not be rerolled (turned earlier this turn).
+    pub locked: DieMask,
+}
+
+/// What one player may see of one seat's turn in the current round.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TurnView {
+    /// The seat's dice: `None` for a die not thrown yet, under the cup (hidden from this
+    /// player) or blind.
+    pub dice: [Option<u8>; 3],
+    /// Throws used so far (public).
+    pub throws: u8,
+    /// Dice rolled in the seat's last throw (public: everybody sees what goes into the cup).
+    pub rolled: DieMask,
+    /// Dice turned from six to one this turn.
+    pub turned: DieMask,
+    /// Whether the seat's turn is over.
+    pub done: bool,
+    /// The hand, when all three dice are visible to this player.
+    pub hand: Option<Hand>,
+}
+
+/// Everything one player of a Schocken or Sjokken match may see (RULES.md §5).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ShakeObservation {
+    /// Schocken or Sjokken.
+    pub game: Game,
+    /// The observing seat.
+    pub seat: Seat,
+    /// Seats at the table.
+    pub seats: u8,
+    /// Schocken: 1, 2, or 3 for the final. Sjokken: 1.
+    pub half: u8,
+    /// The current round, from 1.
+    pub round: u32,
+    /// Tokens in the middle.
+    pub pot: u8,
+    /// Sjokken: tokens removed from the game by SJOK1s.
+    pub removed: u8,
+    /// Tokens each seat holds.
+    pub tokens: Vec<u8>,
+    /// Seats still in play in this half (Schocken) or game (Sjokken).
+    pub in_play: Seats,
+    /// Schocken: the losers of the halves played so far, in order.
+    pub half_losers: Vec<Seat>,
+    /// The round's starter.
+    pub starter: Seat,
+    /// The throw limit, once the starter has finished.
+    pub throw_limit: Option<u8>,
+    /// The seat that must act now, if any.
+    pub to_act: Option<Seat>,
+    /// The order of turns in this round.
+    pub turn_order: Vec<Seat>,
+    /// Every seat's turn, indexed by seat.
+    pub turns: Vec<TurnView>,
+    /// What this seat may do, when it must act.
+    pub decision: Option<ShakeDecision>,
+}
+
+impl ShakeObservation {
+    fn empty(game: Game) -> ShakeObservation {
+        ShakeObservation {
+            game,
+            seat: Seat(0),
+            seats: 0,
+            half: 0,
+            round: 0,
+            pot: 0,
+            removed: 0,
+            tokens: Vec::new(),
+            in_play: Seats::EMPTY,
+            half_losers: Vec::new(),
+            starter: Seat(0),
+            throw_limit: None,
+            to_act: None,
+            turn_order: Vec::new(),
+            turns: Vec::new(),
+            decision: None,
+        }
+    }
+}
+
+impl ShakeState {
+    pub(crate) fn schocken(rules: &SchockenRules, dice: DiceSource, seats: usize, sink: &mut Sink) -> ShakeState {
+        let settings = Settings {
+            game: Game::Schocken,
+            tokens: rules.tokens,
+            ties_by_order_only: rules.tie_later_loses,
+            turn_on_last_throw: rules.turn_on_last_throw,
+            jule: rules.jule,
+            straight_in_one_throw: rules.straight_in_one_throw,
+            single_half: rules.single_half,
+            open_dice: rules.open_dice,
+        };
+        ShakeState::start(settings, dice, seats, sink)
+    }
+
+    pub(crate) fn sjokken(rules: &SjokkenRules, dice: DiceSource, seats: usize, sink: &mut Sink) -> ShakeState {
+        let settings = Settings {
+            game: Game::Sjokken,
+            tokens: rules.tokens,
+            ties_by_order_only: true,
+            turn_on_last_throw: true,
+            jule: false,
+            straight_in_one_throw: false,
+            single_half: true,
+            open_dice: false,
+        };
+        ShakeState::start(settings, dice, seats, sink)
+    }
+
+    fn start(settings: Settings, dice: DiceSource, seats: usize, sink: &mut Sink) -> ShakeState {
+        let mut state = ShakeState {
+            settings,
+            dice,
+            seats: seats as u8,
+            tokens: [0; MAX_SEATS],
+            pot: 0,
+            removed: 0,
+            in_play: Seats::EMPTY,
+            half: 0,
+            half_losers: [None; 3],
+            round: 0,
+            starter: Seat(0),
+            limit: None,
+            order: [Seat(0); MAX_SEATS],
+            order_len: 0,
+            pos: 0,
+            turns: [Turn::default(); MAX_SEATS],
+            loser: None,
+        };
+        let starter = state.opening_throw_off(sink);
+        state.start_half(1, Seats::first_n(seats), starter, sink);
+        state
+    }
+
+    fn is_sjokken(&self) -> bool {
+        self.settings.game == Game::Sjokken
+    }
+
+    fn hand(&self, dice: [u8; 3], rolled: DieMask) -> Hand {
+        if self.is_sjokken() {
+            Hand::sjokken(dice)
+        } else {
+            let straight_counts = !self.settings.straight_in_one_throw || rolled == DieMask::ALL;
+            Hand::schocken(dice, self.settings.jule, straight_counts)
+        }
+    }
+
+    fn key(&self, seat: Seat, throw: u8, slot: usize) -> DiceKey {
+        DiceKey {
+            seat,
+            round: self.round,
+            throw,
+            slot: slot as u8,
+        }
+    }
+
+    /// The opening throw-off: everybody throws once, the lowest (Schocken) or highest
+    /// (Sjokken) hand starts; ties for it are thrown again among the tied players.
+    fn opening_throw_off(&mut self, sink: &mut Sink) -> Seat {
+        let mut contenders = Seats::first_n(self.seats as usize);
+        for attempt in 1..=u8::MAX {
+            let mut best: Option<u32> = None;
+            let mut tied = Seats::EMPTY;
+            for seat in contenders.iter() {
+                let mut dice = [0; 3];
+                for (slot, die) in dice.iter_mut().enumerate() {
+                    *die = self.dice.d6(self.key(seat, attempt, slot));
+                }
+                sink.throw(seat, 0, attempt, DieMask::ALL, dice);
+                sink.event(Event::OpeningThrow { seat, attempt, dice });
+                let strength = self.hand(dice, DieMask::ALL).strength();
+                // Schocken: lowest starts; Sjokken: highest starts.
+                let score = if self.is_sjokken() { strength } else { u32::MAX - strength };
+                match best {
+                    Some(b) if b > score => {}
+                    Some(b) if b == score => tied.insert(seat),
+                    _ => {
+                        best = Some(score);
+                        tied = Seats::EMPTY;
+                        tied.insert(seat);
+                    }
+                }
+            }
+            if let Some(seat) = tied.single() {
+                sink.event(Event::StarterChosen { seat });
+                return seat;
+            }
+            contenders = tied;
+        }
+        // 255 ties in a row: practically impossible; the lowest tied seat starts.
+        let seat = contenders.iter().next().unwrap_or(Seat(0));
+        sink.event(Event::StarterChosen { seat });
+        seat
+    }
+
+    fn start_half(&mut self, half: u8, seats: Seats, starter: Seat, sink: &mut Sink) {
+        self.half = half;
+        self.tokens = [0; MAX_SEATS];
+        self.pot = self.settings.tokens;
+        self.in_play = seats;
+        if !self.is_sjokken() {
+            sink.event(Event::HalfStarted { half, seats, starter });
+        }
+        self.begin_round(starter, sink);
+    }
+
+    fn begin_round(&mut self, starter: Seat, sink: &mut Sink) {
+        self.round += 1;
+        self.starter = starter;
+        self.limit = None;
+        self.turns = [Turn::default(); MAX_SEATS];
+        let n = self.seats as usize;
+        let mut len = 0;
+        for k in 0..n {
+            let seat = Seat(((starter.index() + k) % n) as u8);
+            if self.in_play.contains(seat) {
+                self.order[len] = seat;
+                len += 1;
+            }
+        }
+        self.order_len = len as u8;
+        self.pos = 0;
+        sink.event(Event::RoundStarted {
+            round: self.round,
+            replay: 0,
+            seats: self.in_play,
+            starter: Some(starter),
+        });
+        self.begin_turn(sink);
+    }
+
+    fn current(&self) -> Seat {
+        self.order[self.pos as usize]
+    }
+
+    fn begin_turn(&mut self, sink: &mut Sink) {
+        let seat = self.current();
+        self.throw(seat, DieMask::ALL, sink);
+    }
+
+    /// The most throws `seat` may use this round.
+    fn max_throws(&self, seat: Seat) -> u8 {
+        match self.limit {
+            Some(limit) if seat != self.starter => limit,
+            _ => 3,
+        }
+    }
+
+    /// Throws the dice in `rolled` for `seat`, then moves on to its decision, the end of its
+    /// turn, or (Sjokken) the end of the round on a SJOK1.
+    fn throw(&mut self, seat: Seat, rolled: DieMask, sink: &mut Sink) {
+        let max = self.max_throws(seat);
+        let throw = self.turns[seat.index()].throws + 1;
+        let sight = if self.is_sjokken() {
+            if throw == max && max > 1 { Sight::Nobody } else { Sight::Public }
+        } else if self.settings.open_dice {
+            Sight::Public
+        } else {
+            Sight::Owner
+        };
+        let mut dice = self.turns[seat.index()].dice;
+        for slot in rolled.slots() {
+            dice[slot] = self.dice.d6(self.key(seat, throw, slot));
+        }
+        let turn = &mut self.turns[seat.index()];
+        turn.throws = throw;
+        turn.rolled = rolled;
+        turn.dice = dice;
+        for slot in rolled.slots() {
+            turn.sight[slot] = sight;
+        }
+        sink.throw(seat, self.round, throw, rolled, dice);
+        sink.event(Event::Thrown {
+            seat,
+            throw,
+            rolled,
+            dice: public_view(turn),
+        });
+        if self.is_sjokken() && sight == Sight::Public && dice == [1, 1, 1] {
+            // SJOK1: free at once, the round stops.
+            self.end_round(sink);
+        } else if !self.needs_decision(seat) {
+            self.end_turn(sink);
+        }
+    }
+
+    /// Sixes `seat` may turn now, and how many at once.
+    fn turnable(&self, seat: Seat) -> (DieMask, u8) {
+        let turn = &self.turns[seat.index()];
+        let mut sixes = DieMask::EMPTY;
+        for slot in turn.rolled.slots() {
+            if turn.dice[slot] == 6 {
+                sixes = sixes.union(DieMask::single(slot));
+            }
+        }
+        if sixes.len() < 2 || (self.is_sjokken() && turn.throws != 1) {
+            return (DieMask::EMPTY, 0);
+        }
+        let max = if self.is_sjokken() || sixes.len() == 2 { 1 } else { 2 };
+        (sixes, max)
+    }
+
+    fn needs_decision(&self, seat: Seat) -> bool {
+        let turn = &self.turns[seat.index()];
+        turn.throws < self.max_throws(seat)
+            || (self.settings.turn_on_last_throw && !self.turnable(seat).0.is_empty())
+    }
+
+    fn end_turn(&mut self, sink: &mut Sink) {
+        let seat = self.current();
+        let throws = {
+            let turn = &mut self.turns[seat.index()];
+            turn.done = true;
+            turn.throws
+        };
+        sink.event(Event::Stopped { seat, throws });
+        if seat == self.starter && self.limit.is_none() {
+            self.limit = Some(throws);
+            sink.event(Event::ThrowLimitSet { throws });
+        }
+        self.pos += 1;
+        if self.pos < self.order_len {
+            self.begin_turn(sink);
+        } else {
+            self.end_round(sink);
+        }
+    }
+
+    /// The round's end: reveal, then SJOK1s, or best and worst hand and the tokens.
+    fn end_round(&mut self, sink: &mut Sink) {
+        let mut first_sjok1: Option<Seat> = None;
+        let mut sjok1s = Seats::EMPTY;
+        for i in 0..self.order_len as usize {
+            let seat = self.order[i];
+            let turn = &mut self.turns[seat.index()];
+            if turn.throws == 0 {
+                continue;
+            }
+            turn.sight = [Sight::Public; 3];
+            let (dice, rolled) = (turn.dice, turn.rolled);
+            let hand = self.hand(dice, rolled);
+            sink.event(Event::Revealed { seat, dice, hand });
+            if hand == Hand::Sjok1 {
+                first_sjok1.get_or_insert(seat);
+                sjok1s.insert(seat);
+            }
+        }
+        if let Some(first) = first_sjok1 {
+            self.sjok1(first, sjok1s, sink);
+            return;
+        }
+
+        // Rank: higher strength, then (Schocken default) fewer throws, then earlier turn.
+        let rank = |state: &ShakeState, i: usize| {
+            let turn = &state.turns[state.order[i].index()];
+            let strength = state.hand(turn.dice, turn.rolled).strength();
+            let throws = if state.settings.ties_by_order_only { 0 } else { 3 - turn.throws as u32 };
+            (strength, throws, MAX_SEATS - i)
+        };
+        let len = self.order_len as usize;
+        let winner_pos = (0..len).max_by_key(|&i| rank(self, i)).unwrap_or(0);
+        let loser_pos = (0..len).min_by_key(|&i| rank(self, i)).unwrap_or(0);
+        let (winner, loser) = (self.order[winner_pos], self.order[loser_pos]);
+        let winning = {
+            let turn = &self.turns[winner.index()];
+            self.hand(turn.dice, turn.rolled)
+        };
+        let value = winning.value(self.settings.tokens);
+        sink.event(Event::RoundDecided { winner, loser, value });
+
+        if winning == Hand::SchockOut {
+            self.give_all_tokens(loser, sink);
+            self.half_lost(loser, sink);
+            return;
+        }
+        if self.pot > 0 {
+            // Phase A: from the middle.
+            let count = value.min(self.pot);
+            self.pot -= count;
+            self.tokens[loser.index()] += count;
+            sink.event(Event::TokensMoved { from: None, to: loser, count });
+            if self.pot == 0 {
+                for seat in self.in_play.iter() {
+                    if self.tokens[seat.index()] == 0 {
+                        self.in_play.remove(seat);
+                        sink.event(Event::SeatOut { seat });
+                    }
+                }
+            }
+        } else {
+            // Phase B: the winner passes their own tokens.
+            let count = value.min(self.tokens[winner.index()]);
+            self.tokens[winner.index()] -= count;
+            self.tokens[loser.index()] += count;
+            sink.event(Event::TokensMoved {
+                from: Some(winner),
+                to: loser,
+                count,
+            });
+            if self.tokens[winner.index()] == 0 {
+                self.in_play.remove(winner);
+                sink.event(Event::SeatOut { seat: winner });
+            }
+        }
+        match self.in_play.single() {
+            Some(last) => self.half_lost(last, sink),
+            None => self.begin_round(loser, sink),
+        }
+    }
+
+    /// Schock out: the round's loser receives every token of the half.
+    fn give_all_tokens(&mut self, loser: Seat, sink: &mut Sink) {
+        if self.pot > 0 {
+            let count = self.pot;
+            self.pot = 0;
+            self.tokens[loser.index()] += count;
+            sink.event(Event::TokensMoved { from: None, to: loser, count });
+        }
+        for seat in self.in_play.iter() {
+            let count = self.tokens[seat.index()];
+            if seat != loser && count > 0 {
+                self.tokens[seat.index()] = 0;
+                self.tokens[loser.index()] += count;
+                sink.event(Event::TokensMoved {
+                    from: Some(seat),
+                    to: loser,
+                    count,
+                });
+            }
+        }
+    }
+
+    /// Sjokken: the SJOK1 throwers in `sjok1s` are free and their tokens leave the game;
+    /// no tokens move. The next seat in play after `first` starts the next round.
+    fn sjok1(&mut self, first: Seat, sjok1s: Seats, sink: &mut Sink) {
+        if sjok1s.len() == self.in_play.len() {
+            // Decided here: SJOK1s that would free every player still in play free nobody;
+            // the round is void and its starter starts again.
+            let starter = self.starter;
+            self.begin_round(starter, sink);
+            return;
+        }
+        for seat in sjok1s.iter() {
+            let removed = self.tokens[seat.index()];
+            self.tokens[seat.index()] = 0;
+            self.removed += removed;
+            self.in_play.remove(seat);
+            sink.event(Event::Sjok1 { seat, removed });
+            sink.event(Event::SeatOut { seat });
+        }
+        match self.in_play.single() {
+            Some(last) => self.half_lost(last, sink),
+            None => {
+                let next = Seat(((first.index() + 1) % self.seats as usize) as u8);
+                let starter = self.in_play.next_from(next, self.seats as usize).unwrap_or(next);
+                self.begin_round(starter, sink);
+            }
+        }
+    }
+
+    /// `seat` lost the current half (Schocken) or the game (Sjokken).
+    fn half_lost(&mut self, seat: Seat, sink: &mut Sink) {
+        let half = self.half;
+        self.half_losers[half as usize - 1] = Some(seat);
+        if !self.is_sjokken() {
+            sink.event(Event::HalfLost { half, seat });
+        }
+        let all = Seats::first_n(self.seats as usize);
+        match half {
+            1 if !self.settings.single_half => self.start_half(2, all, seat, sink),
+            2 if self.half_losers[0] != Some(seat) => {
+                let mut finalists = Seats::EMPTY;
+                finalists.insert(seat);
+                if let Some(first) = self.half_losers[0] {
+                    finalists.insert(first);
+                }
+                self.start_half(3, finalists, seat, sink);
+            }
+            _ => {
+                self.loser = Some(seat);
+                self.in_play = Seats::EMPTY;
+                let placings = self.placings();
+                sink.event(Event::MatchOver { placings });
+            }
+        }
+    }
+
+    /// §2.7 and §3.5: the loser last, a half-loser who won the final second-to-last, the
+    /// rest share first place.
+    fn placings(&self) -> Vec<u8> {
+        let n = self.seats;
+        (0..n)
+            .map(|s| {
+                let seat = Seat(s);
+                if self.loser == Some(seat) {
+                    n
+                } else if self.half_losers.contains(&Some(seat)) {
+                    n - 1
+                } else {
+                    1
+                }
+            })
+            .collect()
+    }
+
+    pub(crate) fn outcome(&self) -> Option<Outcome> {
+        let loser = self.loser?;
+        let n = self.seats as usize;
+        let mut halves_lost = vec![0u8; n];
+        for seat in self.half_losers.iter().flatten() {
+            halves_lost[seat.index()] += 1;
+        }
+        Some(Outcome {
+            placings: self.placings(),
+            loser: Some(loser),
+            tokens: self.tokens[..n].iter().map(|&t| t as i64).collect(),
+            halves_lost,
+            chips: vec![0; n],
+        })
+    }
+
+    pub(crate) fn to_act(&self) -> Seats {
+        let mut seats = Seats::EMPTY;
+        if self.loser.is_none() {
+            seats.insert(self.current());
+        }
+        seats
+    }
+
+    pub(crate) fn tokens_in_game(&self) -> u32 {
+        self.pot as u32
+            + self.removed as u32
+            + self.tokens[..self.seats as usize].iter().map(|&t| t as u32).sum::<u32>()
+    }
+
+    fn decision(&self, seat: Seat) -> ShakeDecision {
+        let turn = &self.turns[seat.index()];
+        let max_throws = self.max_throws(seat);
+        let (turnable, max_turn) = self.turnable(seat);
+        ShakeDecision {
+            max_throws,
+            can_reroll: turn.throws < max_throws,
+            turnable,
+            max_turn,
+            turn_needs_reroll: !self.settings.turn_on_last_throw,
+            locked: turn.turned,
+        }
+    }
+
+    fn check_seat(&self, seat: Seat) -> Result<(), ActionError> {
+        if self.loser.is_some() {
+            return Err(ActionError::MatchOver);
+        }
+        if seat.index() >= self.seats as usize {
+            return Err(ActionError::NoSuchSeat {
+                seat,
+                last: self.seats - 1,
+            });
+        }
+        if seat != self.current() {
+            return Err(ActionError::NotYourTurn {
+                seat,
+                waiting: seats_text(std::iter::once(self.current())),
+            });
+        }
+        Ok(())
+    }
+
+    fn check_turn(&self, seat: Seat, turn: DieMask, decision: &ShakeDecision) -> Result<(), ActionError> {
+        if turn.is_empty() {
+            return Ok(());
+        }
+        let state = &self.turns[seat.index()];
+        for slot in turn.slots() {
+            if decision.turnable.contains(slot) {
+                continue;
+            }
+            let reason = if state.dice[slot] != 6 {
+                "it does not show a six"
+            } else if !state.rolled.contains(slot) {
+                "it was not rolled in the last throw"
+            } else if self.is_sjokken() && state.throws != 1 {
+                "sjokken allows turning only after the first throw"
+            } else {
+                "the last throw rolled fewer than two sixes"
+            };
+            return Err(ActionError::NotTurnable {
+                slot,
+                reason,
+                turnable: if decision.turnable.is_empty() {
+                    "none".to_owned()
+                } else {
+                    decision.turnable.to_string()
+                },
+            });
+        }
+        if turn.len() > decision.max_turn as usize {
+            return Err(ActionError::TooManyTurned {
+                count: turn.len(),
+                max: decision.max_turn as usize,
+            });
+        }
+        Ok(())
+    }
+
+    /// Checks an action completely without changing anything.
+    fn validate(&self, seat: Seat, action: Action) -> Result<(), ActionError> {
+        self.check_seat(seat)?;
+        let decision = self.decision(seat);
+        match action {
+            Action::Stop { turn } => {
+                self.check_turn(seat, turn, &decision)?;
+                if !turn.is_empty() && decision.turn_needs_reroll {
+                    return Err(ActionError::TurnNeedsReroll);
+                }
+                Ok(())
+            }
+            Action::Reroll { dice, turn } => {
+                if !decision.can_reroll {
+                    return Err(ActionError::NoThrowLeft {
+                        throws: self.turns[seat.index()].throws,
+                        limit: decision.max_throws,
+                    });
+                }
+                if dice.is_empty() {
+                    return Err(ActionError::EmptyReroll);
+                }
+                self.check_turn(seat, turn, &decision)?;
+                if let Some(slot) = dice.intersection(turn).slots().next() {
+                    return Err(ActionError::TurnAndReroll { slot });
+                }
+                if let Some(slot) = dice.intersection(decision.locked).slots().next() {
+                    return Err(ActionError::RerollTurned { slot });
+                }
+                Ok(())
+            }
+            other => Err(ActionError::WrongKind {
+                action: other.verb(),
+                legal: if decision.can_reroll { "stop, reroll" } else { "stop" },
+            }),
+        }
+    }
+
+    pub(crate) fn apply(&mut self, seat: Seat, action: Action, sink: &mut Sink) -> Result<(), ActionError> {
+        self.validate(seat, action)?;
+        let (turn, reroll) = match action {
+            Action::Stop { turn } => (turn, None),
+            Action::Reroll { dice, turn } => (turn, Some(dice)),
+            _ => unreachable!("validated"),
+        };
+        if !turn.is_empty() {
+            let state = &mut self.turns[seat.index()];
+            for slot in turn.slots() {
+                state.dice[slot] = 1;
+                state.sight[slot] = Sight::Public;
+            }
+            state.turned = state.turned.union(turn);
+            sink.event(Event::Turned { seat, dice: turn });
+        }
+        match reroll {
+            None => self.end_turn(sink),
+            Some(dice) => {
+                let state = &mut self.turns[seat.index()];
+                // The dice that stay are set aside face up.
+                for slot in dice.complement().slots() {
+                    if state.sight[slot] == Sight::Owner {
+                        state.sight[slot] = Sight::Public;
+                    }
+                }
+                sink.event(Event::Rerolled { seat, dice });
+                self.throw(seat, dice, sink);
+            }
+        }
+        Ok(())
+    }
+
+    pub(crate) fn legal_actions(&self, seat: Seat, out: &mut Vec<Action>) {
+        out.clear();
+        if self.check_seat(seat).is_err() {
+            return;
+        }
+        let decision = self.decision(seat);
+        let turns = decision
+            .turnable
+            .subsets()
+            .filter(|t| t.len() <= decision.max_turn as usize);
+        for turn in turns {
+            if turn.is_empty() || !decision.turn_needs_reroll {
+                out.push(Action::Stop { turn });
+            }
+            if decision.can_reroll {
+                let free = DieMask::ALL.minus(turn).minus(decision.locked);
+                for dice in free.subsets().filter(|d| !d.is_empty()) {
+                    out.push(Action::Reroll { dice, turn });
+                }
+            }
+        }
+    }
+
+    pub(crate) fn default_action(&self, seat: Seat) -> Option<Action> {
+        self.check_seat(seat).ok().map(|_| Action::STOP)
+    }
+
+    /// Builds what `seat` may see (RULES.md §5), reusing `out`'s allocations.
+    pub(crate) fn observe_into(&self, seat: Seat, out: &mut ShakeObservation) {
+        let n = self.seats as usize;
+        out.game = self.settings.game;
+        out.seat = seat;
+        out.seats = self.seats;
+        out.half = self.half;
+        out.round = self.round;
+        out.pot = self.pot;
+        out.removed = self.removed;
+        out.tokens.clear();
+        out.tokens.extend_from_slice(&self.tokens[..n]);
+        out.in_play = self.in_play;
+        out.half_losers.clear();
+        out.half_losers.extend(self.half_losers.iter().flatten());
+        out.starter = self.starter;
+        out.throw_limit = self.limit;
+        out.to_act = self.to_act().iter().next();
+        out.turn_order.clear();
+        out.turn_order.extend_from_slice(&self.order[..self.order_len as usize]);
+        out.turns.clear();
+        for owner in 0..n {
+            let turn = &self.turns[owner];
+            let mut dice = [None; DICE];
+            for (slot, view) in dice.iter_mut().enumerate() {
+                let visible = match turn.sight[slot] {
+                    Sight::Public => true,
+                    Sight::Owner => owner == seat.index(),
+                    Sight::Nobody | Sight::Unthrown => false,
+                };
+                *view = visible.then_some(turn.dice[slot]);
+            }
+            let hand = match dice {
+                [Some(a), Some(b), Some(c)] => Some(self.hand([a, b, c], turn.rolled)),
+                _ => None,
+            };
+            out.turns.push(TurnView {
+                dice,
+                throws: turn.throws,
+                rolled: turn.rolled,
+                turned: turn.turned,
+                done: turn.done,
+                hand,
+            });
+        }
+        out.decision = (out.to_act == Some(seat)).then(|| self.decision(seat));
+    }
+
+    pub(crate) fn observe(&self, seat: Seat) -> ShakeObservation {
+        let mut out = ShakeObservation::empty(self.settings.game);
+        self.observe_into(seat, &mut out);
+        out
+    }
+
+    pub(crate) fn true_dice(&self, owner: Seat) -> ([u8; 3], u8) {
+        let turn = &self.turns[owner.index()];
+        (turn.dice, turn.throws)
+    }
+}
+
+/// What everybody may see of a turn's dice.
+fn public_view(turn: &Turn) -> [Option<u8>; 3] {
+    let mut view = [None; 3];
+    for slot in 0..DICE {
+        if turn.sight[slot] == Sight::Public {
+            view[slot] = Some(turn.dice[slot]);
+        }
+    }
+    view
+}
