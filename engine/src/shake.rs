@@ -605,8 +605,10 @@ impl ShakeState {
         let loser = self.loser?;
         let n = self.seats as usize;
         let mut halves_lost = vec![0u8; n];
-        for seat in self.half_losers.iter().flatten() {
-            halves_lost[seat.index()] += 1;
+        if !self.is_sjokken() {
+            for seat in self.half_losers.iter().flatten() {
+                halves_lost[seat.index()] += 1;
+            }
         }
         Some(Outcome {
             placings: self.placings(),
