@@ -52,11 +52,15 @@ pub fn run(args: &SimulateArgs) -> Result<()> {
     );
     for name in &args.players {
         if by_name(name, 0).is_none() {
-            bail!("unknown player {name:?}: built-in players are {}", POLICY_NAMES.join(", "));
+            bail!(
+                "unknown player {name:?}: built-in players are {}",
+                POLICY_NAMES.join(", ")
+            );
         }
     }
     for preset in &args.presets {
-        let mut rules = Rules::preset(preset).with_context(|| format!("cannot simulate {preset:?}"))?;
+        let mut rules =
+            Rules::preset(preset).with_context(|| format!("cannot simulate {preset:?}"))?;
         if rules.game() == Game::Zokken {
             rules
                 .set_number("rounds", args.zokken_rounds)
@@ -88,7 +92,8 @@ fn league(rules: &Rules, args: &SimulateArgs) -> Result<Vec<Standing>> {
                 .map(|seat| by_name(&args.players[player_at(seat)], seed ^ (seat as u64) << 32))
                 .collect::<Option<_>>()
                 .context("unknown player")?;
-            let mut m = Match::new(rules.clone(), seed, seats).context("cannot set up the match")?;
+            let mut m =
+                Match::new(rules.clone(), seed, seats).context("cannot set up the match")?;
             play_out(&mut m, &mut policies);
             let outcome = m.outcome().context("a played-out match has an outcome")?;
             for seat in 0..seats {
@@ -110,9 +115,17 @@ fn league(rules: &Rules, args: &SimulateArgs) -> Result<Vec<Standing>> {
 
 fn render(preset: &str, game: Game, table: &[Standing]) -> String {
     let mut out = String::new();
-    let last = if game == Game::Zokken { "net chips" } else { "losses" };
+    let last = if game == Game::Zokken {
+        "net chips"
+    } else {
+        "losses"
+    };
     let _ = writeln!(out, "{preset}");
-    let _ = writeln!(out, "{:<4} {:<14} {:>8} {:>12} {:>10}", "rank", "player", "matches", "mean place", last);
+    let _ = writeln!(
+        out,
+        "{:<4} {:<14} {:>8} {:>12} {:>10}",
+        "rank", "player", "matches", "mean place", last
+    );
     for (rank, s) in table.iter().enumerate() {
         let mean = s.placing_sum as f64 / s.matches.max(1) as f64;
         let score = if game == Game::Zokken {
@@ -120,7 +133,15 @@ fn render(preset: &str, game: Game, table: &[Standing]) -> String {
         } else {
             s.losses.to_string()
         };
-        let _ = writeln!(out, "{:<4} {:<14} {:>8} {:>12.3} {:>10}", rank + 1, s.name, s.matches, mean, score);
+        let _ = writeln!(
+            out,
+            "{:<4} {:<14} {:>8} {:>12.3} {:>10}",
+            rank + 1,
+            s.name,
+            s.matches,
+            mean,
+            score
+        );
     }
     out
 }

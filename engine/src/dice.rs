@@ -45,7 +45,14 @@ impl DiceScript {
 
     /// Scripts the dice `seat` throws in `round` at `throw`: `values[slot]` for each slot
     /// in `slots` (the dice rolled in that throw; the others are not thrown).
-    pub fn set(&mut self, seat: Seat, round: u32, throw: u8, slots: &[usize], values: [u8; 3]) -> &mut Self {
+    pub fn set(
+        &mut self,
+        seat: Seat,
+        round: u32,
+        throw: u8,
+        slots: &[usize],
+        values: [u8; 3],
+    ) -> &mut Self {
         for &slot in slots {
             let key = DiceKey {
                 seat,
@@ -158,7 +165,8 @@ mod tests {
     fn same_key_same_die_and_different_seeds_differ() {
         let a = DiceSource::new(7);
         assert_eq!(a.d6(key(1, 3, 2, 0)), a.d6(key(1, 3, 2, 0)));
-        let differs = (0..64).any(|r| a.d6(key(0, r, 1, 0)) != DiceSource::new(8).d6(key(0, r, 1, 0)));
+        let differs =
+            (0..64).any(|r| a.d6(key(0, r, 1, 0)) != DiceSource::new(8).d6(key(0, r, 1, 0)));
         assert!(differs);
     }
 
@@ -167,7 +175,8 @@ mod tests {
         let source = DiceSource::new(42);
         let mut counts = [0u32; 6];
         for round in 0..60_000 {
-            counts[source.face(key((round % 5) as u8, round, 1, (round % 3) as u8), 6) as usize] += 1;
+            counts[source.face(key((round % 5) as u8, round, 1, (round % 3) as u8), 6) as usize] +=
+                1;
         }
         // Expected 10,000 each; a fair die stays within ±4% with overwhelming probability.
         for c in counts {

@@ -126,7 +126,9 @@ pub enum ActionError {
         limit: u8,
     },
     /// A reroll of a die that was turned earlier in the turn.
-    #[error("cannot reroll die {slot}: it was turned to a one and stays held for the rest of the turn")]
+    #[error(
+        "cannot reroll die {slot}: it was turned to a one and stays held for the rest of the turn"
+    )]
     RerollTurned {
         /// The die named.
         slot: usize,
@@ -156,7 +158,9 @@ pub enum ActionError {
         max: usize,
     },
     /// Turning without rerolling where turning is part of a reroll.
-    #[error("cannot turn sixes and stop: turning is part of a reroll here (variant turn_on_last_throw allows it); reroll at least one other die, or stop without turning")]
+    #[error(
+        "cannot turn sixes and stop: turning is part of a reroll here (variant turn_on_last_throw allows it); reroll at least one other die, or stop without turning"
+    )]
     TurnNeedsReroll,
     /// Too many dice rerolled in Zokken.
     #[error("cannot reroll {count} dice: at most {max} may be rerolled, at least one die stays")]

@@ -8,10 +8,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::action::Action;
 use crate::hand::Hand;
-use crate::types::{DieMask, Seat, Seats};
+use crate::types::{DieMask, Placings, Seat, Seats};
 
 /// Something that happened at the table, visible to every player.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum Event {
     /// A throw of the opening throw-off that picks the first starter (not a round; all
@@ -174,6 +174,6 @@ pub enum Event {
     /// The match is over. `placings[seat]` is that seat's place, 1 the best.
     MatchOver {
         /// Place of every seat.
-        placings: Vec<u8>,
+        placings: Placings,
     },
 }

@@ -35,5 +35,5 @@ pub use log::{LogEntry, MatchLog, ReplayError};
 pub use play::{Match, Observation, Outcome};
 pub use rules::{Game, PRESETS, Rules, SchockenRules, SjokkenRules, ZokkenRules};
 pub use shake::{ShakeDecision, ShakeObservation, TurnView};
-pub use types::{DICE, DieMask, MAX_SEATS, MIN_SEATS, Seat, Seats};
-pub use zokken::{ZokkenObservation, ZokkenPhase, ZokkenSeatView};
+pub use types::{DICE, DieMask, MAX_SEATS, MIN_SEATS, Placings, Seat, Seats};
+pub use zokken::{ZokkenObservation, ZokkenPhase, ZokkenSeatStatus, ZokkenSeatView};

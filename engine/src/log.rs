@@ -104,13 +104,19 @@ impl MatchLog {
                     })?;
             }
         }
-        let replayed = replay.log().map(|log| log.entries.as_slice()).unwrap_or(&[]);
+        let replayed = replay
+            .log()
+            .map(|log| log.entries.as_slice())
+            .unwrap_or(&[]);
         let len = replayed.len().max(self.entries.len());
         for index in 0..len {
             let (a, b) = (self.entries.get(index), replayed.get(index));
             if a != b {
                 let show = |e: Option<&LogEntry>| {
-                    e.map_or_else(|| "nothing".to_owned(), |e| serde_json::to_string(e).unwrap_or_default())
+                    e.map_or_else(
+                        || "nothing".to_owned(),
+                        |e| serde_json::to_string(e).unwrap_or_default(),
+                    )
                 };
                 return Err(ReplayError::Mismatch {
                     index,
@@ -141,18 +147,23 @@ pub(crate) struct Sink<'a> {
 }
 
 impl Sink<'_> {
-    #[inline]
+    #[inline(always)]
     pub(crate) fn event(&mut self, event: Event) {
         if let Some(log) = self.log.as_deref_mut() {
-            log.push(LogEntry::Event {
-                event: event.clone(),
-            });
+            log.push(LogEntry::Event { event });
         }
         self.events.push(event);
     }
 
     #[inline]
-    pub(crate) fn throw(&mut self, seat: Seat, round: u32, throw: u8, rolled: DieMask, dice: [u8; 3]) {
+    pub(crate) fn throw(
+        &mut self,
+        seat: Seat,
+        round: u32,
+        throw: u8,
+        rolled: DieMask,
+        dice: [u8; 3],
+    ) {
         if let Some(log) = self.log.as_deref_mut() {
             log.push(LogEntry::Throw {
                 seat,

@@ -62,6 +62,8 @@ pub struct Match {
     seats: u8,
     state: State,
     events: Vec<Event>,
+    /// The previous step's events, kept so a refused action leaves `last_events` as it was.
+    spare: Vec<Event>,
     log: Option<MatchLog>,
 }
 
@@ -80,11 +82,21 @@ impl Match {
     /// A match whose dice come from `script` where it names them (scenario tests, puzzles),
     /// else from `seed`. Its log records the seed only, so it replays only if the script
     /// agrees with the seed.
-    pub fn scripted(rules: Rules, seed: u64, seats: usize, script: DiceScript) -> Result<Match, SetupError> {
+    pub fn scripted(
+        rules: Rules,
+        seed: u64,
+        seats: usize,
+        script: DiceScript,
+    ) -> Result<Match, SetupError> {
         Match::create(rules, DiceSource::scripted(seed, script), seats, true)
     }
 
-    fn create(rules: Rules, dice: DiceSource, seats: usize, record: bool) -> Result<Match, SetupError> {
+    fn create(
+        rules: Rules,
+        dice: DiceSource,
+        seats: usize,
+        record: bool,
+    ) -> Result<Match, SetupError> {
         if !(MIN_SEATS..=MAX_SEATS).contains(&seats) {
             return Err(SetupError::Seats {
                 seats,
@@ -113,6 +125,7 @@ impl Match {
             seats: seats as u8,
             state,
             events,
+            spare: Vec::new(),
             log,
         })
     }
@@ -178,6 +191,7 @@ impl Match {
                 last: self.seats - 1,
             });
         }
+        std::mem::swap(&mut self.events, &mut self.spare);
         self.events.clear();
         let log_len = self.log.as_ref().map(|l| l.entries.len());
         let mut sink = Sink {
@@ -196,6 +210,7 @@ impl Match {
             if let (Some(log), Some(len)) = (self.log.as_mut(), log_len) {
                 log.entries.truncate(len);
             }
+            std::mem::swap(&mut self.events, &mut self.spare);
             return Err(error);
         }
         Ok(&self.events)

@@ -182,7 +182,11 @@ impl Rules {
     /// Sets a numeric setting (`tokens`; Zokken: `ante`, `small_bet`, `big_bet`, `max_bets`,
     /// `rounds`, `max_replays`), checking its bounds.
     pub fn set_number(&mut self, name: &str, value: u32) -> Result<(), RulesError> {
-        fn bounded(name: &str, value: u32, range: std::ops::RangeInclusive<u32>) -> Result<u32, RulesError> {
+        fn bounded(
+            name: &str,
+            value: u32,
+            range: std::ops::RangeInclusive<u32>,
+        ) -> Result<u32, RulesError> {
             if range.contains(&value) {
                 Ok(value)
             } else {
@@ -202,7 +206,9 @@ impl Rules {
             (Rules::Zokken(r), "big_bet") => r.big_bet = bounded(name, value, 1..=1_000)?,
             (Rules::Zokken(r), "max_bets") => r.max_bets = bounded(name, value, 1..=10)? as u8,
             (Rules::Zokken(r), "rounds") => r.rounds = bounded(name, value, 1..=100_000)?,
-            (Rules::Zokken(r), "max_replays") => r.max_replays = bounded(name, value, 0..=20)? as u8,
+            (Rules::Zokken(r), "max_replays") => {
+                r.max_replays = bounded(name, value, 0..=20)? as u8
+            }
             _ => {
                 return Err(RulesError::UnknownSetting {
                     game: self.game(),
@@ -257,7 +263,10 @@ mod tests {
         r.set_variant("jule", true).unwrap();
         assert_eq!(r.variants_on(), ["jule"]);
         let typenclub = Rules::preset("schocken-typenclub").unwrap();
-        assert_eq!(typenclub.variants_on(), ["tie_later_loses", "turn_on_last_throw"]);
+        assert_eq!(
+            typenclub.variants_on(),
+            ["tie_later_loses", "turn_on_last_throw"]
+        );
         let err = r.set_variant("blind", true).unwrap_err().to_string();
         assert!(err.contains("jule, straight_in_one_throw"), "{err}");
         assert!(r.set_number("tokens", 0).is_err());

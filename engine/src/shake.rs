@@ -40,6 +40,11 @@ struct Turn {
     /// Dice turned from six to one this turn (held for the rest of it).
     turned: DieMask,
     done: bool,
+    /// The hand the dice make now (kept up to date after every throw and turn).
+    hand: Option<Hand>,
+    /// Sixes that may be turned after the last throw, and how many at once.
+    turnable: DieMask,
+    max_turn: u8,
 }
 
 /// The settings of a shake game, normalised from [`SchockenRules`] or [`SjokkenRules`].
@@ -177,7 +182,12 @@ impl ShakeObservation {
 }
 
 impl ShakeState {
-    pub(crate) fn schocken(rules: &SchockenRules, dice: DiceSource, seats: usize, sink: &mut Sink) -> ShakeState {
+    pub(crate) fn schocken(
+        rules: &SchockenRules,
+        dice: DiceSource,
+        seats: usize,
+        sink: &mut Sink,
+    ) -> ShakeState {
         let settings = Settings {
             game: Game::Schocken,
             tokens: rules.tokens,
@@ -191,7 +201,12 @@ impl ShakeState {
         ShakeState::start(settings, dice, seats, sink)
     }
 
-    pub(crate) fn sjokken(rules: &SjokkenRules, dice: DiceSource, seats: usize, sink: &mut Sink) -> ShakeState {
+    pub(crate) fn sjokken(
+        rules: &SjokkenRules,
+        dice: DiceSource,
+        seats: usize,
+        sink: &mut Sink,
+    ) -> ShakeState {
         let settings = Settings {
             game: Game::Sjokken,
             tokens: rules.tokens,
@@ -265,10 +280,18 @@ impl ShakeState {
                     *die = self.dice.d6(self.key(seat, attempt, slot));
                 }
                 sink.throw(seat, 0, attempt, DieMask::ALL, dice);
-                sink.event(Event::OpeningThrow { seat, attempt, dice });
+                sink.event(Event::OpeningThrow {
+                    seat,
+                    attempt,
+                    dice,
+                });
                 let strength = self.hand(dice, DieMask::ALL).strength();
                 // Schocken: lowest starts; Sjokken: highest starts.
-                let score = if self.is_sjokken() { strength } else { u32::MAX - strength };
+                let score = if self.is_sjokken() {
+                    strength
+                } else {
+                    u32::MAX - strength
+                };
                 match best {
                     Some(b) if b > score => {}
                     Some(b) if b == score => tied.insert(seat),
@@ -297,7 +320,11 @@ impl ShakeState {
         self.pot = self.settings.tokens;
         self.in_play = seats;
         if !self.is_sjokken() {
-            sink.event(Event::HalfStarted { half, seats, starter });
+            sink.event(Event::HalfStarted {
+                half,
+                seats,
+                starter,
+            });
         }
         self.begin_round(starter, sink);
     }
@@ -350,29 +377,33 @@ impl ShakeState {
         let max = self.max_throws(seat);
         let throw = self.turns[seat.index()].throws + 1;
         let sight = if self.is_sjokken() {
-            if throw == max && max > 1 { Sight::Nobody } else { Sight::Public }
+            if throw == max && max > 1 {
+                Sight::Nobody
+            } else {
+                Sight::Public
+            }
         } else if self.settings.open_dice {
             Sight::Public
         } else {
             Sight::Owner
         };
-        let mut dice = self.turns[seat.index()].dice;
+        let mut turn = self.turns[seat.index()];
         for slot in rolled.slots() {
-            dice[slot] = self.dice.d6(self.key(seat, throw, slot));
-        }
-        let turn = &mut self.turns[seat.index()];
-        turn.throws = throw;
-        turn.rolled = rolled;
-        turn.dice = dice;
-        for slot in rolled.slots() {
+            turn.dice[slot] = self.dice.d6(self.key(seat, throw, slot));
             turn.sight[slot] = sight;
         }
+        let dice = turn.dice;
+        turn.throws = throw;
+        turn.rolled = rolled;
+        turn.hand = Some(self.hand(dice, rolled));
+        (turn.turnable, turn.max_turn) = self.sixes_to_turn(&turn);
+        self.turns[seat.index()] = turn;
         sink.throw(seat, self.round, throw, rolled, dice);
         sink.event(Event::Thrown {
             seat,
             throw,
             rolled,
-            dice: public_view(turn),
+            dice: public_view(&turn),
         });
         if self.is_sjokken() && sight == Sight::Public && dice == [1, 1, 1] {
             // SJOK1: free at once, the round stops.
@@ -382,9 +413,14 @@ impl ShakeState {
         }
     }
 
-    /// Sixes `seat` may turn now, and how many at once.
+    /// Sixes `seat` may turn now, and how many at once (computed after each throw).
     fn turnable(&self, seat: Seat) -> (DieMask, u8) {
         let turn = &self.turns[seat.index()];
+        (turn.turnable, turn.max_turn)
+    }
+
+    /// Sixes that may be turned after the throw that just landed in `turn`.
+    fn sixes_to_turn(&self, turn: &Turn) -> (DieMask, u8) {
         let mut sixes = DieMask::EMPTY;
         for slot in turn.rolled.slots() {
             if turn.dice[slot] == 6 {
@@ -394,7 +430,11 @@ impl ShakeState {
         if sixes.len() < 2 || (self.is_sjokken() && turn.throws != 1) {
             return (DieMask::EMPTY, 0);
         }
-        let max = if self.is_sjokken() || sixes.len() == 2 { 1 } else { 2 };
+        let max = if self.is_sjokken() || sixes.len() == 2 {
+            1
+        } else {
+            2
+        };
         (sixes, max)
     }
 
@@ -435,8 +475,9 @@ impl ShakeState {
                 continue;
             }
             turn.sight = [Sight::Public; 3];
-            let (dice, rolled) = (turn.dice, turn.rolled);
-            let hand = self.hand(dice, rolled);
+            let (dice, Some(hand)) = (turn.dice, turn.hand) else {
+                continue;
+            };
             sink.event(Event::Revealed { seat, dice, hand });
             if hand == Hand::Sjok1 {
                 first_sjok1.get_or_insert(seat);
@@ -449,22 +490,34 @@ impl ShakeState {
         }
 
         // Rank: higher strength, then (Schocken default) fewer throws, then earlier turn.
-        let rank = |state: &ShakeState, i: usize| {
-            let turn = &state.turns[state.order[i].index()];
-            let strength = state.hand(turn.dice, turn.rolled).strength();
-            let throws = if state.settings.ties_by_order_only { 0 } else { 3 - turn.throws as u32 };
-            (strength, throws, MAX_SEATS - i)
-        };
-        let len = self.order_len as usize;
-        let winner_pos = (0..len).max_by_key(|&i| rank(self, i)).unwrap_or(0);
-        let loser_pos = (0..len).min_by_key(|&i| rank(self, i)).unwrap_or(0);
-        let (winner, loser) = (self.order[winner_pos], self.order[loser_pos]);
-        let winning = {
-            let turn = &self.turns[winner.index()];
-            self.hand(turn.dice, turn.rolled)
+        let mut best: Option<((u32, u32, usize), Seat, Hand)> = None;
+        let mut worst: Option<((u32, u32, usize), Seat)> = None;
+        for i in 0..self.order_len as usize {
+            let seat = self.order[i];
+            let turn = &self.turns[seat.index()];
+            let Some(hand) = turn.hand else { continue };
+            let throws = if self.settings.ties_by_order_only {
+                0
+            } else {
+                3 - turn.throws as u32
+            };
+            let rank = (hand.strength(), throws, MAX_SEATS - i);
+            if best.is_none_or(|(b, _, _)| rank > b) {
+                best = Some((rank, seat, hand));
+            }
+            if worst.is_none_or(|(w, _)| rank < w) {
+                worst = Some((rank, seat));
+            }
+        }
+        let (Some((_, winner, winning)), Some((_, loser))) = (best, worst) else {
+            unreachable!("a round ends after every seat in it has thrown");
         };
         let value = winning.value(self.settings.tokens);
-        sink.event(Event::RoundDecided { winner, loser, value });
+        sink.event(Event::RoundDecided {
+            winner,
+            loser,
+            value,
+        });
 
         if winning == Hand::SchockOut {
             self.give_all_tokens(loser, sink);
@@ -476,7 +529,11 @@ impl ShakeState {
             let count = value.min(self.pot);
             self.pot -= count;
             self.tokens[loser.index()] += count;
-            sink.event(Event::TokensMoved { from: None, to: loser, count });
+            sink.event(Event::TokensMoved {
+                from: None,
+                to: loser,
+                count,
+            });
             if self.pot == 0 {
                 for seat in self.in_play.iter() {
                     if self.tokens[seat.index()] == 0 {
@@ -512,7 +569,11 @@ impl ShakeState {
             let count = self.pot;
             self.pot = 0;
             self.tokens[loser.index()] += count;
-            sink.event(Event::TokensMoved { from: None, to: loser, count });
+            sink.event(Event::TokensMoved {
+                from: None,
+                to: loser,
+                count,
+            });
         }
         for seat in self.in_play.iter() {
             let count = self.tokens[seat.index()];
@@ -550,7 +611,10 @@ impl ShakeState {
             Some(last) => self.half_lost(last, sink),
             None => {
                 let next = Seat(((first.index() + 1) % self.seats as usize) as u8);
-                let starter = self.in_play.next_from(next, self.seats as usize).unwrap_or(next);
+                let starter = self
+                    .in_play
+                    .next_from(next, self.seats as usize)
+                    .unwrap_or(next);
                 self.begin_round(starter, sink);
             }
         }
@@ -578,7 +642,9 @@ impl ShakeState {
                 self.loser = Some(seat);
                 self.in_play = Seats::EMPTY;
                 let placings = self.placings();
-                sink.event(Event::MatchOver { placings });
+                sink.event(Event::MatchOver {
+                    placings: placings.into(),
+                });
             }
         }
     }
@@ -630,7 +696,10 @@ impl ShakeState {
     pub(crate) fn tokens_in_game(&self) -> u32 {
         self.pot as u32
             + self.removed as u32
-            + self.tokens[..self.seats as usize].iter().map(|&t| t as u32).sum::<u32>()
+            + self.tokens[..self.seats as usize]
+                .iter()
+                .map(|&t| t as u32)
+                .sum::<u32>()
     }
 
     fn decision(&self, seat: Seat) -> ShakeDecision {
@@ -666,7 +735,12 @@ impl ShakeState {
         Ok(())
     }
 
-    fn check_turn(&self, seat: Seat, turn: DieMask, decision: &ShakeDecision) -> Result<(), ActionError> {
+    fn check_turn(
+        &self,
+        seat: Seat,
+        turn: DieMask,
+        decision: &ShakeDecision,
+    ) -> Result<(), ActionError> {
         if turn.is_empty() {
             return Ok(());
         }
@@ -736,12 +810,21 @@ impl ShakeState {
             }
             other => Err(ActionError::WrongKind {
                 action: other.verb(),
-                legal: if decision.can_reroll { "stop, reroll" } else { "stop" },
+                legal: if decision.can_reroll {
+                    "stop, reroll"
+                } else {
+                    "stop"
+                },
             }),
         }
     }
 
-    pub(crate) fn apply(&mut self, seat: Seat, action: Action, sink: &mut Sink) -> Result<(), ActionError> {
+    pub(crate) fn apply(
+        &mut self,
+        seat: Seat,
+        action: Action,
+        sink: &mut Sink,
+    ) -> Result<(), ActionError> {
         self.validate(seat, action)?;
         let (turn, reroll) = match action {
             Action::Stop { turn } => (turn, None),
@@ -755,6 +838,8 @@ impl ShakeState {
                 state.sight[slot] = Sight::Public;
             }
             state.turned = state.turned.union(turn);
+            let (dice, rolled) = (state.dice, state.rolled);
+            self.turns[seat.index()].hand = Some(self.hand(dice, rolled));
             sink.event(Event::Turned { seat, dice: turn });
         }
         match reroll {
@@ -820,7 +905,8 @@ impl ShakeState {
         out.throw_limit = self.limit;
         out.to_act = self.to_act().iter().next();
         out.turn_order.clear();
-        out.turn_order.extend_from_slice(&self.order[..self.order_len as usize]);
+        out.turn_order
+            .extend_from_slice(&self.order[..self.order_len as usize]);
         out.turns.clear();
         for owner in 0..n {
             let turn = &self.turns[owner];
@@ -834,7 +920,7 @@ impl ShakeState {
                 *view = visible.then_some(turn.dice[slot]);
             }
             let hand = match dice {
-                [Some(a), Some(b), Some(c)] => Some(self.hand([a, b, c], turn.rolled)),
+                [Some(_), Some(_), Some(_)] => turn.hand,
                 _ => None,
             };
             out.turns.push(TurnView {
@@ -863,11 +949,5 @@ impl ShakeState {
 
 /// What everybody may see of a turn's dice.
 fn public_view(turn: &Turn) -> [Option<u8>; 3] {
-    let mut view = [None; 3];
-    for slot in 0..DICE {
-        if turn.sight[slot] == Sight::Public {
-            view[slot] = Some(turn.dice[slot]);
-        }
-    }
-    view
+    std::array::from_fn(|slot| (turn.sight[slot] == Sight::Public).then_some(turn.dice[slot]))
 }

@@ -79,7 +79,7 @@ impl DieMask {
     pub fn from_bits(bits: u8) -> Result<DieMask, DieSlotError> {
         if bits & !0b111 != 0 {
             return Err(DieSlotError::OutOfRange {
-                slot: (7 - bits.leading_zeros()) as u32,
+                slot: 7 - bits.leading_zeros(),
             });
         }
         Ok(DieMask(bits))
@@ -144,14 +144,12 @@ impl DieMask {
 
     /// The slots in the set, ascending.
     pub fn slots(self) -> impl Iterator<Item = usize> {
-        (0..DICE).filter(move |&i| self.contains(i))
+        BitIter(self.0 as u16).map(|i| i as usize)
     }
 
     /// Every subset of `self`, the empty set first.
     pub fn subsets(self) -> impl Iterator<Item = DieMask> {
-        (0u8..8)
-            .filter(move |b| b & !self.0 == 0)
-            .map(DieMask)
+        (0u8..8).filter(move |b| b & !self.0 == 0).map(DieMask)
     }
 }
 
@@ -184,6 +182,22 @@ impl<'de> Deserialize<'de> for DieMask {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let slots = Vec::<u32>::deserialize(deserializer)?;
         DieMask::from_slots(&slots).map_err(serde::de::Error::custom)
+    }
+}
+
+/// Iterates the set bits of a word, lowest first.
+struct BitIter(u16);
+
+impl Iterator for BitIter {
+    type Item = u8;
+    #[inline]
+    fn next(&mut self) -> Option<u8> {
+        if self.0 == 0 {
+            return None;
+        }
+        let bit = self.0.trailing_zeros() as u8;
+        self.0 &= self.0 - 1;
+        Some(bit)
     }
 }
 
@@ -232,7 +246,7 @@ impl Seats {
 
     /// The seats, ascending.
     pub fn iter(self) -> impl Iterator<Item = Seat> {
-        (0..16u8).filter(move |i| self.0 & (1 << i) != 0).map(Seat)
+        BitIter(self.0).map(Seat)
     }
 
     /// The first seat of the set at or after `from`, going round a table of `n` seats.
@@ -276,6 +290,70 @@ impl<'de> Deserialize<'de> for Seats {
     }
 }
 
+/// Every seat's place at the end of a match (1 is best), indexed by seat. A fixed-size value
+/// (so that events stay `Copy`); serialized as a list.
+#[derive(Copy, Clone, PartialEq, Eq, Hash)]
+pub struct Placings {
+    len: u8,
+    places: [u8; MAX_SEATS],
+}
+
+impl Placings {
+    /// The places of `places.len()` seats (at most [`MAX_SEATS`]; extra ones are dropped).
+    pub fn from_slice(places: &[u8]) -> Placings {
+        let len = places.len().min(MAX_SEATS);
+        let mut out = Placings {
+            len: len as u8,
+            places: [0; MAX_SEATS],
+        };
+        out.places[..len].copy_from_slice(&places[..len]);
+        out
+    }
+
+    /// The places, indexed by seat.
+    pub fn as_slice(&self) -> &[u8] {
+        &self.places[..self.len as usize]
+    }
+}
+
+impl From<Vec<u8>> for Placings {
+    fn from(places: Vec<u8>) -> Placings {
+        Placings::from_slice(&places)
+    }
+}
+
+impl std::ops::Deref for Placings {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        self.as_slice()
+    }
+}
+
+impl fmt::Debug for Placings {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.as_slice().fmt(f)
+    }
+}
+
+impl Serialize for Placings {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.as_slice().serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for Placings {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let places = Vec::<u8>::deserialize(deserializer)?;
+        if places.len() > MAX_SEATS {
+            return Err(serde::de::Error::custom(format!(
+                "{} placings: a match has at most {MAX_SEATS} seats",
+                places.len()
+            )));
+        }
+        Ok(Placings::from_slice(&places))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -293,7 +371,10 @@ mod tests {
         );
         assert!(DieMask::from_bits(0b1000).is_err());
         assert_eq!(DieMask::ALL.subsets().count(), 8);
-        assert_eq!(DieMask::single(1).complement(), DieMask::from_bits(0b101).unwrap());
+        assert_eq!(
+            DieMask::single(1).complement(),
+            DieMask::from_bits(0b101).unwrap()
+        );
     }
 
     #[test]

@@ -34,7 +34,11 @@ fn reference_schocken(dice: [u8; 3], jule: bool, straight_counts: bool) -> Refer
     let mut d = dice;
     d.sort_unstable_by(|x, y| y.cmp(x));
     let ones = dice.iter().filter(|&&x| x == 1).count();
-    let r = |category, detail, value| Reference { category, detail, value };
+    let r = |category, detail, value| Reference {
+        category,
+        detail,
+        value,
+    };
     if ones == 3 {
         r(1, 0, 13)
     } else if jule && d == [4, 2, 1] {
@@ -54,7 +58,11 @@ fn reference_sjokken(dice: [u8; 3]) -> Reference {
     let mut d = dice;
     d.sort_unstable_by(|x, y| y.cmp(x));
     let ones = dice.iter().filter(|&&x| x == 1).count();
-    let r = |category, detail, value| Reference { category, detail, value };
+    let r = |category, detail, value| Reference {
+        category,
+        detail,
+        value,
+    };
     if ones == 3 {
         r(1, 0, 0)
     } else if ones == 2 {
@@ -86,22 +94,37 @@ fn category_of(hand: Hand) -> u8 {
 
 /// Checks the engine against the reference on every outcome and every pair of outcomes,
 /// and returns the count of outcomes per reference category.
-fn compare(engine: impl Fn([u8; 3]) -> Hand, reference: impl Fn([u8; 3]) -> Reference, tokens: u8) -> [usize; 7] {
+fn compare(
+    engine: impl Fn([u8; 3]) -> Hand,
+    reference: impl Fn([u8; 3]) -> Reference,
+    tokens: u8,
+) -> [usize; 7] {
     let all: Vec<[u8; 3]> = outcomes().collect();
     assert_eq!(all.len(), 216);
     let mut counts = [0usize; 7];
     for &dice in &all {
         let (hand, want) = (engine(dice), reference(dice));
         assert_eq!(category_of(hand), want.category, "{dice:?} is {hand:?}");
-        assert_eq!(hand.value(tokens), want.value, "value of {dice:?} ({hand:?})");
+        assert_eq!(
+            hand.value(tokens),
+            want.value,
+            "value of {dice:?} ({hand:?})"
+        );
         counts[want.category as usize] += 1;
     }
     for &a in &all {
         for &b in &all {
             let (ra, rb) = (reference(a), reference(b));
-            let want = (std::cmp::Reverse(ra.category), ra.detail).cmp(&(std::cmp::Reverse(rb.category), rb.detail));
+            let want = (std::cmp::Reverse(ra.category), ra.detail)
+                .cmp(&(std::cmp::Reverse(rb.category), rb.detail));
             let got = engine(a).strength().cmp(&engine(b).strength());
-            assert_eq!(got, want, "order of {a:?} ({:?}) and {b:?} ({:?})", engine(a), engine(b));
+            assert_eq!(
+                got,
+                want,
+                "order of {a:?} ({:?}) and {b:?} ({:?})",
+                engine(a),
+                engine(b)
+            );
         }
     }
     counts
@@ -109,27 +132,48 @@ fn compare(engine: impl Fn([u8; 3]) -> Hand, reference: impl Fn([u8; 3]) -> Refe
 
 #[test]
 fn schocken_hands_over_all_216_outcomes() {
-    let counts = compare(|d| Hand::schocken(d, false, true), |d| reference_schocken(d, false, true), 13);
+    let counts = compare(
+        |d| Hand::schocken(d, false, true),
+        |d| reference_schocken(d, false, true),
+        13,
+    );
     // Counted by arrangements: one 1-1-1; five Schocks 1-1-x, 3 ways each; five Generals;
     // four straights, 6 ways each; the rest are Numbers.
     let schock_out = arrangements([1, 1, 1]);
     let schocks = (2..=6).map(|x| arrangements([1, 1, x])).sum::<usize>();
     let generals = (2..=6).map(|x| arrangements([x, x, x])).sum::<usize>();
-    let straights = (1..=4).map(|x| arrangements([x, x + 1, x + 2])).sum::<usize>();
+    let straights = (1..=4)
+        .map(|x| arrangements([x, x + 1, x + 2]))
+        .sum::<usize>();
     assert_eq!((schock_out, schocks, generals, straights), (1, 15, 5, 24));
     assert_eq!(
         counts[1..=6],
-        [schock_out, 0, schocks, generals, straights, 216 - schock_out - schocks - generals - straights]
+        [
+            schock_out,
+            0,
+            schocks,
+            generals,
+            straights,
+            216 - schock_out - schocks - generals - straights
+        ]
     );
 }
 
 #[test]
 fn schocken_jule_and_straight_in_one_throw() {
-    let counts = compare(|d| Hand::schocken(d, true, true), |d| reference_schocken(d, true, true), 13);
+    let counts = compare(
+        |d| Hand::schocken(d, true, true),
+        |d| reference_schocken(d, true, true),
+        13,
+    );
     assert_eq!(counts[2], arrangements([4, 2, 1]));
     assert_eq!(counts[6], 216 - 1 - 6 - 15 - 5 - 24);
     // Without all dice rolled together a straight is a Number; a Jule stays a Jule.
-    let counts = compare(|d| Hand::schocken(d, true, false), |d| reference_schocken(d, true, false), 13);
+    let counts = compare(
+        |d| Hand::schocken(d, true, false),
+        |d| reference_schocken(d, true, false),
+        13,
+    );
     assert_eq!(counts[5], 0);
     assert_eq!(counts[2], 6);
     assert_eq!(Hand::schocken([3, 2, 1], false, false), Hand::Number(321));
@@ -140,10 +184,18 @@ fn schocken_jule_and_straight_in_one_throw() {
 #[test]
 fn sjokken_hands_over_all_216_outcomes() {
     let counts = compare(Hand::sjokken, reference_sjokken, 15);
-    let straats = (1..=4).map(|x| arrangements([x, x + 1, x + 2])).sum::<usize>();
-    assert_eq!(counts[1..=5], [1, 15, 5, straats, 216 - 1 - 15 - 5 - straats]);
+    let straats = (1..=4)
+        .map(|x| arrangements([x, x + 1, x + 2]))
+        .sum::<usize>();
+    assert_eq!(
+        counts[1..=5],
+        [1, 15, 5, straats, 216 - 1 - 15 - 5 - straats]
+    );
     // Hoog compares sums: 6-6-2 and 5-5-4 are equal hands.
-    assert_eq!(Hand::sjokken([6, 6, 2]).strength(), Hand::sjokken([5, 4, 5]).strength());
+    assert_eq!(
+        Hand::sjokken([6, 6, 2]).strength(),
+        Hand::sjokken([5, 4, 5]).strength()
+    );
     assert_eq!(Hand::sjokken([6, 6, 5]), Hand::Hoog(17));
     assert_eq!(Hand::sjokken([2, 2, 1]), Hand::Hoog(5));
 }
@@ -164,7 +216,8 @@ fn table_order_examples() {
     ];
     for pair in order.windows(2) {
         assert!(
-            Hand::schocken(pair[0], false, true).strength() > Hand::schocken(pair[1], false, true).strength(),
+            Hand::schocken(pair[0], false, true).strength()
+                > Hand::schocken(pair[1], false, true).strength(),
             "{:?} should beat {:?}",
             pair[0],
             pair[1]

@@ -130,8 +130,11 @@ pub fn play_out<P: Policy + ?Sized>(m: &mut Match, players: &mut [Box<P>]) {
             }
             let action = player.decide(&observation, &legal);
             if m.apply(seat, action).is_err() {
-                let fallback = m.default_action(seat).expect("a seat to act has a default action");
-                m.apply(seat, fallback).expect("the default action is always legal");
+                let fallback = m
+                    .default_action(seat)
+                    .expect("a seat to act has a default action");
+                m.apply(seat, fallback)
+                    .expect("the default action is always legal");
             }
         }
     }

@@ -85,7 +85,11 @@ pub(super) fn heuristic(o: &ShakeObservation) -> Action {
     reroll = reroll.minus(turn).minus(decision.locked);
     if reroll.is_empty() {
         // Nothing worth rerolling: stop (turning only where stopping allows it).
-        let turn = if decision.turn_needs_reroll { DieMask::EMPTY } else { turn };
+        let turn = if decision.turn_needs_reroll {
+            DieMask::EMPTY
+        } else {
+            turn
+        };
         return Action::Stop { turn };
     }
     Action::Reroll { dice: reroll, turn }
