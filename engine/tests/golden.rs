@@ -16,7 +16,11 @@ const SEED: u64 = 20_261_129;
 fn playthrough(preset: &str) -> String {
     let mut rules = Rules::preset(preset).unwrap();
     let mut out = String::new();
-    writeln!(out, "# golden playthrough: preset {preset}, seed {SEED}, {SEATS} seats").unwrap();
+    writeln!(
+        out,
+        "# golden playthrough: preset {preset}, seed {SEED}, {SEATS} seats"
+    )
+    .unwrap();
     if rules.game() == Game::Zokken {
         // Keeps the file readable; every mechanic shows up within a few rounds.
         rules.set_number("rounds", 4).unwrap();
@@ -47,12 +51,21 @@ fn playthrough(preset: &str) -> String {
             let player = &mut players[seat.index()];
             let legal = m.legal_actions(seat);
             let action = player.decide(&m.observe(seat), &legal);
-            let action = if legal.contains(&action) { action } else { m.default_action(seat).unwrap() };
+            let action = if legal.contains(&action) {
+                action
+            } else {
+                m.default_action(seat).unwrap()
+            };
             m.apply(seat, action).unwrap();
             record(&mut out, &m, step, &format!("{seat} plays {action}"));
         }
     }
-    writeln!(out, "\n# outcome {}", serde_json::to_string(&m.outcome()).unwrap()).unwrap();
+    writeln!(
+        out,
+        "\n# outcome {}",
+        serde_json::to_string(&m.outcome()).unwrap()
+    )
+    .unwrap();
     out
 }
 
@@ -67,8 +80,12 @@ fn golden_playthroughs() {
             std::fs::write(&path, &actual).unwrap();
             continue;
         }
-        let expected = std::fs::read_to_string(&path)
-            .unwrap_or_else(|e| panic!("cannot read {}: {e} (run with UPDATE_GOLDEN=1)", path.display()));
+        let expected = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+            panic!(
+                "cannot read {}: {e} (run with UPDATE_GOLDEN=1)",
+                path.display()
+            )
+        });
         if let Some((line, (want, got))) = expected
             .lines()
             .zip(actual.lines())
@@ -80,6 +97,10 @@ fn golden_playthroughs() {
                 line + 1
             );
         }
-        assert_eq!(expected.lines().count(), actual.lines().count(), "{preset}: golden length differs");
+        assert_eq!(
+            expected.lines().count(),
+            actual.lines().count(),
+            "{preset}: golden length differs"
+        );
     }
 }

@@ -1,0 +1,10 @@
+//! The Knobel arena: referees matches between bots connected over gRPC, runs leagues and
+//! keeps results in a store (SQLite by default, PostgreSQL on request).
+#![warn(missing_docs)]
+
+pub mod auth;
+pub mod lobby;
+pub mod metrics;
+pub mod referee;
+pub mod server;
+pub mod store;

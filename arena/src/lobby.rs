@@ -1,0 +1,255 @@
+//! The lobby: seats waiting bots into matches.
+//!
+//! Bots wait per preset. As soon as `seats` bots wait for the same preset they play each
+//! other. In practice mode a bot that has waited `practice_wait` without company is seated
+//! at once against built-in heuristic players, so a bot author sees a full match within
+//! seconds of connecting.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use knobel_engine::policy::HeuristicPolicy;
+use knobel_engine::{Game, Rules};
+use rand::RngExt;
+use tokio::sync::watch;
+use tokio_util::task::TaskTracker;
+use tracing::{info, warn};
+
+use crate::metrics::Metrics;
+use crate::referee::{BotSeat, MatchInfo, MatchReport, Player, TimeControl, run_match};
+use crate::store::{NewMatch, Store};
+
+/// How the lobby forms matches.
+#[derive(Clone, Debug)]
+pub struct LobbyConfig {
+    /// Seats per match (2..=10).
+    pub seats: usize,
+    /// Seat a lone bot against built-in players after `practice_wait`.
+    pub practice: bool,
+    /// How long a bot waits for other bots before practice fills its match.
+    pub practice_wait: Duration,
+    /// The time control of every match.
+    pub time_control: TimeControl,
+    /// Rounds of a Zokken match (the preset's 100 if `None`).
+    pub zokken_rounds: Option<u32>,
+}
+
+impl Default for LobbyConfig {
+    fn default() -> LobbyConfig {
+        LobbyConfig {
+            seats: 4,
+            practice: false,
+            practice_wait: Duration::from_millis(500),
+            time_control: TimeControl::default(),
+            zokken_rounds: None,
+        }
+    }
+}
+
+struct Waiting {
+    ticket: u64,
+    bot_name: String,
+    seat: BotSeat,
+}
+
+/// Seats waiting bots into matches and runs them.
+pub struct Lobby {
+    config: LobbyConfig,
+    store: Store,
+    metrics: Metrics,
+    shutdown: watch::Receiver<bool>,
+    waiting: Mutex<HashMap<String, Vec<Waiting>>>,
+    next_ticket: Mutex<u64>,
+    matches: TaskTracker,
+}
+
+/// Milliseconds since the Unix epoch.
+pub fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
+/// A new match id: time-ordered and unique (milliseconds, then 64 random bits), in hex.
+pub fn new_match_id() -> String {
+    let random: u64 = rand::rng().random();
+    format!("{:012x}{random:016x}", now_ms())
+}
+
+impl Lobby {
+    /// A lobby writing its matches to `store`.
+    pub fn new(
+        config: LobbyConfig,
+        store: Store,
+        metrics: Metrics,
+        shutdown: watch::Receiver<bool>,
+    ) -> Arc<Lobby> {
+        Arc::new(Lobby {
+            config,
+            store,
+            metrics,
+            shutdown,
+            waiting: Mutex::new(HashMap::new()),
+            next_ticket: Mutex::new(0),
+            matches: TaskTracker::new(),
+        })
+    }
+
+    /// The lobby's settings.
+    pub fn config(&self) -> &LobbyConfig {
+        &self.config
+    }
+
+    /// The rules a preset stands for in this lobby.
+    pub fn rules_for(&self, preset: &str) -> Option<Rules> {
+        let mut rules = Rules::preset(preset).ok()?;
+        if let (Game::Zokken, Some(rounds)) = (rules.game(), self.config.zokken_rounds) {
+            rules.set_number("rounds", rounds).ok()?;
+        }
+        Some(rules)
+    }
+
+    /// A bot seat waits for a match of `preset`.
+    pub fn join(self: &Arc<Self>, bot_name: String, preset: String, seat: BotSeat) {
+        let ticket = {
+            let mut next = self.next_ticket.lock().expect("lobby lock");
+            *next += 1;
+            *next
+        };
+        let full = {
+            let mut waiting = self.waiting.lock().expect("lobby lock");
+            let queue = waiting.entry(preset.clone()).or_default();
+            queue.retain(|w| !w.seat.to_bot.is_closed());
+            queue.push(Waiting {
+                ticket,
+                bot_name,
+                seat,
+            });
+            if queue.len() >= self.config.seats {
+                Some(queue.drain(..self.config.seats).collect::<Vec<_>>())
+            } else {
+                None
+            }
+        };
+        if let Some(group) = full {
+            self.start(preset, group);
+        } else if self.config.practice {
+            let lobby = self.clone();
+            self.matches.spawn(async move {
+                tokio::time::sleep(lobby.config.practice_wait).await;
+                let entry = {
+                    let mut waiting = lobby.waiting.lock().expect("lobby lock");
+                    let queue = waiting.entry(preset.clone()).or_default();
+                    queue
+                        .iter()
+                        .position(|w| w.ticket == ticket)
+                        .map(|i| queue.remove(i))
+                };
+                if let Some(entry) = entry
+                    && !entry.seat.to_bot.is_closed()
+                {
+                    lobby.start(preset, vec![entry]);
+                }
+            });
+        }
+    }
+
+    /// Starts a match of `bots`, filling the other seats with built-in players.
+    fn start(self: &Arc<Self>, preset: String, bots: Vec<Waiting>) {
+        if *self.shutdown.borrow() {
+            return;
+        }
+        let Some(rules) = self.rules_for(&preset) else {
+            warn!(%preset, "a bot waits for an unknown preset");
+            return;
+        };
+        let mut seat_names = Vec::new();
+        let mut players = Vec::new();
+        for bot in bots {
+            seat_names.push(bot.bot_name);
+            players.push(Player::Bot(bot.seat));
+        }
+        let mut builtin = 0;
+        while players.len() < self.config.seats {
+            builtin += 1;
+            seat_names.push(format!("builtin-heuristic-{builtin}"));
+            players.push(Player::Builtin(Box::new(HeuristicPolicy)));
+        }
+        let info = Arc::new(MatchInfo {
+            match_id: new_match_id(),
+            preset,
+            rules,
+            seat_names,
+            time_control: self.config.time_control,
+        });
+        let seed: u64 = rand::rng().random();
+        let lobby = self.clone();
+        self.matches
+            .spawn(async move { lobby.play(info, seed, players).await });
+    }
+
+    async fn play(&self, info: Arc<MatchInfo>, seed: u64, players: Vec<Player>) {
+        let game = info.rules.game();
+        let new = NewMatch {
+            id: info.match_id.clone(),
+            game: game.name().to_owned(),
+            preset: info.preset.clone(),
+            rules_json: serde_json::to_string(&info.rules).unwrap_or_default(),
+            seed: seed as i64,
+            seat_names: info.seat_names.clone(),
+            started_at_ms: now_ms(),
+        };
+        if let Err(error) = self.store.insert_match(&new).await {
+            warn!(match_id = %info.match_id, error = %error, "cannot record the match start");
+        }
+        info!(match_id = %info.match_id, preset = %info.preset, seats = ?info.seat_names, "match started");
+        self.metrics.match_started(game);
+        let report = run_match(info.clone(), seed, players, self.shutdown.clone()).await;
+        self.record(&info, &report).await;
+    }
+
+    async fn record(&self, info: &MatchInfo, report: &MatchReport) {
+        let game = info.rules.game();
+        self.metrics.match_ended(game, report);
+        let log = report.log.to_json();
+        let result = if report.outcome.is_some() {
+            info!(match_id = %info.match_id, placings = ?report.placings, forfeited = ?report.forfeited, "match finished");
+            self.store
+                .finish_match(&info.match_id, &log, &report.placings, now_ms())
+                .await
+        } else {
+            info!(match_id = %info.match_id, "match aborted");
+            self.store
+                .abort_match(&info.match_id, "the arena shut down", Some(&log), now_ms())
+                .await
+        };
+        if let Err(error) = result {
+            warn!(match_id = %info.match_id, error = %error, "cannot record the match result");
+        }
+    }
+
+    /// Bots waiting for a match, over all presets.
+    pub fn waiting(&self) -> usize {
+        self.waiting
+            .lock()
+            .expect("lobby lock")
+            .values()
+            .map(Vec::len)
+            .sum()
+    }
+
+    /// Stops seating bots and waits (at most `grace`) for running matches to end; matches
+    /// still running are aborted by the shutdown signal and recorded as aborted.
+    pub async fn drain(&self, grace: Duration) {
+        self.waiting.lock().expect("lobby lock").clear();
+        self.matches.close();
+        if tokio::time::timeout(grace, self.matches.wait())
+            .await
+            .is_err()
+        {
+            warn!("matches still running after the grace period");
+        }
+    }
+}

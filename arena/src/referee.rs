@@ -1,0 +1,551 @@
+//! The referee: drives one engine [`Match`] with its seats under a time control.
+//!
+//! A seat is played by a connected bot ([`BotSeat`]: a pair of channels to and from the
+//! bot's connection task) or by a built-in policy. The referee speaks engine types only; the
+//! gRPC layer converts them at the wire boundary (`knobel_proto::convert`).
+//!
+//! Fairness rules (RULES.md and the arena's contract):
+//! - Each decision has a deadline `D` plus a per-match time bank `B` that pays for overruns.
+//!   When both are spent: a timeout, the engine's default action, a strike and a notice.
+//! - An illegal or malformed action gets a notice naming the problem, the default action and
+//!   a strike. An answer to a request that is not the seat's open one is ignored with a
+//!   notice (no strike).
+//! - Three strikes or a disconnect forfeit the seat: it is played by default actions to the
+//!   end and placed last.
+//! - Simultaneous Zokken reroll choices are requested from all seats at once.
+//! - Nothing a bot does can stall the match beyond its own time: sends never block (a bot
+//!   that does not read its messages is forfeited), and waits are bounded.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use futures_util::future::join_all;
+use knobel_engine::policy::Policy;
+use knobel_engine::{Action, Event, Match, MatchLog, Observation, Outcome, Rules, Seat};
+use tokio::sync::{mpsc, watch};
+use tokio::time::Instant;
+
+/// Strikes that forfeit a seat.
+pub const MAX_STRIKES: u8 = 3;
+
+/// How long a seat may think.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct TimeControl {
+    /// Deadline of every decision.
+    pub decision: Duration,
+    /// Time bank per seat per match, spent on answers later than `decision`.
+    pub bank: Duration,
+}
+
+impl Default for TimeControl {
+    fn default() -> TimeControl {
+        TimeControl {
+            decision: Duration::from_secs(1),
+            bank: Duration::from_secs(10),
+        }
+    }
+}
+
+/// What every seat learns when the match starts.
+#[derive(Clone, Debug)]
+pub struct MatchInfo {
+    /// The match id.
+    pub match_id: String,
+    /// The preset the rules came from.
+    pub preset: String,
+    /// The rules played.
+    pub rules: Rules,
+    /// The name of the player in each seat.
+    pub seat_names: Vec<String>,
+    /// The time control.
+    pub time_control: TimeControl,
+}
+
+/// A decision the referee asks of a seat.
+#[derive(Clone, Debug)]
+pub struct DecisionRequest {
+    /// Unique among all requests of this arena; the answer must carry it.
+    pub request_id: u64,
+    /// What the seat may see.
+    pub observation: Observation,
+    /// Every legal action.
+    pub legal_actions: Vec<Action>,
+    /// What the referee does if the seat does not answer in time.
+    pub default_action: Action,
+    /// Time until the deadline.
+    pub deadline: Duration,
+    /// The seat's remaining time bank.
+    pub time_bank: Duration,
+}
+
+/// What went wrong with a seat's answer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Problem {
+    /// No answer within the deadline and the time bank.
+    Timeout,
+    /// The action is not legal now.
+    IllegalAction,
+    /// The answer could not be read as an action.
+    Malformed,
+    /// The answer names a request that is not the seat's open one.
+    StaleRequest,
+    /// The seat is forfeited and played by default actions.
+    Forfeited,
+}
+
+/// A notice to a seat about its answer (or its absence).
+#[derive(Clone, Debug)]
+pub struct Notice {
+    /// The request concerned.
+    pub request_id: u64,
+    /// What went wrong.
+    pub problem: Problem,
+    /// A message that names the problem and what would have been legal.
+    pub message: String,
+    /// The action the referee applied instead, if any.
+    pub applied: Option<Action>,
+    /// Strikes so far.
+    pub strikes: u8,
+    /// Whether the seat is now forfeited.
+    pub forfeited: bool,
+}
+
+/// A message from the referee to a bot seat.
+#[derive(Clone, Debug)]
+pub enum ToSeat {
+    /// The match starts; `seat` is the bot's own.
+    Start {
+        /// The match.
+        info: Arc<MatchInfo>,
+        /// The bot's seat.
+        seat: Seat,
+    },
+    /// A decision to make.
+    Request(DecisionRequest),
+    /// A public event.
+    Event(Event),
+    /// A problem with the bot's answer.
+    Notice(Notice),
+    /// The match is over.
+    Result {
+        /// The engine's outcome.
+        outcome: Outcome,
+        /// Final placings, forfeited seats placed last.
+        placings: Vec<u8>,
+        /// Which seats were forfeited.
+        forfeited: Vec<bool>,
+    },
+    /// The match was stopped before its end (the arena is shutting down).
+    Aborted {
+        /// Why.
+        reason: String,
+    },
+}
+
+/// A message from a bot seat to the referee.
+#[derive(Clone, Debug)]
+pub enum FromSeat {
+    /// An answer; `action` is `Err(message)` when the wire message was not a valid action.
+    Decision {
+        /// The request answered.
+        request_id: u64,
+        /// The action, or why it could not be read.
+        action: Result<Action, String>,
+    },
+    /// The bot's connection is gone.
+    Disconnected,
+}
+
+/// The referee's end of a bot's connection.
+#[derive(Debug)]
+pub struct BotSeat {
+    /// Messages to the bot; never awaited (a full channel means the bot stopped reading).
+    pub to_bot: mpsc::Sender<ToSeat>,
+    /// Messages from the bot.
+    pub from_bot: mpsc::Receiver<FromSeat>,
+}
+
+/// Who plays a seat.
+pub enum Player {
+    /// A connected bot.
+    Bot(BotSeat),
+    /// A built-in policy.
+    Builtin(Box<dyn Policy + Send>),
+}
+
+/// The result of a refereed match.
+#[derive(Clone, Debug)]
+pub struct MatchReport {
+    /// The complete engine log.
+    pub log: MatchLog,
+    /// The engine outcome, `None` if the match was aborted.
+    pub outcome: Option<Outcome>,
+    /// Final placings (forfeited seats last); empty if aborted.
+    pub placings: Vec<u8>,
+    /// Forfeited seats.
+    pub forfeited: Vec<bool>,
+    /// Strikes per seat.
+    pub strikes: Vec<u8>,
+    /// Decisions asked of bots, and how many of them timed out.
+    pub decisions: u64,
+    /// Timeouts over all seats.
+    pub timeouts: u64,
+}
+
+static NEXT_REQUEST_ID: AtomicU64 = AtomicU64::new(1);
+
+struct SeatState {
+    player: Player,
+    bank: Duration,
+    strikes: u8,
+    forfeited: bool,
+    /// The open request, while the referee waits for this seat.
+    open_request: Option<u64>,
+    /// A notice to send once the action applied instead is known.
+    notice: Option<Notice>,
+}
+
+impl SeatState {
+    fn send(&mut self, message: ToSeat) {
+        if let Player::Bot(bot) = &self.player
+            && bot.to_bot.try_send(message).is_err()
+        {
+            // Closed, or full because the bot does not read: it can no longer play.
+            self.forfeited = true;
+        }
+    }
+
+    fn is_bot(&self) -> bool {
+        matches!(self.player, Player::Bot(_))
+    }
+}
+
+/// How a bot's wait for an answer ended.
+enum Answer {
+    Action(Action),
+    Malformed(String),
+    Timeout,
+    Disconnected,
+}
+
+/// Waits for `request_id`'s answer until the deadline plus the seat's bank, charging the
+/// bank for any overrun. Answers to other requests get a stale-request notice.
+async fn wait_for_answer(state: &mut SeatState, request_id: u64, time: TimeControl) -> Answer {
+    let Player::Bot(bot) = &mut state.player else {
+        return Answer::Disconnected;
+    };
+    let start = Instant::now();
+    let hard_deadline = start + time.decision + state.bank;
+    loop {
+        let message = match tokio::time::timeout_at(hard_deadline, bot.from_bot.recv()).await {
+            Err(_) => {
+                state.bank = Duration::ZERO;
+                return Answer::Timeout;
+            }
+            Ok(None) | Ok(Some(FromSeat::Disconnected)) => return Answer::Disconnected,
+            Ok(Some(FromSeat::Decision {
+                request_id: id,
+                action,
+            })) => (id, action),
+        };
+        let (id, action) = message;
+        if id != request_id {
+            let notice = Notice {
+                request_id: id,
+                problem: Problem::StaleRequest,
+                message: format!(
+                    "request {id} is not your open request: answer request {request_id}; this answer is ignored"
+                ),
+                applied: None,
+                strikes: state.strikes,
+                forfeited: state.forfeited,
+            };
+            if bot.to_bot.try_send(ToSeat::Notice(notice)).is_err() {
+                return Answer::Disconnected;
+            }
+            continue;
+        }
+        let elapsed = start.elapsed();
+        state.bank = state
+            .bank
+            .saturating_sub(elapsed.saturating_sub(time.decision));
+        return match action {
+            Ok(action) => Answer::Action(action),
+            Err(message) => Answer::Malformed(message),
+        };
+    }
+}
+
+/// Drops answers that arrived while no request was open for the seat (they are stale).
+fn drain_stale(state: &mut SeatState) -> bool {
+    let Player::Bot(bot) = &mut state.player else {
+        return true;
+    };
+    loop {
+        match bot.from_bot.try_recv() {
+            Ok(FromSeat::Decision { .. }) => continue,
+            Ok(FromSeat::Disconnected) | Err(mpsc::error::TryRecvError::Disconnected) => {
+                return false;
+            }
+            Err(mpsc::error::TryRecvError::Empty) => return true,
+        }
+    }
+}
+
+/// Plays a match to its end (or until `shutdown` turns true, then it is aborted).
+pub async fn run_match(
+    info: Arc<MatchInfo>,
+    seed: u64,
+    players: Vec<Player>,
+    mut shutdown: watch::Receiver<bool>,
+) -> MatchReport {
+    let n = players.len();
+    let mut m =
+        Match::new_with_log(info.rules.clone(), seed, n).expect("the lobby seats 2..=10 players");
+    let time = info.time_control;
+    let mut seats: Vec<SeatState> = players
+        .into_iter()
+        .map(|player| SeatState {
+            player,
+            bank: time.bank,
+            strikes: 0,
+            forfeited: false,
+            open_request: None,
+            notice: None,
+        })
+        .collect();
+    for (i, seat) in seats.iter_mut().enumerate() {
+        seat.send(ToSeat::Start {
+            info: info.clone(),
+            seat: Seat(i as u8),
+        });
+    }
+    broadcast(&mut seats, m.last_events());
+    let (mut decisions, mut timeouts) = (0u64, 0u64);
+
+    while !m.is_over() {
+        if *shutdown.borrow() {
+            for seat in seats.iter_mut() {
+                seat.send(ToSeat::Aborted {
+                    reason: "the arena is shutting down".to_owned(),
+                });
+            }
+            return MatchReport {
+                log: m.log().expect("logged").clone(),
+                outcome: None,
+                placings: Vec::new(),
+                forfeited: seats.iter().map(|s| s.forfeited).collect(),
+                strikes: seats.iter().map(|s| s.strikes).collect(),
+                decisions,
+                timeouts,
+            };
+        }
+        let to_act: Vec<Seat> = m.to_act().iter().collect();
+        // Ask every bot that must act, at once; built-ins and forfeited seats answer now.
+        let mut asked: Vec<(Seat, u64)> = Vec::new();
+        let mut answers: Vec<(Seat, Option<Action>)> = Vec::new();
+        for &seat in &to_act {
+            let state = &mut seats[seat.index()];
+            let observation = m.observe(seat);
+            match &mut state.player {
+                Player::Builtin(policy) => {
+                    let legal = if policy.wants_legal_actions() {
+                        m.legal_actions(seat)
+                    } else {
+                        Vec::new()
+                    };
+                    answers.push((seat, Some(policy.decide(&observation, &legal))));
+                }
+                Player::Bot(_) if state.forfeited => answers.push((seat, None)),
+                Player::Bot(_) => {
+                    if !drain_stale(state) {
+                        state.forfeited = true;
+                        answers.push((seat, None));
+                        continue;
+                    }
+                    let request_id = NEXT_REQUEST_ID.fetch_add(1, Ordering::Relaxed);
+                    state.send(ToSeat::Request(DecisionRequest {
+                        request_id,
+                        observation,
+                        legal_actions: m.legal_actions(seat),
+                        default_action: m
+                            .default_action(seat)
+                            .expect("a seat to act has a default action"),
+                        deadline: time.decision,
+                        time_bank: state.bank,
+                    }));
+                    if state.forfeited {
+                        answers.push((seat, None));
+                    } else {
+                        state.open_request = Some(request_id);
+                        asked.push((seat, request_id));
+                    }
+                }
+            }
+        }
+        if !asked.is_empty() {
+            decisions += asked.len() as u64;
+            let waits = seats
+                .iter_mut()
+                .enumerate()
+                .filter_map(|(i, state)| {
+                    let &(seat, request_id) = asked.iter().find(|(s, _)| s.index() == i)?;
+                    Some(async move {
+                        (
+                            seat,
+                            request_id,
+                            wait_for_answer(state, request_id, time).await,
+                        )
+                    })
+                })
+                .collect::<Vec<_>>();
+            let results = tokio::select! {
+                results = join_all(waits) => results,
+                _ = shutting_down(&mut shutdown) => continue,
+            };
+            for (seat, request_id, answer) in results {
+                let state = &mut seats[seat.index()];
+                match answer {
+                    Answer::Action(action) => answers.push((seat, Some(action))),
+                    Answer::Disconnected => {
+                        state.forfeited = true;
+                        answers.push((seat, None));
+                    }
+                    Answer::Timeout => {
+                        timeouts += 1;
+                        let message = format!(
+                            "request {request_id} timed out: no answer within the deadline of {} ms and the time bank",
+                            time.decision.as_millis()
+                        );
+                        strike(state, request_id, Problem::Timeout, message);
+                        answers.push((seat, None));
+                    }
+                    Answer::Malformed(message) => {
+                        strike(state, request_id, Problem::Malformed, message);
+                        answers.push((seat, None));
+                    }
+                }
+            }
+        }
+        // Apply in seat order; an illegal answer gets a strike and the default action.
+        answers.sort_by_key(|(seat, _)| *seat);
+        for (seat, action) in answers {
+            let default = m
+                .default_action(seat)
+                .expect("a seat to act has a default action");
+            let applied = match action {
+                Some(action) => match m.apply(seat, action) {
+                    Ok(_) => None,
+                    Err(error) => {
+                        let state = &mut seats[seat.index()];
+                        let request_id = state.open_request.unwrap_or(0);
+                        strike(
+                            state,
+                            request_id,
+                            Problem::IllegalAction,
+                            format!("illegal action {action}: {error}"),
+                        );
+                        Some(default)
+                    }
+                },
+                None => Some(default),
+            };
+            if let Some(default) = applied {
+                m.apply(seat, default)
+                    .expect("the default action is always legal");
+                let state = &mut seats[seat.index()];
+                if let Some(mut notice) = state.notice.take() {
+                    notice.applied = Some(default);
+                    state.send(ToSeat::Notice(notice));
+                }
+            }
+            seats[seat.index()].open_request = None;
+            let events = m.last_events().to_vec();
+            broadcast(&mut seats, &events);
+        }
+    }
+
+    let outcome = m.outcome().expect("an ended match has an outcome");
+    let forfeited: Vec<bool> = seats.iter().map(|s| s.forfeited).collect();
+    let placings = placings_with_forfeits(&outcome.placings, &forfeited);
+    for seat in seats.iter_mut() {
+        seat.send(ToSeat::Result {
+            outcome: outcome.clone(),
+            placings: placings.clone(),
+            forfeited: forfeited.clone(),
+        });
+    }
+    MatchReport {
+        log: m.log().expect("logged").clone(),
+        outcome: Some(outcome),
+        placings,
+        forfeited,
+        strikes: seats.iter().map(|s| s.strikes).collect(),
+        decisions,
+        timeouts,
+    }
+}
+
+/// Resolves once `shutdown` turns true (never, if its sender is gone).
+pub async fn shutting_down(shutdown: &mut watch::Receiver<bool>) {
+    if shutdown.wait_for(|&down| down).await.is_err() {
+        std::future::pending::<()>().await;
+    }
+}
+
+/// Records a strike (three forfeit the seat) and the notice to send with the action applied
+/// instead.
+fn strike(state: &mut SeatState, request_id: u64, problem: Problem, message: String) {
+    state.strikes = state.strikes.saturating_add(1);
+    if state.strikes >= MAX_STRIKES {
+        state.forfeited = true;
+    }
+    state.notice = Some(Notice {
+        request_id,
+        problem,
+        message,
+        applied: None,
+        strikes: state.strikes,
+        forfeited: state.forfeited,
+    });
+}
+
+/// Sends public events to every bot seat.
+fn broadcast(seats: &mut [SeatState], events: &[Event]) {
+    for seat in seats.iter_mut().filter(|s| s.is_bot()) {
+        for event in events {
+            seat.send(ToSeat::Event(*event));
+        }
+    }
+}
+
+/// Placings with forfeited seats last: ranked by (forfeited, engine place), equal keys share
+/// a place (competition ranking: 1, 1, 3).
+pub fn placings_with_forfeits(engine: &[u8], forfeited: &[bool]) -> Vec<u8> {
+    let key = |i: usize| (forfeited[i], engine[i]);
+    (0..engine.len())
+        .map(|i| 1 + (0..engine.len()).filter(|&j| key(j) < key(i)).count() as u8)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn forfeited_seats_are_placed_last() {
+        assert_eq!(
+            placings_with_forfeits(&[1, 1, 3, 4], &[false; 4]),
+            [1, 1, 3, 4]
+        );
+        assert_eq!(
+            placings_with_forfeits(&[1, 1, 3, 4], &[true, false, false, false]),
+            [4, 1, 2, 3]
+        );
+        assert_eq!(
+            placings_with_forfeits(&[1, 2, 2], &[false, true, true]),
+            [1, 2, 2]
+        );
+    }
+}

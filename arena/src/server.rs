@@ -1,0 +1,677 @@
+//! The gRPC server: the `knobel.v1.Arena` service, health and reflection.
+//!
+//! One `Play` stream is one seat. The connection task of a stream authenticates the bot
+//! (before any seat is taken), reads its Hello, then repeatedly joins the lobby and pumps
+//! messages between the bot and the referee of its current match. Engine types become wire
+//! types only here, through `knobel_proto::convert` (the one wire boundary).
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use knobel_engine::{Game, Seat};
+use knobel_proto::v1 as pb;
+use knobel_proto::v1::arena_server::{Arena, ArenaServer};
+use knobel_proto::{BotDecision, BotHello, convert};
+use tokio::net::TcpListener;
+use tokio::sync::{mpsc, watch};
+use tokio_stream::Stream;
+use tokio_stream::wrappers::{ReceiverStream, TcpListenerStream};
+use tonic::{Request, Response, Status, Streaming};
+use tracing::{info, warn};
+
+use crate::auth;
+use crate::lobby::{Lobby, LobbyConfig};
+use crate::metrics::Metrics;
+use crate::referee::{FromSeat, MAX_STRIKES, Problem, ToSeat};
+use crate::store::{MatchFilter, MatchStatus, Store, StoreError};
+
+/// Largest message the arena accepts from a bot, in bytes.
+pub const MAX_MESSAGE_BYTES: usize = 64 * 1024;
+/// How long a new stream has to send its Hello.
+pub const HELLO_TIMEOUT: Duration = Duration::from_secs(10);
+/// Pings a stream may send per minute before they are refused.
+pub const MAX_PINGS_PER_MINUTE: u32 = 120;
+/// Messages buffered towards one bot; a bot that lets this many pile up is not reading and
+/// forfeits its seat.
+const TO_BOT_BUFFER: usize = 4096;
+
+/// Settings of the server.
+#[derive(Clone, Debug)]
+pub struct ServerConfig {
+    /// How matches are formed and timed.
+    pub lobby: LobbyConfig,
+    /// Most Play streams one bot may have open at once.
+    pub max_streams_per_bot: usize,
+    /// How long running matches get on shutdown before they are aborted.
+    pub shutdown_grace: Duration,
+}
+
+impl Default for ServerConfig {
+    fn default() -> ServerConfig {
+        ServerConfig {
+            lobby: LobbyConfig::default(),
+            max_streams_per_bot: 8,
+            shutdown_grace: Duration::from_secs(5),
+        }
+    }
+}
+
+/// Why the server stopped with an error.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    /// The gRPC transport failed.
+    #[error("grpc server failed: {0}")]
+    Transport(#[from] tonic::transport::Error),
+    /// The metrics endpoint failed.
+    #[error("metrics endpoint failed: {0}")]
+    Metrics(#[from] std::io::Error),
+    /// The reflection service could not be built.
+    #[error("cannot build the reflection service: {0}")]
+    Reflection(#[from] tonic_reflection::server::Error),
+}
+
+/// Runs the arena on `listener` (and metrics on `metrics_listener`) until `shutdown`
+/// resolves; then stops taking streams, lets running matches end or marks them aborted.
+pub async fn serve(
+    config: ServerConfig,
+    store: Store,
+    listener: TcpListener,
+    metrics_listener: Option<TcpListener>,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), ServeError> {
+    let metrics = Metrics::new();
+    let (shutdown_tx, shutdown_rx) = watch::channel(false);
+    let lobby = Lobby::new(
+        config.lobby.clone(),
+        store.clone(),
+        metrics.clone(),
+        shutdown_rx.clone(),
+    );
+    let service = ArenaService {
+        store,
+        lobby: lobby.clone(),
+        metrics: metrics.clone(),
+        streams: Arc::new(Mutex::new(HashMap::new())),
+        max_streams_per_bot: config.max_streams_per_bot,
+        shutdown: shutdown_rx.clone(),
+    };
+
+    let (health_reporter, health_service) = tonic_health::server::health_reporter();
+    health_reporter
+        .set_serving::<ArenaServer<ArenaService>>()
+        .await;
+    let reflection_v1 = tonic_reflection::server::Builder::configure()
+        .register_encoded_file_descriptor_set(knobel_proto::FILE_DESCRIPTOR_SET)
+        .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+        .build_v1()?;
+    let reflection_v1alpha = tonic_reflection::server::Builder::configure()
+        .register_encoded_file_descriptor_set(knobel_proto::FILE_DESCRIPTOR_SET)
+        .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+        .build_v1alpha()?;
+
+    // One signal for everything: the caller's shutdown future flips the watch.
+    let mut signal = shutdown_rx.clone();
+    tokio::spawn(async move {
+        shutdown.await;
+        let _ = shutdown_tx.send(true);
+    });
+    let metrics_task = metrics_listener.map(|listener| {
+        let mut signal = shutdown_rx.clone();
+        tokio::spawn(metrics.clone().serve(listener, async move {
+            crate::referee::shutting_down(&mut signal).await;
+        }))
+    });
+
+    let arena = ArenaServer::new(service)
+        .max_decoding_message_size(MAX_MESSAGE_BYTES)
+        .max_encoding_message_size(4 * 1024 * 1024);
+    let incoming = TcpListenerStream::new(listener);
+    let result = tonic::transport::Server::builder()
+        .http2_keepalive_interval(Some(Duration::from_secs(30)))
+        .http2_keepalive_timeout(Some(Duration::from_secs(10)))
+        .tcp_nodelay(true)
+        .add_service(health_service)
+        .add_service(reflection_v1)
+        .add_service(reflection_v1alpha)
+        .add_service(arena)
+        .serve_with_incoming_shutdown(incoming, async move {
+            crate::referee::shutting_down(&mut signal).await;
+        })
+        .await;
+    health_reporter
+        .set_not_serving::<ArenaServer<ArenaService>>()
+        .await;
+    lobby.drain(config.shutdown_grace).await;
+    if let Some(task) = metrics_task {
+        task.abort();
+    }
+    info!("arena stopped");
+    result.map_err(ServeError::from)
+}
+
+/// The `knobel.v1.Arena` service.
+struct ArenaService {
+    store: Store,
+    lobby: Arc<Lobby>,
+    metrics: Metrics,
+    /// Open Play streams per bot id.
+    streams: Arc<Mutex<HashMap<i64, usize>>>,
+    max_streams_per_bot: usize,
+    shutdown: watch::Receiver<bool>,
+}
+
+/// Holds one of a bot's stream slots; frees it when dropped.
+struct StreamSlot {
+    streams: Arc<Mutex<HashMap<i64, usize>>>,
+    bot_id: i64,
+    metrics: Metrics,
+}
+
+impl Drop for StreamSlot {
+    fn drop(&mut self) {
+        let mut streams = self.streams.lock().expect("streams lock");
+        if let Some(count) = streams.get_mut(&self.bot_id) {
+            *count -= 1;
+            if *count == 0 {
+                streams.remove(&self.bot_id);
+            }
+        }
+        self.metrics.stream_delta(-1);
+    }
+}
+
+fn internal(error: StoreError) -> Status {
+    warn!(error = %error, "store error");
+    Status::internal("internal error")
+}
+
+type PlayStream = Pin<Box<dyn Stream<Item = Result<pb::ArenaMessage, Status>> + Send>>;
+
+#[tonic::async_trait]
+impl Arena for ArenaService {
+    type PlayStream = PlayStream;
+
+    async fn play(
+        &self,
+        request: Request<Streaming<pb::BotMessage>>,
+    ) -> Result<Response<PlayStream>, Status> {
+        let header = request
+            .metadata()
+            .get("authorization")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("");
+        let Some(token) = auth::bearer_token(header) else {
+            return Err(Status::unauthenticated(
+                "missing bot token: send metadata `authorization: Bearer <token>` (see `knobel bot add`)",
+            ));
+        };
+        let bot = self
+            .store
+            .bot_by_token_hash(&auth::hash_token(token))
+            .await
+            .map_err(internal)?
+            .ok_or_else(|| {
+                Status::unauthenticated(
+                    "unknown or revoked bot token: register the bot with `knobel bot add NAME`",
+                )
+            })?;
+        if *self.shutdown.borrow() {
+            return Err(Status::unavailable("the arena is shutting down"));
+        }
+        let slot = {
+            let mut streams = self.streams.lock().expect("streams lock");
+            let count = streams.entry(bot.id).or_insert(0);
+            if *count >= self.max_streams_per_bot {
+                return Err(Status::resource_exhausted(format!(
+                    "bot {} already has {} open Play streams: at most {} are allowed",
+                    bot.name, count, self.max_streams_per_bot
+                )));
+            }
+            *count += 1;
+            self.metrics.stream_delta(1);
+            StreamSlot {
+                streams: self.streams.clone(),
+                bot_id: bot.id,
+                metrics: self.metrics.clone(),
+            }
+        };
+        let (out, out_rx) = mpsc::channel(64);
+        let connection = Connection {
+            bot_name: bot.name,
+            lobby: self.lobby.clone(),
+            metrics: self.metrics.clone(),
+            out,
+            shutdown: self.shutdown.clone(),
+            _slot: slot,
+        };
+        tokio::spawn(connection.run(request.into_inner()));
+        Ok(Response::new(Box::pin(ReceiverStream::new(out_rx))))
+    }
+
+    async fn list_matches(
+        &self,
+        request: Request<pb::ListMatchesRequest>,
+    ) -> Result<Response<pb::ListMatchesResponse>, Status> {
+        let request = request.into_inner();
+        let game = match request.game {
+            0 => None,
+            value => Some(
+                convert::game_from_wire("game", value)
+                    .map_err(|e| Status::invalid_argument(e.to_string()))?
+                    .name()
+                    .to_owned(),
+            ),
+        };
+        let status = match pb::MatchStatus::try_from(request.status) {
+            Ok(pb::MatchStatus::Unspecified) => None,
+            Ok(pb::MatchStatus::Running) => Some(MatchStatus::Running),
+            Ok(pb::MatchStatus::Finished) => Some(MatchStatus::Finished),
+            Ok(pb::MatchStatus::Aborted) => Some(MatchStatus::Aborted),
+            Err(_) => {
+                return Err(Status::invalid_argument(format!(
+                    "status = {} is not a known value: legal values are 0..=3",
+                    request.status
+                )));
+            }
+        };
+        let offset: u32 = if request.page_token.is_empty() {
+            0
+        } else {
+            request.page_token.parse().map_err(|_| {
+                Status::invalid_argument(
+                    "page_token is not one this server gave: pass next_page_token unchanged",
+                )
+            })?
+        };
+        let limit = if request.limit == 0 {
+            100
+        } else {
+            request.limit.min(500)
+        };
+        let filter = MatchFilter {
+            game,
+            status,
+            limit,
+            offset,
+        };
+        let found = self.store.list_matches(&filter).await.map_err(internal)?;
+        let next_page_token = if found.len() as u32 == limit {
+            (offset + limit).to_string()
+        } else {
+            String::new()
+        };
+        let matches = found
+            .into_iter()
+            .map(|m| pb::MatchSummary {
+                match_id: m.id,
+                game: m
+                    .game
+                    .parse::<Game>()
+                    .map_or(0, |g| pb::Game::from(g) as i32),
+                preset: m.preset,
+                variants: Vec::new(),
+                seat_names: m.seat_names,
+                status: wire_status(m.status) as i32,
+                outcome: m.placings.map(|placings| pb::Outcome {
+                    placings: placings.into_iter().map(u32::from).collect(),
+                    ..pb::Outcome::default()
+                }),
+                started_unix_ms: m.started_at_ms.max(0) as u64,
+                finished_unix_ms: m.finished_at_ms.map(|t| t.max(0) as u64),
+            })
+            .collect();
+        Ok(Response::new(pb::ListMatchesResponse {
+            matches,
+            next_page_token,
+        }))
+    }
+
+    async fn get_match_log(
+        &self,
+        request: Request<pb::GetMatchLogRequest>,
+    ) -> Result<Response<pb::MatchLogResponse>, Status> {
+        let id = request.into_inner().match_id;
+        if id.is_empty() || id.len() > 64 {
+            return Err(Status::invalid_argument(
+                "match_id must be 1..=64 characters: see ListMatches",
+            ));
+        }
+        let Some((status, log)) = self.store.match_log(&id).await.map_err(internal)? else {
+            return Err(Status::not_found(format!(
+                "no match {id:?}: see ListMatches"
+            )));
+        };
+        match (status, log) {
+            (MatchStatus::Running, _) => Err(Status::failed_precondition(format!(
+                "match {id} is still running: its log (with every hidden die) is available once it has ended"
+            ))),
+            (_, None) => Err(Status::not_found(format!("match {id} ended without a log"))),
+            (_, Some(log_json)) => Ok(Response::new(pb::MatchLogResponse {
+                match_id: id,
+                log_json,
+            })),
+        }
+    }
+}
+
+fn wire_status(status: MatchStatus) -> pb::MatchStatus {
+    match status {
+        MatchStatus::Running => pb::MatchStatus::Running,
+        MatchStatus::Finished => pb::MatchStatus::Finished,
+        MatchStatus::Aborted => pb::MatchStatus::Aborted,
+    }
+}
+
+/// One Play stream: one seat, one match after another.
+struct Connection {
+    bot_name: String,
+    lobby: Arc<Lobby>,
+    metrics: Metrics,
+    out: mpsc::Sender<Result<pb::ArenaMessage, Status>>,
+    shutdown: watch::Receiver<bool>,
+    _slot: StreamSlot,
+}
+
+/// How a match ended for a connection.
+enum MatchEnd {
+    /// Ready for the next match.
+    Next,
+    /// The stream is over.
+    Closed,
+}
+
+impl Connection {
+    async fn send(&self, kind: pb::arena_message::Kind) -> bool {
+        self.out
+            .send(Ok(pb::ArenaMessage::from(kind)))
+            .await
+            .is_ok()
+    }
+
+    async fn error(&self, request_id: u64, code: pb::ErrorCode, message: String) -> bool {
+        self.send(pb::arena_message::Kind::Error(pb::ErrorEvent {
+            request_id,
+            code: code as i32,
+            message,
+            applied: None,
+            strikes: 0,
+            forfeited: false,
+        }))
+        .await
+    }
+
+    async fn run(self, mut inbound: Streaming<pb::BotMessage>) {
+        let hello = match tokio::time::timeout(HELLO_TIMEOUT, inbound.message()).await {
+            Ok(Ok(Some(pb::BotMessage {
+                kind: Some(pb::bot_message::Kind::Hello(hello)),
+            }))) => hello,
+            Ok(Ok(Some(_))) => {
+                let _ = self
+                    .out
+                    .send(Err(Status::failed_precondition(
+                        "the first message must be a Hello",
+                    )))
+                    .await;
+                return;
+            }
+            Ok(Ok(None)) | Ok(Err(_)) => return,
+            Err(_) => {
+                let _ = self
+                    .out
+                    .send(Err(Status::deadline_exceeded(format!(
+                        "no Hello within {} s: send a Hello first",
+                        HELLO_TIMEOUT.as_secs()
+                    ))))
+                    .await;
+                return;
+            }
+        };
+        let hello = match BotHello::try_from(&hello) {
+            Ok(hello) => hello,
+            Err(error) => {
+                let _ = self
+                    .out
+                    .send(Err(Status::invalid_argument(error.to_string())))
+                    .await;
+                return;
+            }
+        };
+        let preset = hello
+            .preset
+            .clone()
+            .unwrap_or_else(|| hello.games[0].name().to_owned());
+        if self.lobby.rules_for(&preset).is_none() {
+            let _ = self
+                .out
+                .send(Err(Status::invalid_argument(format!(
+                    "unknown preset {preset:?}: presets are {}",
+                    knobel_engine::PRESETS.join(", ")
+                ))))
+                .await;
+            return;
+        }
+        let welcome = pb::Welcome {
+            server_version: env!("CARGO_PKG_VERSION").to_owned(),
+            limits: Some(pb::Limits {
+                max_message_bytes: MAX_MESSAGE_BYTES as u32,
+                max_strikes: MAX_STRIKES.into(),
+                max_pings_per_minute: MAX_PINGS_PER_MINUTE,
+                hello_timeout_ms: HELLO_TIMEOUT.as_millis() as u32,
+            }),
+            bot_name: self.bot_name.clone(),
+        };
+        if !self.send(pb::arena_message::Kind::Welcome(welcome)).await {
+            return;
+        }
+        info!(bot = %self.bot_name, %preset, client = %hello.client_version, "bot connected");
+        let mut pings = PingLimiter::default();
+        loop {
+            if *self.shutdown.borrow() {
+                return;
+            }
+            match self.play_one(&mut inbound, &preset, &mut pings).await {
+                MatchEnd::Next => continue,
+                MatchEnd::Closed => return,
+            }
+        }
+    }
+
+    /// Waits in the lobby, then plays one match, pumping messages both ways.
+    async fn play_one(
+        &self,
+        inbound: &mut Streaming<pb::BotMessage>,
+        preset: &str,
+        pings: &mut PingLimiter,
+    ) -> MatchEnd {
+        let (to_bot, mut from_referee) = mpsc::channel(TO_BOT_BUFFER);
+        let (to_referee, from_bot) = mpsc::channel(64);
+        self.lobby.join(
+            self.bot_name.clone(),
+            preset.to_owned(),
+            crate::referee::BotSeat { to_bot, from_bot },
+        );
+        let mut seat = Seat(0);
+        let mut match_id = String::new();
+        let mut game = Game::Schocken;
+        // Requests sent and not yet answered, to time the answers for the metrics.
+        let mut open: HashMap<u64, tokio::time::Instant> = HashMap::new();
+        loop {
+            tokio::select! {
+                message = inbound.message() => match message {
+                    Ok(Some(message)) => {
+                        if !self.from_bot(message, &to_referee, pings, &mut open, game).await {
+                            return MatchEnd::Closed;
+                        }
+                    }
+                    // The stream ended, or broke (bytes that are not a message, an oversized
+                    // message): the seat is gone.
+                    Ok(None) | Err(_) => {
+                        let _ = to_referee.try_send(FromSeat::Disconnected);
+                        return MatchEnd::Closed;
+                    }
+                },
+                message = from_referee.recv() => {
+                    let Some(message) = message else {
+                        return MatchEnd::Next;
+                    };
+                    let (kind, end) = match message {
+                        ToSeat::Start { info, seat: s } => {
+                            seat = s;
+                            match_id = info.match_id.clone();
+                            game = info.rules.game();
+                            let time_control = pb::TimeControl {
+                                decision_ms: info.time_control.decision.as_millis() as u32,
+                                time_bank_ms: info.time_control.bank.as_millis() as u32,
+                            };
+                            let start = convert::match_start(
+                                &info.match_id,
+                                &info.preset,
+                                &info.rules,
+                                &info.seat_names,
+                                s,
+                                time_control,
+                            );
+                            (pb::arena_message::Kind::MatchStart(start), None)
+                        }
+                        ToSeat::Request(request) => {
+                            open.insert(request.request_id, tokio::time::Instant::now());
+                            (
+                                pb::arena_message::Kind::DecisionRequest(pb::DecisionRequest {
+                                    request_id: request.request_id,
+                                    observation: Some((&request.observation).into()),
+                                    legal_actions: request.legal_actions.iter().copied().map(pb::Action::from).collect(),
+                                    default_action: Some(request.default_action.into()),
+                                    deadline_ms: request.deadline.as_millis() as u32,
+                                    time_bank_ms: request.time_bank.as_millis() as u32,
+                                }),
+                                None,
+                            )
+                        }
+                        ToSeat::Event(event) => (pb::arena_message::Kind::Event(event.into()), None),
+                        ToSeat::Notice(notice) => (
+                            pb::arena_message::Kind::Error(pb::ErrorEvent {
+                                request_id: notice.request_id,
+                                code: wire_code(&notice.problem) as i32,
+                                message: notice.message,
+                                applied: notice.applied.map(pb::Action::from),
+                                strikes: notice.strikes.into(),
+                                forfeited: notice.forfeited,
+                            }),
+                            None,
+                        ),
+                        ToSeat::Result { mut outcome, placings, .. } => {
+                            outcome.placings = placings;
+                            let result = convert::match_result(&match_id, Some(&outcome), seat);
+                            (pb::arena_message::Kind::MatchResult(result), Some(MatchEnd::Next))
+                        }
+                        ToSeat::Aborted { .. } => {
+                            let result = convert::match_result(&match_id, None, seat);
+                            (pb::arena_message::Kind::MatchResult(result), Some(MatchEnd::Closed))
+                        }
+                    };
+                    if !self.send(kind).await {
+                        return MatchEnd::Closed;
+                    }
+                    if let Some(end) = end {
+                        return end;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Handles one message from the bot. Returns false when the stream should close.
+    async fn from_bot(
+        &self,
+        message: pb::BotMessage,
+        to_referee: &mpsc::Sender<FromSeat>,
+        pings: &mut PingLimiter,
+        open: &mut HashMap<u64, tokio::time::Instant>,
+        game: Game,
+    ) -> bool {
+        match message.kind {
+            Some(pb::bot_message::Kind::Decision(decision)) => {
+                let request_id = decision.request_id;
+                if let Some(asked) = open.remove(&request_id) {
+                    self.metrics
+                        .decision_answered(game, asked.elapsed().as_secs_f64());
+                }
+                let action = BotDecision::try_from(&decision)
+                    .map(|d| d.action)
+                    .map_err(|e| e.to_string());
+                // Bounded: a bot that floods decisions waits on its own stream only. After
+                // its match the referee is gone and a late answer is simply dropped.
+                let _ = to_referee
+                    .send(FromSeat::Decision { request_id, action })
+                    .await;
+                true
+            }
+            Some(pb::bot_message::Kind::Ping(ping)) => {
+                if pings.allow() {
+                    self.send(pb::arena_message::Kind::Pong(pb::Pong {
+                        nonce: ping.nonce,
+                        server_time_unix_ms: crate::lobby::now_ms().max(0) as u64,
+                    }))
+                    .await
+                } else {
+                    self.error(
+                        0,
+                        pb::ErrorCode::RateLimited,
+                        format!("too many pings: at most {MAX_PINGS_PER_MINUTE} a minute"),
+                    )
+                    .await
+                }
+            }
+            Some(pb::bot_message::Kind::Hello(_)) => {
+                self.error(
+                    0,
+                    pb::ErrorCode::UnexpectedMessage,
+                    "a second Hello is ignored: send Hello once, as the first message".to_owned(),
+                )
+                .await
+            }
+            None => {
+                self.error(
+                    0,
+                    pb::ErrorCode::Malformed,
+                    "an empty BotMessage is ignored: set hello, decision or ping".to_owned(),
+                )
+                .await
+            }
+        }
+    }
+}
+
+fn wire_code(problem: &Problem) -> pb::ErrorCode {
+    match problem {
+        Problem::Timeout => pb::ErrorCode::Timeout,
+        Problem::IllegalAction | Problem::Forfeited => pb::ErrorCode::IllegalAction,
+        Problem::Malformed => pb::ErrorCode::Malformed,
+        Problem::StaleRequest => pb::ErrorCode::StaleRequest,
+    }
+}
+
+/// Allows `MAX_PINGS_PER_MINUTE` pings per rolling minute window.
+#[derive(Default)]
+struct PingLimiter {
+    window_start: Option<tokio::time::Instant>,
+    count: u32,
+}
+
+impl PingLimiter {
+    fn allow(&mut self) -> bool {
+        let now = tokio::time::Instant::now();
+        match self.window_start {
+            Some(start) if now.duration_since(start) < Duration::from_secs(60) => {}
+            _ => {
+                self.window_start = Some(now);
+                self.count = 0;
+            }
+        }
+        self.count += 1;
+        self.count <= MAX_PINGS_PER_MINUTE
+    }
+}

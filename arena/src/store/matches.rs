@@ -1,0 +1,354 @@
+//! Matches, their logs and per-seat results.
+
+use super::error::is_unique_violation;
+use super::{
+    BotResult, MatchFilter, MatchRecord, MatchStatus, MatchSummary, NewMatch, Store, StoreError,
+    now_ms,
+};
+
+/// The columns of a [`MatchSummary`], in [`SummaryRow`] order.
+macro_rules! summary_columns {
+    () => {
+        "id, game, preset, seat_names, status, placings, abort_reason, started_at_ms, \
+         finished_at_ms"
+    };
+}
+
+/// A match row as listed: id, game, preset, seat_names, status, placings, abort_reason,
+/// started_at_ms, finished_at_ms.
+type SummaryRow = (
+    String,
+    String,
+    String,
+    String,
+    String,
+    Option<String>,
+    Option<String>,
+    i64,
+    Option<i64>,
+);
+
+/// A [`SummaryRow`] followed by rules_json and seed.
+type RecordRow = (
+    String,
+    String,
+    String,
+    String,
+    String,
+    Option<String>,
+    Option<String>,
+    i64,
+    Option<i64>,
+    String,
+    i64,
+);
+
+/// A results row: match_id, game, seat, place, seats, finished_at_ms.
+type ResultRow = (String, String, i32, i32, i64, i64);
+
+fn corrupt(what: String) -> StoreError {
+    StoreError::Corrupt { what }
+}
+
+fn parse_status(id: &str, status: &str) -> Result<MatchStatus, StoreError> {
+    status
+        .parse()
+        .map_err(|e| corrupt(format!("match \"{id}\": {e}")))
+}
+
+fn parse_seat_names(id: &str, json: &str) -> Result<Vec<String>, StoreError> {
+    serde_json::from_str(json).map_err(|e| {
+        corrupt(format!(
+            "match \"{id}\": seat names are not a JSON string array: {e}"
+        ))
+    })
+}
+
+fn summary_from_row(row: SummaryRow) -> Result<MatchSummary, StoreError> {
+    let (
+        id,
+        game,
+        preset,
+        seat_names,
+        status,
+        placings,
+        abort_reason,
+        started_at_ms,
+        finished_at_ms,
+    ) = row;
+    let status = parse_status(&id, &status)?;
+    let seat_names = parse_seat_names(&id, &seat_names)?;
+    let placings = placings
+        .map(|json| {
+            serde_json::from_str::<Vec<u8>>(&json).map_err(|e| {
+                corrupt(format!(
+                    "match \"{id}\": placings are not a JSON array of places: {e}"
+                ))
+            })
+        })
+        .transpose()?;
+    Ok(MatchSummary {
+        id,
+        game,
+        preset,
+        seat_names,
+        status,
+        placings,
+        abort_reason,
+        started_at_ms,
+        finished_at_ms,
+    })
+}
+
+fn small(id: &str, what: &str, value: i64) -> Result<u8, StoreError> {
+    u8::try_from(value)
+        .map_err(|_| corrupt(format!("match \"{id}\": {what} {value} is out of range")))
+}
+
+impl Store {
+    /// Records a match as it starts, with status "running".
+    ///
+    /// Gives [`StoreError::MatchExists`] if the id is taken.
+    pub async fn insert_match(&self, new: &NewMatch) -> Result<(), StoreError> {
+        let seat_names =
+            serde_json::to_string(&new.seat_names).expect("a list of strings serializes");
+        let inserted = with_pool!(self, pool => {
+            sqlx::query(
+                "INSERT INTO matches \
+                 (id, game, preset, rules_json, seed, seat_names, status, started_at_ms) \
+                 VALUES ($1, $2, $3, $4, $5, $6, 'running', $7)",
+            )
+            .bind(&new.id)
+            .bind(&new.game)
+            .bind(&new.preset)
+            .bind(&new.rules_json)
+            .bind(new.seed)
+            .bind(&seat_names)
+            .bind(new.started_at_ms)
+            .execute(pool)
+            .await
+            .map(|_| ())
+        });
+        match inserted {
+            Ok(_) => Ok(()),
+            Err(e) if is_unique_violation(&e) => {
+                Err(StoreError::MatchExists { id: new.id.clone() })
+            }
+            Err(e) => Err(StoreError::db("recording a new match")(e)),
+        }
+    }
+
+    /// Records the end of a running match: its log, the place of each seat (1 = first; ties
+    /// share a place) and when it finished; status becomes "finished".
+    ///
+    /// Unless the match was started without seat names, `placings` must have one place per
+    /// seat, and each seat's result is also written to `seat_results` for ratings (see
+    /// [`Store::results_for_bot`]). Everything is written in one transaction: either all of
+    /// it is stored or nothing is. Gives [`StoreError::MatchNotRunning`] if the match is
+    /// unknown or already over, and [`StoreError::PlacingsMismatch`] if the counts differ.
+    pub async fn finish_match(
+        &self,
+        id: &str,
+        log_json: &str,
+        placings: &[u8],
+        finished_at_ms: i64,
+    ) -> Result<(), StoreError> {
+        const CONTEXT: &str = "recording the end of a match";
+        let db = || StoreError::db(CONTEXT);
+        let placings_json = serde_json::to_string(placings).expect("a list of numbers serializes");
+        with_pool!(self, pool => async {
+            let mut tx = pool.begin().await.map_err(db())?;
+            let seat_names: Option<String> = sqlx::query_scalar(
+                "UPDATE matches \
+                 SET status = 'finished', log_json = $2, placings = $3, finished_at_ms = $4 \
+                 WHERE id = $1 AND status = 'running' \
+                 RETURNING seat_names",
+            )
+            .bind(id)
+            .bind(log_json)
+            .bind(&placings_json)
+            .bind(finished_at_ms)
+            .fetch_optional(&mut *tx)
+            .await
+            .map_err(db())?;
+            let Some(seat_names) = seat_names else {
+                return Err(StoreError::MatchNotRunning { id: id.to_owned() });
+            };
+            let seat_names = parse_seat_names(id, &seat_names)?;
+            if !seat_names.is_empty() {
+                if seat_names.len() != placings.len() {
+                    return Err(StoreError::PlacingsMismatch {
+                        id: id.to_owned(),
+                        seats: seat_names.len(),
+                        placings: placings.len(),
+                    });
+                }
+                for (seat, (bot_name, &place)) in seat_names.iter().zip(placings).enumerate() {
+                    let seat = i32::try_from(seat).expect("seat counts are small");
+                    sqlx::query(
+                        "INSERT INTO seat_results (match_id, seat, bot_name, place) \
+                         VALUES ($1, $2, $3, $4)",
+                    )
+                    .bind(id)
+                    .bind(seat)
+                    .bind(bot_name)
+                    .bind(i32::from(place))
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(db())?;
+                }
+            }
+            tx.commit().await.map_err(db())
+        }
+        .await)
+    }
+
+    /// Marks a running match as aborted for `reason`, keeping `log_json` if one is given (else
+    /// whatever log was stored). Gives [`StoreError::MatchNotRunning`] if the match is unknown
+    /// or already over (e.g. aborted by [`Store::mark_running_as_aborted`]).
+    pub async fn abort_match(
+        &self,
+        id: &str,
+        reason: &str,
+        log_json: Option<&str>,
+        finished_at_ms: i64,
+    ) -> Result<(), StoreError> {
+        let aborted = with_pool!(self, pool => {
+            sqlx::query(
+                "UPDATE matches \
+                 SET status = 'aborted', abort_reason = $2, log_json = COALESCE($3, log_json), \
+                     finished_at_ms = $4 \
+                 WHERE id = $1 AND status = 'running'",
+            )
+            .bind(id)
+            .bind(reason)
+            .bind(log_json)
+            .bind(finished_at_ms)
+            .execute(pool)
+            .await
+            .map(|r| r.rows_affected())
+        })
+        .map_err(StoreError::db("aborting a match"))?;
+        if aborted == 0 {
+            return Err(StoreError::MatchNotRunning { id: id.to_owned() });
+        }
+        Ok(())
+    }
+
+    /// Marks every running match as aborted for `reason`, now: for a clean start (matches
+    /// left running by a crash cannot go on) or a shutdown. Returns how many were aborted.
+    pub async fn mark_running_as_aborted(&self, reason: &str) -> Result<u64, StoreError> {
+        with_pool!(self, pool => {
+            sqlx::query(
+                "UPDATE matches SET status = 'aborted', abort_reason = $1, finished_at_ms = $2 \
+                 WHERE status = 'running'",
+            )
+            .bind(reason)
+            .bind(now_ms())
+            .execute(pool)
+            .await
+            .map(|r| r.rows_affected())
+        })
+        .map_err(StoreError::db("aborting the running matches"))
+    }
+
+    /// The matches that pass `filter`, newest (latest start) first, at most
+    /// `filter.limit` of them (clamped to `1..=500`) after skipping `filter.offset`.
+    pub async fn list_matches(
+        &self,
+        filter: &MatchFilter,
+    ) -> Result<Vec<MatchSummary>, StoreError> {
+        let limit = i64::from(filter.limit.clamp(1, MatchFilter::MAX_LIMIT));
+        let offset = i64::from(filter.offset);
+        let status = filter.status.map(MatchStatus::as_str);
+        let rows: Vec<SummaryRow> = with_pool!(self, pool => {
+            sqlx::query_as(concat!(
+                "SELECT ",
+                summary_columns!(),
+                " FROM matches \
+                 WHERE ($1 IS NULL OR game = $1) AND ($2 IS NULL OR status = $2) \
+                 ORDER BY started_at_ms DESC, id DESC \
+                 LIMIT $3 OFFSET $4"
+            ))
+            .bind(filter.game.as_deref())
+            .bind(status)
+            .bind(limit)
+            .bind(offset)
+            .fetch_all(pool)
+            .await
+        })
+        .map_err(StoreError::db("listing matches"))?;
+        rows.into_iter().map(summary_from_row).collect()
+    }
+
+    /// The match `id` with everything but its log, if it is stored.
+    pub async fn get_match(&self, id: &str) -> Result<Option<MatchRecord>, StoreError> {
+        let row: Option<RecordRow> = with_pool!(self, pool => {
+            sqlx::query_as(concat!(
+                "SELECT ",
+                summary_columns!(),
+                ", rules_json, seed FROM matches WHERE id = $1"
+            ))
+            .bind(id)
+            .fetch_optional(pool)
+            .await
+        })
+        .map_err(StoreError::db("reading a match"))?;
+        let Some((a, b, c, d, e, f, g, h, i, rules_json, seed)) = row else {
+            return Ok(None);
+        };
+        Ok(Some(MatchRecord {
+            summary: summary_from_row((a, b, c, d, e, f, g, h, i))?,
+            rules_json,
+            seed,
+        }))
+    }
+
+    /// The status and stored log of match `id`, if it is stored. A running match has no log
+    /// yet; an aborted one has whatever log was given when it was aborted.
+    pub async fn match_log(
+        &self,
+        id: &str,
+    ) -> Result<Option<(MatchStatus, Option<String>)>, StoreError> {
+        let row: Option<(String, Option<String>)> = with_pool!(self, pool => {
+            sqlx::query_as("SELECT status, log_json FROM matches WHERE id = $1")
+                .bind(id)
+                .fetch_optional(pool)
+                .await
+        })
+        .map_err(StoreError::db("reading a match log"))?;
+        row.map(|(status, log)| Ok((parse_status(id, &status)?, log)))
+            .transpose()
+    }
+
+    /// Every seat the bot named `name` held in a finished match, oldest match first (the
+    /// order to replay them in for ratings).
+    pub async fn results_for_bot(&self, name: &str) -> Result<Vec<BotResult>, StoreError> {
+        let rows: Vec<ResultRow> = with_pool!(self, pool => {
+            sqlx::query_as(
+                "SELECT s.match_id, m.game, s.seat, s.place, \
+                        (SELECT COUNT(*) FROM seat_results c WHERE c.match_id = s.match_id), \
+                        m.finished_at_ms \
+                 FROM seat_results s JOIN matches m ON m.id = s.match_id \
+                 WHERE s.bot_name = $1 AND m.status = 'finished' \
+                 ORDER BY m.finished_at_ms, s.match_id, s.seat",
+            )
+            .bind(name)
+            .fetch_all(pool)
+            .await
+        })
+        .map_err(StoreError::db("reading a bot's results"))?;
+        rows.into_iter()
+            .map(|(match_id, game, seat, place, seats, finished_at_ms)| {
+                Ok(BotResult {
+                    seat: small(&match_id, "seat", seat.into())?,
+                    place: small(&match_id, "place", place.into())?,
+                    seats: small(&match_id, "seat count", seats)?,
+                    match_id,
+                    game,
+                    finished_at_ms,
+                })
+            })
+            .collect()
+    }
+}

@@ -1,0 +1,182 @@
+//! The store: registered bots, matches with their logs, and per-seat results, kept in SQLite
+//! (the default, one file) or PostgreSQL.
+//!
+//! [`Store::connect`] opens a pool on a `sqlite:` or `postgres:`/`postgresql:` URL and brings
+//! the schema up to date (the migrations in `arena/migrations/<backend>/` are embedded in the
+//! binary). The same SQL runs on both backends, written with `$1`-style placeholders, which
+//! SQLite accepts too; timestamps are `BIGINT` unix milliseconds and JSON values are `TEXT`, so
+//! that both drivers decode every column the same way.
+//!
+//! The store never sees a clear bot token: callers pass [`crate::auth::hash_token`]'s hash.
+
+use std::fmt;
+use std::str::FromStr;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
+use sqlx::sqlite::{
+    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
+};
+
+/// Runs `$body` with `$pool` bound to the store's pool, whichever backend it is.
+///
+/// The body is expanded once per backend, so it may use the backend's concrete types (rows,
+/// transactions) while being written once.
+macro_rules! with_pool {
+    ($store:expr, $pool:ident => $body:expr) => {
+        match &$store.backend {
+            $crate::store::Backend::Sqlite($pool) => $body,
+            $crate::store::Backend::Postgres($pool) => $body,
+        }
+    };
+}
+
+mod bots;
+mod error;
+mod matches;
+mod migrations;
+mod types;
+
+pub use error::StoreError;
+pub use types::{
+    BotRecord, BotResult, MatchFilter, MatchRecord, MatchStatus, MatchSummary, NewMatch,
+    ParseMatchStatusError,
+};
+
+use error::redact_url;
+
+/// How many connections a store's pool opens at most.
+pub const MAX_CONNECTIONS: u32 = 8;
+
+/// How long a query waits for a free connection (or SQLite for a lock) before failing.
+const WAIT: Duration = Duration::from_secs(10);
+
+/// A handle on the database. Cheap to clone: clones share one connection pool.
+#[derive(Clone)]
+pub struct Store {
+    backend: Backend,
+}
+
+/// The pool of the backend in use.
+#[derive(Clone)]
+enum Backend {
+    /// A SQLite file.
+    Sqlite(SqlitePool),
+    /// A PostgreSQL database.
+    Postgres(PgPool),
+}
+
+impl fmt::Debug for Store {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Store")
+            .field("backend", &self.backend_name())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Store {
+    /// Opens the database at `url` and applies any pending migrations.
+    ///
+    /// `url` is either `sqlite://<path>` / `sqlite:<path>` (the file is created if missing;
+    /// opened in WAL mode with foreign keys on and a busy timeout) or
+    /// `postgres://user[:password]@host[:port]/database` (`postgresql://` too; the database
+    /// must exist). In-memory SQLite databases are refused: every pooled connection would see
+    /// its own. Connecting twice to the same database is fine: applied migrations are skipped.
+    pub async fn connect(url: &str) -> Result<Store, StoreError> {
+        let scheme = url
+            .split_once(':')
+            .map(|(scheme, _)| scheme.to_ascii_lowercase());
+        let backend = match scheme.as_deref() {
+            Some("sqlite") => Backend::Sqlite(connect_sqlite(url).await?),
+            Some("postgres" | "postgresql") => Backend::Postgres(connect_postgres(url).await?),
+            _ => {
+                return Err(StoreError::InvalidUrl {
+                    url: redact_url(url),
+                    reason: "expected a sqlite: or postgres: url".to_owned(),
+                });
+            }
+        };
+        let store = Store { backend };
+        store.migrate().await?;
+        Ok(store)
+    }
+
+    /// The backend in use: "sqlite" or "postgres".
+    pub fn backend_name(&self) -> &'static str {
+        match self.backend {
+            Backend::Sqlite(_) => "sqlite",
+            Backend::Postgres(_) => "postgres",
+        }
+    }
+
+    /// Closes the pool, waiting for connections in use to be returned. Clones of this store
+    /// cannot be used afterwards.
+    pub async fn close(&self) {
+        with_pool!(self, pool => pool.close().await)
+    }
+
+    /// Applies the embedded migrations that the database has not seen yet.
+    async fn migrate(&self) -> Result<(), StoreError> {
+        let result = match &self.backend {
+            Backend::Sqlite(pool) => migrations::migrator(migrations::SQLITE).run(pool).await,
+            Backend::Postgres(pool) => migrations::migrator(migrations::POSTGRES).run(pool).await,
+        };
+        result.map_err(|source| StoreError::Migrate { source })
+    }
+}
+
+/// Opens a pool on the SQLite file named by `url`.
+async fn connect_sqlite(url: &str) -> Result<SqlitePool, StoreError> {
+    let lower = url.to_ascii_lowercase();
+    if lower.contains(":memory:") || lower.contains("mode=memory") {
+        return Err(StoreError::InMemorySqlite);
+    }
+    let options = SqliteConnectOptions::from_str(url)
+        .map_err(|e| StoreError::InvalidUrl {
+            url: redact_url(url),
+            reason: e.to_string(),
+        })?
+        .create_if_missing(true)
+        .journal_mode(SqliteJournalMode::Wal)
+        // With WAL, NORMAL is durable across application crashes (not power loss) and much
+        // faster than FULL.
+        .synchronous(SqliteSynchronous::Normal)
+        .busy_timeout(WAIT)
+        .foreign_keys(true);
+    SqlitePoolOptions::new()
+        .max_connections(MAX_CONNECTIONS)
+        .acquire_timeout(WAIT)
+        .connect_with(options)
+        .await
+        .map_err(|source| StoreError::Connect {
+            url: redact_url(url),
+            source,
+        })
+}
+
+/// Opens a pool on the PostgreSQL database named by `url`.
+async fn connect_postgres(url: &str) -> Result<PgPool, StoreError> {
+    let options = PgConnectOptions::from_str(url)
+        .map_err(|e| StoreError::InvalidUrl {
+            url: redact_url(url),
+            reason: e.to_string(),
+        })?
+        .application_name("knobel-arena");
+    PgPoolOptions::new()
+        .max_connections(MAX_CONNECTIONS)
+        .acquire_timeout(WAIT)
+        .connect_with(options)
+        .await
+        .map_err(|source| StoreError::Connect {
+            url: redact_url(url),
+            source,
+        })
+}
+
+/// The current time in unix milliseconds, as the store records it.
+pub fn now_ms() -> i64 {
+    let since_epoch = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or(Duration::ZERO);
+    i64::try_from(since_epoch.as_millis()).unwrap_or(i64::MAX)
+}

@@ -1,0 +1,174 @@
+//! The records the store reads and writes.
+
+use std::fmt;
+use std::str::FromStr;
+
+/// A registered bot, as listed by the store. The token hash is never handed out.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BotRecord {
+    /// The store's id of the bot.
+    pub id: i64,
+    /// The bot's unique name.
+    pub name: String,
+    /// When the bot was registered, in unix milliseconds.
+    pub created_at_ms: i64,
+    /// When the bot's token was revoked, in unix milliseconds; `None` while it is valid.
+    pub revoked_at_ms: Option<i64>,
+}
+
+impl BotRecord {
+    /// Whether the bot's token has been revoked.
+    pub fn is_revoked(&self) -> bool {
+        self.revoked_at_ms.is_some()
+    }
+}
+
+/// A match to record as it starts (see [`Store::insert_match`](super::Store::insert_match)).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewMatch {
+    /// The match id chosen by the caller (unique; e.g. a 26-character ULID-like text).
+    pub id: String,
+    /// The game played, e.g. "schocken".
+    pub game: String,
+    /// The rules preset the match was started with.
+    pub preset: String,
+    /// The full rules, as JSON text.
+    pub rules_json: String,
+    /// The match seed. The engine's seeds are `u64`: pass `seed as i64` (same bit pattern,
+    /// lossless) and get the engine's seed back with `stored as u64`. Stored as a 64-bit
+    /// signed integer because neither SQLite nor PostgreSQL has an unsigned 64-bit type.
+    pub seed: i64,
+    /// The name of the bot in each seat, in seat order. Stored as a JSON array.
+    pub seat_names: Vec<String>,
+    /// When the match started, in unix milliseconds.
+    pub started_at_ms: i64,
+}
+
+/// Where a match stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum MatchStatus {
+    /// Started and not yet over (or the arena stopped before it was over).
+    Running,
+    /// Played to its end; placings are known.
+    Finished,
+    /// Ended early (a bot failed, the arena shut down, ...).
+    Aborted,
+}
+
+impl MatchStatus {
+    /// The status as stored in the database and shown to people: "running", "finished" or
+    /// "aborted".
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MatchStatus::Running => "running",
+            MatchStatus::Finished => "finished",
+            MatchStatus::Aborted => "aborted",
+        }
+    }
+}
+
+impl fmt::Display for MatchStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The text given is not a match status.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown match status \"{0}\": expected running, finished or aborted")]
+pub struct ParseMatchStatusError(pub String);
+
+impl FromStr for MatchStatus {
+    type Err = ParseMatchStatusError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "running" => Ok(MatchStatus::Running),
+            "finished" => Ok(MatchStatus::Finished),
+            "aborted" => Ok(MatchStatus::Aborted),
+            other => Err(ParseMatchStatusError(other.to_owned())),
+        }
+    }
+}
+
+/// Which matches to list (see [`Store::list_matches`](super::Store::list_matches)).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MatchFilter {
+    /// Only matches of this game.
+    pub game: Option<String>,
+    /// Only matches with this status.
+    pub status: Option<MatchStatus>,
+    /// At most this many matches; clamped to `1..=500`.
+    pub limit: u32,
+    /// Skip this many of the newest matching ones first.
+    pub offset: u32,
+}
+
+impl MatchFilter {
+    /// The largest page [`Store::list_matches`](super::Store::list_matches) returns.
+    pub const MAX_LIMIT: u32 = 500;
+}
+
+impl Default for MatchFilter {
+    /// All matches, the newest 50.
+    fn default() -> Self {
+        MatchFilter {
+            game: None,
+            status: None,
+            limit: 50,
+            offset: 0,
+        }
+    }
+}
+
+/// A match as listed, without its log.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MatchSummary {
+    /// The match id.
+    pub id: String,
+    /// The game played.
+    pub game: String,
+    /// The rules preset.
+    pub preset: String,
+    /// The name of the bot in each seat, in seat order.
+    pub seat_names: Vec<String>,
+    /// Where the match stands.
+    pub status: MatchStatus,
+    /// The place of each seat (1 = first; ties share a place), once finished.
+    pub placings: Option<Vec<u8>>,
+    /// Why the match was aborted, if it was.
+    pub abort_reason: Option<String>,
+    /// When the match started, in unix milliseconds.
+    pub started_at_ms: i64,
+    /// When the match finished or was aborted, in unix milliseconds.
+    pub finished_at_ms: Option<i64>,
+}
+
+/// A stored match with everything but its log (see [`Store::get_match`](super::Store::get_match)).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MatchRecord {
+    /// What [`Store::list_matches`](super::Store::list_matches) shows of it.
+    pub summary: MatchSummary,
+    /// The full rules, as JSON text.
+    pub rules_json: String,
+    /// The seed as stored: the engine's `u64` seed is `seed as u64`.
+    pub seed: i64,
+}
+
+/// One seat a bot held in a finished match (see
+/// [`Store::results_for_bot`](super::Store::results_for_bot)).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BotResult {
+    /// The match id.
+    pub match_id: String,
+    /// The game played.
+    pub game: String,
+    /// The seat the bot held (0-based).
+    pub seat: u8,
+    /// The place the bot reached (1 = first; ties share a place).
+    pub place: u8,
+    /// How many seats the match had.
+    pub seats: u8,
+    /// When the match finished, in unix milliseconds.
+    pub finished_at_ms: i64,
+}

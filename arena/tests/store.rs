@@ -1,0 +1,1010 @@
+//! The store's tests, each run on SQLite and on PostgreSQL, each on a fresh database.
+//!
+//! `store_tests!` turns every test body below into `sqlite::<name>` (a new file in a temporary
+//! folder) and `postgres::<name>` (a new database `knobel_test_<random hex>`, created through
+//! the admin URL in `KNOBEL_TEST_POSTGRES_URL`, default
+//! `postgres://postgres@127.0.0.1:5432/postgres`, and dropped afterwards, also when the test
+//! fails). If PostgreSQL cannot be reached the PostgreSQL tests fail when `CI` is set (it is
+//! mandatory there) and are skipped, with a message, otherwise.
+
+use std::future::Future;
+use std::time::Duration;
+
+use knobel_arena::auth::{generate_token, hash_token};
+use knobel_arena::store::{
+    BotRecord, MatchFilter, MatchStatus, MatchSummary, NewMatch, Store, StoreError, now_ms,
+};
+use sqlx::{AssertSqlSafe, Connection, PgConnection, Row};
+
+// ----------------------------------------------------------------------------------------------
+// Harness
+// ----------------------------------------------------------------------------------------------
+
+const DEFAULT_POSTGRES_URL: &str = "postgres://postgres@127.0.0.1:5432/postgres";
+
+/// Which backend a test database is on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Sqlite,
+    Postgres,
+}
+
+/// A fresh, empty database for one test.
+struct TestDb {
+    kind: Kind,
+    url: String,
+    /// The folder of the SQLite file, removed when the test ends.
+    _dir: Option<tempfile::TempDir>,
+}
+
+impl TestDb {
+    /// A store on the test database (migrations applied).
+    async fn store(&self) -> Store {
+        Store::connect(&self.url)
+            .await
+            .unwrap_or_else(|e| panic!("cannot open the test store: {e:?}"))
+    }
+
+    /// Every row of `table`, each column rendered as text: what an attacker with a copy of
+    /// the database would see.
+    async fn raw_rows(&self, table: &str) -> Vec<Vec<String>> {
+        let sql = AssertSqlSafe(format!("SELECT * FROM {table}"));
+        match self.kind {
+            Kind::Sqlite => {
+                let mut conn = sqlx::SqliteConnection::connect(&self.url).await.unwrap();
+                let rows = sqlx::query(sql).fetch_all(&mut conn).await.unwrap();
+                rows.iter()
+                    .map(|row| {
+                        (0..row.len())
+                            .map(|i| {
+                                row.try_get::<Option<String>, _>(i)
+                                    .map(|v| v.unwrap_or_default())
+                                    .or_else(|_| row.try_get::<i64, _>(i).map(|v| v.to_string()))
+                                    .unwrap()
+                            })
+                            .collect()
+                    })
+                    .collect()
+            }
+            Kind::Postgres => {
+                let mut conn = PgConnection::connect(&self.url).await.unwrap();
+                let rows = sqlx::query(sql).fetch_all(&mut conn).await.unwrap();
+                rows.iter()
+                    .map(|row| {
+                        (0..row.len())
+                            .map(|i| {
+                                row.try_get::<Option<String>, _>(i)
+                                    .map(|v| v.unwrap_or_default())
+                                    .or_else(|_| {
+                                        row.try_get::<Option<i64>, _>(i)
+                                            .map(|v| v.map(|v| v.to_string()).unwrap_or_default())
+                                    })
+                                    .or_else(|_| row.try_get::<i32, _>(i).map(|v| v.to_string()))
+                                    .unwrap()
+                            })
+                            .collect()
+                    })
+                    .collect()
+            }
+        }
+    }
+
+    /// How many rows `table` has.
+    async fn count(&self, table: &str) -> i64 {
+        let sql = AssertSqlSafe(format!("SELECT COUNT(*) FROM {table}"));
+        match self.kind {
+            Kind::Sqlite => {
+                let mut conn = sqlx::SqliteConnection::connect(&self.url).await.unwrap();
+                sqlx::query_scalar(sql).fetch_one(&mut conn).await.unwrap()
+            }
+            Kind::Postgres => {
+                let mut conn = PgConnection::connect(&self.url).await.unwrap();
+                sqlx::query_scalar(sql).fetch_one(&mut conn).await.unwrap()
+            }
+        }
+    }
+}
+
+/// Whether this run is CI's, where the PostgreSQL tests are mandatory.
+fn in_ci() -> bool {
+    std::env::var("CI")
+        .map(|v| !v.is_empty() && v != "0" && !v.eq_ignore_ascii_case("false"))
+        .unwrap_or(false)
+}
+
+/// Runs `test` on a new SQLite file.
+async fn run_sqlite<F, Fut>(test: F)
+where
+    F: FnOnce(TestDb) -> Fut,
+    Fut: Future<Output = ()>,
+{
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let url = format!("sqlite://{}", dir.path().join("knobel.db").display());
+    test(TestDb {
+        kind: Kind::Sqlite,
+        url,
+        _dir: Some(dir),
+    })
+    .await;
+}
+
+/// `url` (a PostgreSQL URL) naming database `db` instead of its own.
+fn with_database(url: &str, db: &str) -> String {
+    let (base, query) = match url.split_once('?') {
+        Some((base, query)) => (base, format!("?{query}")),
+        None => (url, String::new()),
+    };
+    let authority_start = base.find("://").map_or(0, |i| i + 3);
+    let base = match base[authority_start..].find('/') {
+        Some(slash) => &base[..authority_start + slash],
+        None => base,
+    };
+    format!("{base}/{db}{query}")
+}
+
+/// Drops a test database when dropped, unless [`DbGuard::drop_now`] did it already: the
+/// fallback for a test that is torn down before it could clean up.
+struct DbGuard {
+    admin_url: String,
+    name: String,
+    armed: bool,
+}
+
+impl DbGuard {
+    fn drop_sql(&self) -> AssertSqlSafe<String> {
+        AssertSqlSafe(format!(
+            "DROP DATABASE IF EXISTS {} WITH (FORCE)",
+            self.name
+        ))
+    }
+
+    async fn drop_now(mut self, admin: &mut PgConnection) {
+        self.armed = false;
+        if let Err(e) = sqlx::raw_sql(self.drop_sql()).execute(admin).await {
+            eprintln!("warning: cannot drop test database {}: {e}", self.name);
+        }
+    }
+}
+
+impl Drop for DbGuard {
+    fn drop(&mut self) {
+        if !self.armed {
+            return;
+        }
+        let admin_url = self.admin_url.clone();
+        let sql = self.drop_sql();
+        let name = self.name.clone();
+        // Drop cannot await: use a runtime of our own on a thread of our own.
+        let _ = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("a runtime");
+            runtime.block_on(async move {
+                let dropped = async {
+                    let mut admin = PgConnection::connect(&admin_url).await?;
+                    sqlx::raw_sql(sql).execute(&mut admin).await
+                };
+                if let Err(e) = dropped.await {
+                    eprintln!("warning: cannot drop test database {name}: {e}");
+                }
+            });
+        })
+        .join();
+    }
+}
+
+/// Runs `test` on a new PostgreSQL database, dropped afterwards whatever happens.
+async fn run_postgres<F, Fut>(test: F)
+where
+    F: FnOnce(TestDb) -> Fut,
+    Fut: Future<Output = ()> + Send + 'static,
+{
+    let admin_url =
+        std::env::var("KNOBEL_TEST_POSTGRES_URL").unwrap_or_else(|_| DEFAULT_POSTGRES_URL.into());
+    let connected =
+        tokio::time::timeout(Duration::from_secs(10), PgConnection::connect(&admin_url)).await;
+    let mut admin = match connected {
+        Ok(Ok(admin)) => admin,
+        failed => {
+            let why = match failed {
+                Ok(Err(e)) => e.to_string(),
+                _ => "timed out after 10 s".to_owned(),
+            };
+            if in_ci() {
+                panic!(
+                    "PostgreSQL is required in CI but cannot be reached at {admin_url}: {why} \
+                     (set KNOBEL_TEST_POSTGRES_URL or start PostgreSQL)"
+                );
+            }
+            eprintln!(
+                "SKIPPED: PostgreSQL cannot be reached at {admin_url}: {why}; set \
+                 KNOBEL_TEST_POSTGRES_URL or start PostgreSQL to run this test (mandatory \
+                 when CI is set)"
+            );
+            return;
+        }
+    };
+    // 64 random bits in hex.
+    let name = format!("knobel_test_{}", &generate_token()[4..20]);
+    sqlx::raw_sql(AssertSqlSafe(format!("CREATE DATABASE {name}")))
+        .execute(&mut admin)
+        .await
+        .unwrap_or_else(|e| panic!("cannot create test database {name}: {e}"));
+    let guard = DbGuard {
+        admin_url: admin_url.clone(),
+        name: name.clone(),
+        armed: true,
+    };
+    let db = TestDb {
+        kind: Kind::Postgres,
+        url: with_database(&admin_url, &name),
+        _dir: None,
+    };
+    // A task of its own, so that a failing test still lets us drop the database here.
+    let outcome = tokio::spawn(test(db)).await;
+    guard.drop_now(&mut admin).await;
+    if let Err(e) = outcome {
+        match e.try_into_panic() {
+            Ok(panic) => std::panic::resume_unwind(panic),
+            Err(e) => panic!("test task failed: {e}"),
+        }
+    }
+}
+
+/// Generates `sqlite::<name>` and `postgres::<name>` for each test body `<name>`.
+macro_rules! store_tests {
+    ($($name:ident),* $(,)?) => {
+        mod sqlite {
+            $(
+                #[tokio::test]
+                async fn $name() {
+                    crate::run_sqlite(crate::$name).await;
+                }
+            )*
+        }
+        mod postgres {
+            $(
+                #[tokio::test]
+                async fn $name() {
+                    crate::run_postgres(crate::$name).await;
+                }
+            )*
+        }
+    };
+}
+
+store_tests!(
+    migrations_apply_twice,
+    bot_registry_roundtrip,
+    duplicate_and_invalid_bots,
+    tokens_never_stored_in_clear,
+    match_lifecycle,
+    failed_finish_writes_nothing,
+    abort_match_keeps_given_log,
+    list_matches_filters_and_order,
+    list_limit_is_clamped,
+    mark_running_as_aborted,
+    seat_results_and_results_for_bot,
+    concurrent_writes,
+);
+
+// ----------------------------------------------------------------------------------------------
+// Helpers
+// ----------------------------------------------------------------------------------------------
+
+fn new_match(id: &str, game: &str, seats: &[&str], started_at_ms: i64) -> NewMatch {
+    NewMatch {
+        id: id.to_owned(),
+        game: game.to_owned(),
+        preset: format!("{game}-classic"),
+        rules_json: format!(r#"{{"game":"{game}","lives":13}}"#),
+        seed: 42,
+        seat_names: seats.iter().map(|s| s.to_string()).collect(),
+        started_at_ms,
+    }
+}
+
+fn ids(matches: &[MatchSummary]) -> Vec<&str> {
+    matches.iter().map(|m| m.id.as_str()).collect()
+}
+
+fn filter(game: Option<&str>, status: Option<MatchStatus>, limit: u32, offset: u32) -> MatchFilter {
+    MatchFilter {
+        game: game.map(str::to_owned),
+        status,
+        limit,
+        offset,
+    }
+}
+
+// ----------------------------------------------------------------------------------------------
+// Tests
+// ----------------------------------------------------------------------------------------------
+
+async fn migrations_apply_twice(db: TestDb) {
+    let first = db.store().await;
+    first
+        .add_bot("alice", &hash_token(&generate_token()))
+        .await
+        .unwrap();
+    // A second store on the same database while the first is open, then a third after both
+    // are closed: applied migrations are recognised and skipped, and the data stays.
+    let second = db.store().await;
+    assert_eq!(second.list_bots().await.unwrap().len(), 1);
+    first.close().await;
+    second.close().await;
+    let third = db.store().await;
+    assert_eq!(third.list_bots().await.unwrap()[0].name, "alice");
+    assert_eq!(
+        third.backend_name(),
+        match db.kind {
+            Kind::Sqlite => "sqlite",
+            Kind::Postgres => "postgres",
+        }
+    );
+    third.close().await;
+    assert_eq!(db.count("_sqlx_migrations").await, 1);
+}
+
+async fn bot_registry_roundtrip(db: TestDb) {
+    let store = db.store().await;
+    assert!(store.list_bots().await.unwrap().is_empty());
+
+    let before = now_ms();
+    let alice_token = generate_token();
+    let bob_token = generate_token();
+    let alice = store
+        .add_bot("alice", &hash_token(&alice_token))
+        .await
+        .unwrap();
+    let bob = store.add_bot("bob", &hash_token(&bob_token)).await.unwrap();
+    let after = now_ms();
+    assert_eq!(alice.name, "alice");
+    assert!((before..=after).contains(&alice.created_at_ms));
+    assert_eq!(alice.revoked_at_ms, None);
+    assert!(!alice.is_revoked());
+    assert_ne!(alice.id, bob.id);
+
+    assert_eq!(
+        store.list_bots().await.unwrap(),
+        vec![alice.clone(), bob.clone()]
+    );
+    assert_eq!(
+        store
+            .bot_by_token_hash(&hash_token(&alice_token))
+            .await
+            .unwrap(),
+        Some(alice.clone())
+    );
+    assert_eq!(
+        store
+            .bot_by_token_hash(&hash_token(&bob_token))
+            .await
+            .unwrap(),
+        Some(bob.clone())
+    );
+    assert_eq!(store.bot_by_name("bob").await.unwrap(), Some(bob.clone()));
+    assert_eq!(store.bot_by_name("carol").await.unwrap(), None);
+    let stranger = hash_token(&generate_token());
+    assert_eq!(store.bot_by_token_hash(&stranger).await.unwrap(), None);
+    // Looking up by the clear token finds nothing: only hashes are stored.
+    assert_eq!(store.bot_by_token_hash(&alice_token).await.unwrap(), None);
+
+    // Revoking: once, then no more; unknown bots are not revoked.
+    assert!(store.revoke_bot("alice").await.unwrap());
+    assert!(!store.revoke_bot("alice").await.unwrap());
+    assert!(!store.revoke_bot("carol").await.unwrap());
+    assert_eq!(
+        store
+            .bot_by_token_hash(&hash_token(&alice_token))
+            .await
+            .unwrap(),
+        None,
+        "a revoked token must not authenticate"
+    );
+    assert_eq!(
+        store
+            .bot_by_token_hash(&hash_token(&bob_token))
+            .await
+            .unwrap(),
+        Some(bob.clone())
+    );
+    let bots = store.list_bots().await.unwrap();
+    assert_eq!(bots.len(), 2);
+    let revoked: &BotRecord = &bots[0];
+    assert_eq!(revoked.name, "alice");
+    let revoked_at = revoked.revoked_at_ms.expect("alice is revoked");
+    assert!(revoked_at >= alice.created_at_ms && revoked_at <= now_ms());
+    assert_eq!(bots[1], bob);
+}
+
+async fn duplicate_and_invalid_bots(db: TestDb) {
+    let store = db.store().await;
+    let token = generate_token();
+    store.add_bot("alice", &hash_token(&token)).await.unwrap();
+
+    let err = store
+        .add_bot("alice", &hash_token(&generate_token()))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, StoreError::NameTaken { name } if name == "alice"),
+        "{err:?}"
+    );
+    assert_eq!(
+        err.to_string(),
+        "a bot named \"alice\" already exists: choose another name"
+    );
+
+    // Revoked bots keep their names.
+    assert!(store.revoke_bot("alice").await.unwrap());
+    let err = store
+        .add_bot("alice", &hash_token(&generate_token()))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, StoreError::NameTaken { .. }), "{err:?}");
+
+    // The same token for two bots is refused.
+    let err = store.add_bot("bob", &hash_token(&token)).await.unwrap_err();
+    assert!(matches!(err, StoreError::TokenTaken), "{err:?}");
+
+    // A clear token passed where the hash belongs is refused, and so are bad names.
+    let err = store.add_bot("carol", &generate_token()).await.unwrap_err();
+    assert!(matches!(err, StoreError::InvalidTokenHash), "{err:?}");
+    let err = store
+        .add_bot(" carol", &hash_token(&generate_token()))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, StoreError::InvalidBotName(_)), "{err:?}");
+    assert_eq!(
+        err.to_string(),
+        "invalid bot name \" carol\": it starts or ends with whitespace"
+    );
+
+    let names: Vec<String> = store
+        .list_bots()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|b| b.name)
+        .collect();
+    assert_eq!(names, ["alice"]);
+}
+
+async fn tokens_never_stored_in_clear(db: TestDb) {
+    let store = db.store().await;
+    let mut tokens = Vec::new();
+    for name in ["alice", "bob", "carol"] {
+        let token = generate_token();
+        store.add_bot(name, &hash_token(&token)).await.unwrap();
+        tokens.push(token);
+    }
+    store.revoke_bot("bob").await.unwrap();
+    store.close().await;
+
+    let rows = db.raw_rows("bots").await;
+    assert_eq!(rows.len(), 3);
+    let dump = format!("{rows:?}");
+    for token in &tokens {
+        let secret = &token[4..];
+        assert!(!dump.contains(secret), "a clear token is in the bots table");
+        assert!(
+            dump.contains(&hash_token(token)),
+            "the hash should be stored"
+        );
+    }
+    if db.kind == Kind::Sqlite {
+        // Nowhere in the database files either (main file, write-ahead log).
+        let path = db.url.strip_prefix("sqlite://").unwrap();
+        for file in [path.to_owned(), format!("{path}-wal")] {
+            let Ok(bytes) = std::fs::read(&file) else {
+                continue;
+            };
+            for token in &tokens {
+                let secret = &token.as_bytes()[4..];
+                assert!(
+                    !bytes.windows(secret.len()).any(|w| w == secret),
+                    "a clear token is in {file}"
+                );
+            }
+        }
+    }
+}
+
+async fn match_lifecycle(db: TestDb) {
+    let store = db.store().await;
+    let mut new = new_match("m-1", "schocken", &["alice", "bob"], 1_000);
+    new.seed = u64::MAX as i64; // the engine's u64 seeds round-trip through the bit pattern
+    store.insert_match(&new).await.unwrap();
+
+    let err = store.insert_match(&new).await.unwrap_err();
+    assert!(
+        matches!(&err, StoreError::MatchExists { id } if id == "m-1"),
+        "{err:?}"
+    );
+
+    assert_eq!(
+        store.match_log("m-1").await.unwrap(),
+        Some((MatchStatus::Running, None))
+    );
+    assert_eq!(store.match_log("m-unknown").await.unwrap(), None);
+
+    let record = store.get_match("m-1").await.unwrap().expect("stored");
+    assert_eq!(record.seed as u64, u64::MAX);
+    assert_eq!(record.rules_json, new.rules_json);
+    assert_eq!(
+        record.summary,
+        MatchSummary {
+            id: "m-1".into(),
+            game: "schocken".into(),
+            preset: "schocken-classic".into(),
+            seat_names: vec!["alice".into(), "bob".into()],
+            status: MatchStatus::Running,
+            placings: None,
+            abort_reason: None,
+            started_at_ms: 1_000,
+            finished_at_ms: None,
+        }
+    );
+    assert!(store.get_match("m-unknown").await.unwrap().is_none());
+
+    let log = r#"{"events":[{"roll":[1,1,1]}]}"#;
+    store
+        .finish_match("m-1", log, &[2, 1], 5_000)
+        .await
+        .unwrap();
+    assert_eq!(
+        store.match_log("m-1").await.unwrap(),
+        Some((MatchStatus::Finished, Some(log.to_owned())))
+    );
+    let listed = store.list_matches(&MatchFilter::default()).await.unwrap();
+    assert_eq!(listed.len(), 1);
+    assert_eq!(listed[0].status, MatchStatus::Finished);
+    assert_eq!(listed[0].placings, Some(vec![2, 1]));
+    assert_eq!(listed[0].finished_at_ms, Some(5_000));
+    assert_eq!(listed[0].abort_reason, None);
+
+    // A match ends once.
+    let err = store
+        .finish_match("m-1", log, &[1, 2], 6_000)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, StoreError::MatchNotRunning { id } if id == "m-1"),
+        "{err:?}"
+    );
+    let err = store
+        .abort_match("m-1", "too late", None, 6_000)
+        .await
+        .unwrap_err();
+    assert!(matches!(err, StoreError::MatchNotRunning { .. }), "{err:?}");
+    let err = store
+        .finish_match("m-unknown", log, &[1], 6_000)
+        .await
+        .unwrap_err();
+    assert!(matches!(err, StoreError::MatchNotRunning { .. }), "{err:?}");
+    assert_eq!(
+        store.match_log("m-1").await.unwrap(),
+        Some((MatchStatus::Finished, Some(log.to_owned())))
+    );
+    assert_eq!(
+        store
+            .get_match("m-1")
+            .await
+            .unwrap()
+            .unwrap()
+            .summary
+            .placings,
+        Some(vec![2, 1])
+    );
+}
+
+async fn failed_finish_writes_nothing(db: TestDb) {
+    let store = db.store().await;
+    store
+        .insert_match(&new_match(
+            "m-1",
+            "schocken",
+            &["alice", "bob", "carol"],
+            1_000,
+        ))
+        .await
+        .unwrap();
+    let err = store
+        .finish_match("m-1", "{}", &[1, 2], 2_000)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            StoreError::PlacingsMismatch {
+                seats: 3,
+                placings: 2,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    assert_eq!(
+        err.to_string(),
+        "match \"m-1\" has 3 seats but 2 placings were given"
+    );
+    // The transaction was rolled back: still running, no log, no results.
+    assert_eq!(
+        store.match_log("m-1").await.unwrap(),
+        Some((MatchStatus::Running, None))
+    );
+    assert_eq!(db.count("seat_results").await, 0);
+    // And it can still be finished properly.
+    store
+        .finish_match("m-1", "{}", &[3, 1, 2], 2_000)
+        .await
+        .unwrap();
+    assert_eq!(db.count("seat_results").await, 3);
+
+    // A match started without seat names takes any placings and writes no seat results.
+    store
+        .insert_match(&new_match("m-2", "schocken", &[], 1_000))
+        .await
+        .unwrap();
+    store
+        .finish_match("m-2", "{}", &[1, 2], 2_000)
+        .await
+        .unwrap();
+    assert_eq!(db.count("seat_results").await, 3);
+}
+
+async fn abort_match_keeps_given_log(db: TestDb) {
+    let store = db.store().await;
+    for id in ["m-1", "m-2"] {
+        store
+            .insert_match(&new_match(id, "zokken", &["alice", "bob"], 1_000))
+            .await
+            .unwrap();
+    }
+    let partial = r#"{"events":[]}"#;
+    store
+        .abort_match("m-1", "bob disconnected", Some(partial), 3_000)
+        .await
+        .unwrap();
+    store
+        .abort_match("m-2", "the arena shut down", None, 4_000)
+        .await
+        .unwrap();
+    assert_eq!(
+        store.match_log("m-1").await.unwrap(),
+        Some((MatchStatus::Aborted, Some(partial.to_owned())))
+    );
+    assert_eq!(
+        store.match_log("m-2").await.unwrap(),
+        Some((MatchStatus::Aborted, None))
+    );
+    let m1 = store.get_match("m-1").await.unwrap().unwrap().summary;
+    assert_eq!(m1.status, MatchStatus::Aborted);
+    assert_eq!(m1.abort_reason.as_deref(), Some("bob disconnected"));
+    assert_eq!(m1.finished_at_ms, Some(3_000));
+    assert_eq!(m1.placings, None);
+    // Aborted matches cannot be finished or aborted again, and leave no results.
+    let err = store
+        .finish_match("m-1", "{}", &[1, 2], 5_000)
+        .await
+        .unwrap_err();
+    assert!(matches!(err, StoreError::MatchNotRunning { .. }), "{err:?}");
+    let err = store
+        .abort_match("m-2", "again", None, 5_000)
+        .await
+        .unwrap_err();
+    assert!(matches!(err, StoreError::MatchNotRunning { .. }), "{err:?}");
+    let err = store
+        .abort_match("m-9", "unknown", None, 5_000)
+        .await
+        .unwrap_err();
+    assert!(matches!(err, StoreError::MatchNotRunning { .. }), "{err:?}");
+    assert_eq!(db.count("seat_results").await, 0);
+}
+
+async fn list_matches_filters_and_order(db: TestDb) {
+    let store = db.store().await;
+    // Inserted out of start order on purpose.
+    let plan = [
+        ("a", "schocken", 3_000),
+        ("b", "zokken", 1_000),
+        ("c", "schocken", 5_000),
+        ("d", "sjokken", 2_000),
+        ("e", "schocken", 4_000),
+        ("f", "zokken", 6_000),
+        ("g", "schocken", 6_000), // same start as f: ties go by id, descending
+    ];
+    for (id, game, started) in plan {
+        store
+            .insert_match(&new_match(id, game, &["x", "y"], started))
+            .await
+            .unwrap();
+    }
+    store.finish_match("a", "{}", &[1, 2], 7_000).await.unwrap();
+    store.finish_match("c", "{}", &[2, 1], 7_000).await.unwrap();
+    store.finish_match("b", "{}", &[1, 1], 7_000).await.unwrap();
+    store.abort_match("e", "crash", None, 7_000).await.unwrap();
+
+    let all = store.list_matches(&MatchFilter::default()).await.unwrap();
+    assert_eq!(ids(&all), ["g", "f", "c", "e", "a", "d", "b"]);
+
+    let schocken = store
+        .list_matches(&filter(Some("schocken"), None, 50, 0))
+        .await
+        .unwrap();
+    assert_eq!(ids(&schocken), ["g", "c", "e", "a"]);
+    assert!(schocken.iter().all(|m| m.game == "schocken"));
+
+    let finished = store
+        .list_matches(&filter(None, Some(MatchStatus::Finished), 50, 0))
+        .await
+        .unwrap();
+    assert_eq!(ids(&finished), ["c", "a", "b"]);
+    let running = store
+        .list_matches(&filter(None, Some(MatchStatus::Running), 50, 0))
+        .await
+        .unwrap();
+    assert_eq!(ids(&running), ["g", "f", "d"]);
+    let aborted = store
+        .list_matches(&filter(None, Some(MatchStatus::Aborted), 50, 0))
+        .await
+        .unwrap();
+    assert_eq!(ids(&aborted), ["e"]);
+
+    let both = store
+        .list_matches(&filter(
+            Some("schocken"),
+            Some(MatchStatus::Finished),
+            50,
+            0,
+        ))
+        .await
+        .unwrap();
+    assert_eq!(ids(&both), ["c", "a"]);
+    let none = store
+        .list_matches(&filter(Some("kniffel"), None, 50, 0))
+        .await
+        .unwrap();
+    assert!(none.is_empty());
+
+    // Paging.
+    let page1 = store.list_matches(&filter(None, None, 3, 0)).await.unwrap();
+    let page2 = store.list_matches(&filter(None, None, 3, 3)).await.unwrap();
+    let page3 = store.list_matches(&filter(None, None, 3, 6)).await.unwrap();
+    let page4 = store.list_matches(&filter(None, None, 3, 9)).await.unwrap();
+    assert_eq!(ids(&page1), ["g", "f", "c"]);
+    assert_eq!(ids(&page2), ["e", "a", "d"]);
+    assert_eq!(ids(&page3), ["b"]);
+    assert!(page4.is_empty());
+
+    // A limit of 0 is clamped up to 1.
+    let one = store.list_matches(&filter(None, None, 0, 0)).await.unwrap();
+    assert_eq!(ids(&one), ["g"]);
+}
+
+async fn list_limit_is_clamped(db: TestDb) {
+    let store = db.store().await;
+    let total = MatchFilter::MAX_LIMIT as usize + 5;
+    for i in 0..total {
+        store
+            .insert_match(&new_match(
+                &format!("m-{i:04}"),
+                "schocken",
+                &["x"],
+                i as i64,
+            ))
+            .await
+            .unwrap();
+    }
+    let page = store
+        .list_matches(&filter(None, None, u32::MAX, 0))
+        .await
+        .unwrap();
+    assert_eq!(page.len(), MatchFilter::MAX_LIMIT as usize);
+    assert_eq!(page[0].id, format!("m-{:04}", total - 1));
+    let rest = store
+        .list_matches(&filter(None, None, u32::MAX, MatchFilter::MAX_LIMIT))
+        .await
+        .unwrap();
+    assert_eq!(
+        ids(&rest),
+        ["m-0004", "m-0003", "m-0002", "m-0001", "m-0000"]
+    );
+}
+
+async fn mark_running_as_aborted(db: TestDb) {
+    let store = db.store().await;
+    for (id, started) in [("r1", 1_000), ("r2", 2_000), ("r3", 3_000), ("done", 4_000)] {
+        store
+            .insert_match(&new_match(id, "schocken", &["x", "y"], started))
+            .await
+            .unwrap();
+    }
+    store
+        .finish_match("done", "{}", &[1, 2], 5_000)
+        .await
+        .unwrap();
+
+    let before = now_ms();
+    let n = store
+        .mark_running_as_aborted("the arena restarted")
+        .await
+        .unwrap();
+    assert_eq!(n, 3);
+    for id in ["r1", "r2", "r3"] {
+        let m = store.get_match(id).await.unwrap().unwrap().summary;
+        assert_eq!(m.status, MatchStatus::Aborted);
+        assert_eq!(m.abort_reason.as_deref(), Some("the arena restarted"));
+        assert!(m.finished_at_ms.unwrap() >= before);
+    }
+    let done = store.get_match("done").await.unwrap().unwrap().summary;
+    assert_eq!(done.status, MatchStatus::Finished);
+    assert_eq!(done.abort_reason, None);
+    assert_eq!(done.finished_at_ms, Some(5_000));
+    assert_eq!(store.mark_running_as_aborted("again").await.unwrap(), 0);
+}
+
+async fn seat_results_and_results_for_bot(db: TestDb) {
+    let store = db.store().await;
+    // alice plays herself in m-1 (seats 0 and 2).
+    store
+        .insert_match(&new_match(
+            "m-1",
+            "schocken",
+            &["alice", "bob", "alice"],
+            1_000,
+        ))
+        .await
+        .unwrap();
+    store
+        .insert_match(&new_match("m-2", "zokken", &["bob", "alice"], 2_000))
+        .await
+        .unwrap();
+    store
+        .insert_match(&new_match("m-3", "zokken", &["alice", "carol"], 3_000))
+        .await
+        .unwrap();
+    store
+        .insert_match(&new_match("m-4", "zokken", &["alice", "carol"], 4_000))
+        .await
+        .unwrap();
+    // m-2 finishes before m-1.
+    store
+        .finish_match("m-2", "{}", &[1, 1], 8_000)
+        .await
+        .unwrap();
+    store
+        .finish_match("m-1", "{}", &[2, 1, 3], 9_000)
+        .await
+        .unwrap();
+    store
+        .abort_match("m-3", "crash", None, 9_500)
+        .await
+        .unwrap();
+    // m-4 stays running.
+
+    let mut rows = db.raw_rows("seat_results").await;
+    rows.sort();
+    assert_eq!(
+        rows,
+        [
+            ["m-1", "0", "alice", "2"],
+            ["m-1", "1", "bob", "1"],
+            ["m-1", "2", "alice", "3"],
+            ["m-2", "0", "bob", "1"],
+            ["m-2", "1", "alice", "1"],
+        ]
+    );
+
+    let alice = store.results_for_bot("alice").await.unwrap();
+    let summary: Vec<(&str, &str, u8, u8, u8, i64)> = alice
+        .iter()
+        .map(|r| {
+            (
+                r.match_id.as_str(),
+                r.game.as_str(),
+                r.seat,
+                r.place,
+                r.seats,
+                r.finished_at_ms,
+            )
+        })
+        .collect();
+    assert_eq!(
+        summary,
+        [
+            ("m-2", "zokken", 1, 1, 2, 8_000),
+            ("m-1", "schocken", 0, 2, 3, 9_000),
+            ("m-1", "schocken", 2, 3, 3, 9_000),
+        ]
+    );
+    let bob = store.results_for_bot("bob").await.unwrap();
+    assert_eq!(bob.len(), 2);
+    assert_eq!((bob[1].match_id.as_str(), bob[1].place), ("m-1", 1));
+    // carol only played matches that did not finish.
+    assert!(store.results_for_bot("carol").await.unwrap().is_empty());
+    assert!(store.results_for_bot("nobody").await.unwrap().is_empty());
+}
+
+async fn concurrent_writes(db: TestDb) {
+    let store = db.store().await;
+    let mut tasks = tokio::task::JoinSet::new();
+    for i in 0..24 {
+        let store = store.clone();
+        tasks.spawn(async move {
+            let id = format!("m-{i:02}");
+            store
+                .insert_match(&new_match(&id, "schocken", &["alice", "bob"], i))
+                .await?;
+            if i % 3 == 0 {
+                store.abort_match(&id, "crash", None, 100 + i).await
+            } else {
+                store.finish_match(&id, "{}", &[1, 2], 100 + i).await
+            }
+        });
+    }
+    while let Some(joined) = tasks.join_next().await {
+        joined.expect("task").expect("write");
+    }
+    let finished = store
+        .list_matches(&filter(None, Some(MatchStatus::Finished), 100, 0))
+        .await
+        .unwrap();
+    assert_eq!(finished.len(), 16);
+    assert_eq!(store.results_for_bot("alice").await.unwrap().len(), 16);
+    assert_eq!(db.count("seat_results").await, 32);
+}
+
+// ----------------------------------------------------------------------------------------------
+// Backend-independent checks
+// ----------------------------------------------------------------------------------------------
+
+#[tokio::test]
+async fn refuses_unsupported_and_in_memory_urls() {
+    let err = Store::connect("mysql://root:hunter2@localhost/knobel")
+        .await
+        .unwrap_err();
+    assert!(matches!(err, StoreError::InvalidUrl { .. }), "{err:?}");
+    assert!(!err.to_string().contains("hunter2"), "{err}");
+    assert_eq!(
+        err.to_string(),
+        "unsupported database url \"mysql://root:***@localhost/knobel\": expected a sqlite: or \
+         postgres: url"
+    );
+    for url in [
+        "sqlite::memory:",
+        "sqlite://:memory:",
+        "sqlite://x.db?mode=memory",
+    ] {
+        let err = Store::connect(url).await.unwrap_err();
+        assert!(matches!(err, StoreError::InMemorySqlite), "{url}: {err:?}");
+    }
+}
+
+#[tokio::test]
+async fn connect_errors_hide_passwords() {
+    // A Unix socket that does not exist: fails at once (a refused TCP connection would be
+    // retried until the pool's acquire timeout).
+    let err = Store::connect("postgres://knobel:hunter2@127.0.0.1:1/knobel?host=/nonexistent")
+        .await
+        .unwrap_err();
+    assert!(matches!(err, StoreError::Connect { .. }), "{err:?}");
+    let message = format!("{err} / {:?}", std::error::Error::source(&err));
+    assert!(!message.contains("hunter2"), "{message}");
+    assert!(message.contains("knobel:***@127.0.0.1:1"), "{message}");
+}
+
+#[test]
+fn postgres_url_with_other_database() {
+    assert_eq!(
+        with_database("postgres://postgres@127.0.0.1:5432/postgres", "t1"),
+        "postgres://postgres@127.0.0.1:5432/t1"
+    );
+    assert_eq!(
+        with_database("postgresql://u:p@h/db?sslmode=disable", "t2"),
+        "postgresql://u:p@h/t2?sslmode=disable"
+    );
+    assert_eq!(with_database("postgres://h", "t3"), "postgres://h/t3");
+}

@@ -1,0 +1,219 @@
+//! Harness for end-to-end tests: builds the `knobel` and `knobel-bot` binaries, starts the
+//! arena as a real process on 127.0.0.1:0 with a fresh SQLite store, registers bots, starts
+//! bot processes and talks to the arena over real gRPC.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use knobel_proto::v1 as pb;
+use knobel_proto::v1::arena_client::ArenaClient;
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, Command};
+use tonic::metadata::MetadataValue;
+use tonic::transport::Channel;
+
+/// The workspace root.
+pub fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("tests/ is in the workspace")
+        .to_owned()
+}
+
+/// Builds the binaries once per test process and returns the directory they are in.
+pub fn binaries() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+        let status = std::process::Command::new(cargo)
+            .current_dir(workspace())
+            .args(["build", "--quiet", "-p", "knobel-arena", "--bins"])
+            .status()
+            .expect("cannot run cargo build");
+        assert!(status.success(), "building the binaries failed");
+        let target = std::env::var_os("CARGO_TARGET_DIR")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| workspace().join("target"));
+        target.join("debug")
+    })
+}
+
+/// A running arena process with its own store.
+pub struct Arena {
+    /// The arena process.
+    pub child: Child,
+    /// `http://127.0.0.1:PORT`.
+    pub url: String,
+    /// The metrics URL.
+    pub metrics_url: String,
+    /// The store's database URL.
+    pub database_url: String,
+    _dir: tempfile::TempDir,
+}
+
+/// Options for [`Arena::start`].
+#[derive(Clone, Debug)]
+pub struct ArenaOptions {
+    /// Extra `knobel serve` arguments.
+    pub args: Vec<String>,
+}
+
+impl Default for ArenaOptions {
+    fn default() -> ArenaOptions {
+        ArenaOptions {
+            args: vec![
+                "--decision-ms".into(),
+                "1000".into(),
+                "--zokken-rounds".into(),
+                "10".into(),
+            ],
+        }
+    }
+}
+
+impl Arena {
+    /// Starts `knobel serve` on 127.0.0.1:0 with a fresh SQLite store.
+    pub async fn start(options: ArenaOptions) -> Arena {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let database_url = format!("sqlite://{}", dir.path().join("arena.db").display());
+        let mut child = Command::new(binaries().join("knobel"))
+            .args([
+                "serve",
+                "--listen",
+                "127.0.0.1:0",
+                "--metrics-listen",
+                "127.0.0.1:0",
+            ])
+            .args(["--database-url", &database_url])
+            .args(&options.args)
+            .env("RUST_LOG", "info")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("cannot start knobel serve");
+        let stdout = child.stdout.take().expect("piped stdout");
+        let mut lines = BufReader::new(stdout).lines();
+        let mut url = None;
+        let mut metrics_url = None;
+        while url.is_none() || metrics_url.is_none() {
+            let line = tokio::time::timeout(Duration::from_secs(30), lines.next_line())
+                .await
+                .expect("the arena did not start within 30 s")
+                .expect("read arena output")
+                .expect("the arena exited before listening");
+            if let Some(addr) = line.strip_prefix("knobel arena listening on ") {
+                url = Some(format!("http://{addr}"));
+            } else if let Some(metrics) = line.strip_prefix("knobel metrics on ") {
+                metrics_url = Some(metrics.to_owned());
+            }
+        }
+        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+        Arena {
+            child,
+            url: url.expect("url"),
+            metrics_url: metrics_url.expect("metrics url"),
+            database_url,
+            _dir: dir,
+        }
+    }
+
+    /// Registers a bot with `knobel bot add` and returns its token.
+    pub async fn add_bot(&self, name: &str) -> String {
+        let output = Command::new(binaries().join("knobel"))
+            .args(["bot", "add", name, "--database-url", &self.database_url])
+            .output()
+            .await
+            .expect("cannot run knobel bot add");
+        assert!(
+            output.status.success(),
+            "knobel bot add failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let stdout = String::from_utf8(output.stdout).expect("utf-8");
+        stdout
+            .lines()
+            .nth(1)
+            .expect("the token line")
+            .trim()
+            .to_owned()
+    }
+
+    /// A gRPC client, authenticated with `token` if given.
+    pub async fn client(&self) -> ArenaClient<Channel> {
+        let channel = Channel::from_shared(self.url.clone())
+            .expect("valid url")
+            .connect()
+            .await
+            .expect("connect to the arena");
+        ArenaClient::new(channel)
+    }
+
+    /// Starts a `knobel-bot` process.
+    pub fn bot(&self, token: &str, args: &[&str]) -> Child {
+        Command::new(binaries().join("knobel-bot"))
+            .args(["--server", &self.url, "--token", token])
+            .args(args)
+            .env("RUST_LOG", "warn")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("cannot start knobel-bot")
+    }
+
+    /// Sends SIGTERM and waits for a clean exit.
+    pub async fn stop(mut self) -> std::process::ExitStatus {
+        if let Some(pid) = self.child.id() {
+            let _ = std::process::Command::new("kill")
+                .args(["-TERM", &pid.to_string()])
+                .status();
+        }
+        tokio::time::timeout(Duration::from_secs(30), self.child.wait())
+            .await
+            .expect("the arena did not stop within 30 s after SIGTERM")
+            .expect("wait for the arena")
+    }
+
+    /// Finished matches, newest first.
+    pub async fn matches(&self) -> Vec<pb::MatchSummary> {
+        let mut client = self.client().await;
+        client
+            .list_matches(pb::ListMatchesRequest {
+                limit: 500,
+                ..Default::default()
+            })
+            .await
+            .expect("list matches")
+            .into_inner()
+            .matches
+    }
+}
+
+/// Adds `authorization: Bearer <token>` to a request.
+pub fn authorized<T>(message: T, token: &str) -> tonic::Request<T> {
+    let mut request = tonic::Request::new(message);
+    let value: MetadataValue<_> = format!("Bearer {token}").parse().expect("ascii token");
+    request.metadata_mut().insert("authorization", value);
+    request
+}
+
+/// Waits for a bot process to exit and returns its stdout lines.
+pub async fn finish(mut child: Child, within: Duration) -> (std::process::ExitStatus, Vec<String>) {
+    let stdout = child.stdout.take().expect("piped stdout");
+    let reader = tokio::spawn(async move {
+        let mut lines = BufReader::new(stdout).lines();
+        let mut out = Vec::new();
+        while let Ok(Some(line)) = lines.next_line().await {
+            out.push(line);
+        }
+        out
+    });
+    let status = tokio::time::timeout(within, child.wait())
+        .await
+        .expect("the bot did not finish in time")
+        .expect("wait for the bot");
+    (status, reader.await.expect("reader"))
+}
