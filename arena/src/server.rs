@@ -502,7 +502,7 @@ impl Connection {
             tokio::select! {
                 message = inbound.message() => match message {
                     Ok(Some(message)) => {
-                        if !self.from_bot(message, &to_referee, pings, &mut open, game).await {
+                        if !self.handle_bot_message(message, &to_referee, pings, &mut open, game).await {
                             return MatchEnd::Closed;
                         }
                     }
@@ -584,7 +584,7 @@ impl Connection {
     }
 
     /// Handles one message from the bot. Returns false when the stream should close.
-    async fn from_bot(
+    async fn handle_bot_message(
         &self,
         message: pb::BotMessage,
         to_referee: &mpsc::Sender<FromSeat>,

@@ -1188,7 +1188,7 @@ fn the_builtin_policies_only_choose_legal_actions() {
         let mut m = Match::new(rules, seed, seats).unwrap();
         let mut players: Vec<Box<dyn Policy>> = (0..seats)
             .map(|i| {
-                if (i + seed as usize) % 2 == 0 {
+                if (i + seed as usize).is_multiple_of(2) {
                     Box::new(HeuristicPolicy) as Box<dyn Policy>
                 } else {
                     Box::new(TimidPolicy)

@@ -39,11 +39,11 @@ fn convert_arena_message(message: &pb::ArenaMessage) {
     use pb::arena_message::Kind;
     match &message.kind {
         Some(Kind::DecisionRequest(request)) => {
-            if let Some(o) = &request.observation {
-                if let Ok(observation) = Observation::try_from(o) {
-                    // What parses converts back without a panic.
-                    let _ = pb::Observation::from(&observation);
-                }
+            if let Some(o) = &request.observation
+                && let Ok(observation) = Observation::try_from(o)
+            {
+                // What parses converts back without a panic.
+                let _ = pb::Observation::from(&observation);
             }
             for action in &request.legal_actions {
                 let _ = Action::try_from(action);
