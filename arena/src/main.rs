@@ -75,6 +75,9 @@ struct ServeArgs {
     /// Seconds running matches get to finish on shutdown before they are aborted.
     #[arg(long, default_value_t = 5)]
     shutdown_grace_secs: u64,
+    /// The admin token for the Admin service (bot registration over gRPC); unset disables it.
+    #[arg(long, env = "KNOBEL_ADMIN_TOKEN", hide_env_values = true)]
+    admin_token: Option<String>,
 }
 
 #[derive(Subcommand, Debug)]
@@ -219,6 +222,7 @@ async fn run_serve(args: ServeArgs) -> Result<()> {
         },
         max_streams_per_bot: args.max_streams_per_bot,
         shutdown_grace: Duration::from_secs(args.shutdown_grace_secs),
+        admin_token: args.admin_token.as_deref().map(auth::AdminToken::new),
     };
     serve(
         config,

@@ -13,6 +13,7 @@ use std::time::Duration;
 
 use knobel_engine::{Game, Seat};
 use knobel_proto::v1 as pb;
+use knobel_proto::v1::admin_server::{Admin, AdminServer};
 use knobel_proto::v1::arena_server::{Arena, ArenaServer};
 use knobel_proto::{BotDecision, BotHello, convert};
 use tokio::net::TcpListener;
@@ -47,6 +48,8 @@ pub struct ServerConfig {
     pub max_streams_per_bot: usize,
     /// How long running matches get on shutdown before they are aborted.
     pub shutdown_grace: Duration,
+    /// The admin token guarding the `Admin` service; `None` disables it.
+    pub admin_token: Option<auth::AdminToken>,
 }
 
 impl Default for ServerConfig {
@@ -55,6 +58,7 @@ impl Default for ServerConfig {
             lobby: LobbyConfig::default(),
             max_streams_per_bot: 8,
             shutdown_grace: Duration::from_secs(5),
+            admin_token: None,
         }
     }
 }
@@ -90,6 +94,10 @@ pub async fn serve(
         metrics.clone(),
         shutdown_rx.clone(),
     );
+    let admin = AdminService {
+        store: store.clone(),
+        token: config.admin_token.clone(),
+    };
     let service = ArenaService {
         store,
         lobby: lobby.clone(),
@@ -137,6 +145,7 @@ pub async fn serve(
         .add_service(reflection_v1)
         .add_service(reflection_v1alpha)
         .add_service(arena)
+        .add_service(AdminServer::new(admin).max_decoding_message_size(MAX_MESSAGE_BYTES))
         .serve_with_incoming_shutdown(incoming, async move {
             crate::referee::shutting_down(&mut signal).await;
         })
@@ -365,6 +374,90 @@ fn wire_status(status: MatchStatus) -> pb::MatchStatus {
     }
 }
 
+/// The `knobel.v1.Admin` service: bot registration for the arena's organiser.
+struct AdminService {
+    store: Store,
+    token: Option<auth::AdminToken>,
+}
+
+impl AdminService {
+    fn check<T>(&self, request: &Request<T>) -> Result<(), Status> {
+        let Some(admin) = &self.token else {
+            return Err(Status::permission_denied(
+                "admin operations are disabled: start the arena with KNOBEL_ADMIN_TOKEN set",
+            ));
+        };
+        let header = request
+            .metadata()
+            .get("authorization")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("");
+        match auth::bearer_token(header) {
+            Some(token) if admin.verifies(token) => Ok(()),
+            _ => Err(Status::unauthenticated(
+                "missing or wrong admin token: send `authorization: Bearer <admin token>`",
+            )),
+        }
+    }
+}
+
+fn bot_info(bot: crate::store::BotRecord) -> pb::BotInfo {
+    pb::BotInfo {
+        name: bot.name,
+        created_unix_ms: bot.created_at_ms.max(0) as u64,
+        revoked_unix_ms: bot.revoked_at_ms.map(|t| t.max(0) as u64),
+    }
+}
+
+#[tonic::async_trait]
+impl Admin for AdminService {
+    async fn add_bot(
+        &self,
+        request: Request<pb::AddBotRequest>,
+    ) -> Result<Response<pb::AddBotResponse>, Status> {
+        self.check(&request)?;
+        let name = request.into_inner().name;
+        auth::check_bot_name(&name).map_err(|e| Status::invalid_argument(e.to_string()))?;
+        let token = auth::generate_token();
+        let bot = match self.store.add_bot(&name, &auth::hash_token(&token)).await {
+            Ok(bot) => bot,
+            Err(error @ StoreError::NameTaken { .. }) => {
+                return Err(Status::already_exists(error.to_string()));
+            }
+            Err(error) => return Err(internal(error)),
+        };
+        info!(bot = %bot.name, "bot registered");
+        Ok(Response::new(pb::AddBotResponse {
+            bot: Some(bot_info(bot)),
+            token,
+        }))
+    }
+
+    async fn revoke_bot(
+        &self,
+        request: Request<pb::RevokeBotRequest>,
+    ) -> Result<Response<pb::RevokeBotResponse>, Status> {
+        self.check(&request)?;
+        let name = request.into_inner().name;
+        let revoked = self.store.revoke_bot(&name).await.map_err(internal)?;
+        if revoked {
+            info!(bot = %name, "bot revoked");
+        }
+        Ok(Response::new(pb::RevokeBotResponse { revoked }))
+    }
+
+    async fn list_bots(
+        &self,
+        request: Request<pb::ListBotsRequest>,
+    ) -> Result<Response<pb::ListBotsResponse>, Status> {
+        self.check(&request)?;
+        let bots = self.store.list_bots().await.map_err(internal)?;
+        Ok(Response::new(pb::ListBotsResponse {
+            bots: bots.into_iter().map(bot_info).collect(),
+        }))
+    }
+}
+
 /// One Play stream: one seat, one match after another.
 struct Connection {
     bot_name: String,
@@ -496,10 +589,21 @@ impl Connection {
         let mut seat = Seat(0);
         let mut match_id = String::new();
         let mut game = Game::Schocken;
+        let mut shutdown = self.shutdown.clone();
+        let mut shutting_down = false;
         // Requests sent and not yet answered, to time the answers for the metrics.
         let mut open: HashMap<u64, tokio::time::Instant> = HashMap::new();
         loop {
             tokio::select! {
+                // On shutdown a waiting bot is told at once; a playing bot gets its
+                // match's MatchResult (ABORTED) from the referee first.
+                _ = crate::referee::shutting_down(&mut shutdown), if !shutting_down => {
+                    shutting_down = true;
+                    if match_id.is_empty() {
+                        let _ = self.out.send(Err(Status::unavailable("the arena is shutting down"))).await;
+                        return MatchEnd::Closed;
+                    }
+                }
                 message = inbound.message() => match message {
                     Ok(Some(message)) => {
                         if !self.handle_bot_message(message, &to_referee, pings, &mut open, game).await {

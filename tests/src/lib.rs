@@ -76,6 +76,11 @@ impl Default for ArenaOptions {
 impl Arena {
     /// Starts `knobel serve` on 127.0.0.1:0 with a fresh SQLite store.
     pub async fn start(options: ArenaOptions) -> Arena {
+        Arena::start_with_env(options, &[]).await
+    }
+
+    /// Like [`Arena::start`], with extra environment variables for the arena process.
+    pub async fn start_with_env(options: ArenaOptions, env: &[(&str, &str)]) -> Arena {
         let dir = tempfile::tempdir().expect("temp dir");
         let database_url = format!("sqlite://{}", dir.path().join("arena.db").display());
         let mut child = Command::new(binaries().join("knobel"))
@@ -89,6 +94,8 @@ impl Arena {
             .args(["--database-url", &database_url])
             .args(&options.args)
             .env("RUST_LOG", "info")
+            .env_remove("KNOBEL_ADMIN_TOKEN")
+            .envs(env.iter().copied())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .kill_on_drop(true)
