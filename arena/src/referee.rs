@@ -277,17 +277,28 @@ async fn wait_for_answer(state: &mut SeatState, request_id: u64, time: TimeContr
     }
 }
 
-/// Drops answers that arrived while no request was open for the seat (they are stale).
+/// Drops answers that arrived while no request was open for the seat (they are stale),
+/// telling the bot about each. Returns false if the bot is gone.
 fn drain_stale(state: &mut SeatState) -> bool {
     let Player::Bot(bot) = &mut state.player else {
         return true;
     };
     loop {
         match bot.from_bot.try_recv() {
-            Ok(FromSeat::Decision { .. }) => continue,
-            Ok(FromSeat::Disconnected) | Err(mpsc::error::TryRecvError::Disconnected) => {
-                return false;
+            Ok(FromSeat::Decision { request_id, .. }) => {
+                let notice = Notice {
+                    request_id,
+                    problem: Problem::StaleRequest,
+                    message: format!("request {request_id} is not open for your seat: this answer is ignored"),
+                    applied: None,
+                    strikes: state.strikes,
+                    forfeited: state.forfeited,
+                };
+                if bot.to_bot.try_send(ToSeat::Notice(notice)).is_err() {
+                    return false;
+                }
             }
+            Ok(FromSeat::Disconnected) | Err(mpsc::error::TryRecvError::Disconnected) => return false,
             Err(mpsc::error::TryRecvError::Empty) => return true,
         }
     }
