@@ -612,7 +612,13 @@ impl Connection {
                     }
                     // The stream ended, or broke (bytes that are not a message, an oversized
                     // message): the seat is gone.
-                    Ok(None) | Err(_) => {
+                    Ok(None) => {
+                        info!(bot = %self.bot_name, "bot closed its stream");
+                        let _ = to_referee.try_send(FromSeat::Disconnected);
+                        return MatchEnd::Closed;
+                    }
+                    Err(status) => {
+                        warn!(bot = %self.bot_name, code = ?status.code(), error = %status.message(), "bot stream broke");
                         let _ = to_referee.try_send(FromSeat::Disconnected);
                         return MatchEnd::Closed;
                     }

@@ -29,7 +29,7 @@ pub fn binaries() -> &'static Path {
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
         let status = std::process::Command::new(cargo)
             .current_dir(workspace())
-            .args(["build", "--quiet", "-p", "knobel-arena", "--bins"])
+            .args(["build", "--quiet", "-p", "knobel-arena", "-p", "knobel-bots", "--bins"])
             .status()
             .expect("cannot run cargo build");
         assert!(status.success(), "building the binaries failed");

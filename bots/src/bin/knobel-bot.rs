@@ -1,0 +1,145 @@
+//! `knobel-bot`: a reference bot for the Knobel arena.
+//!
+//! Plays with one of the engine's built-in strategies and prints one line per match on
+//! stdout: `match <id> <game> place <p>/<n>` (with ` aborted` appended when the match was
+//! aborted). Logs go to stderr (`RUST_LOG`, default `info`).
+
+use std::io::IsTerminal;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use clap::Parser;
+use knobel_bots::{Bot, BotConfig, Game, Misbehave, STRATEGIES, Token, misbehave, strategy};
+use tracing::info;
+
+/// A reference bot for the Knobel arena: plays Schocken, Sjokken and Zokken with a built-in
+/// strategy, printing `match <id> <game> place <p>/<n>` per match.
+#[derive(Parser, Debug)]
+#[command(name = "knobel-bot", version)]
+struct Cli {
+    /// The strategy: heuristic, random or timid.
+    #[arg(long, default_value = "heuristic", value_parser = clap::builder::PossibleValuesParser::new(STRATEGIES))]
+    strategy: String,
+    /// The arena's address, http://HOST:PORT.
+    #[arg(long, env = "KNOBEL_SERVER", default_value = "http://127.0.0.1:50051")]
+    server: String,
+    /// The bot's token, as `knobel bot add NAME` printed it. Prefer the environment
+    /// variable: a command line is visible to other users of the machine.
+    #[arg(long, env = "KNOBEL_TOKEN", hide_env_values = true)]
+    token: String,
+    /// The display name sent in the Hello (default: knobel-bot-<strategy>).
+    #[arg(long)]
+    name: Option<String>,
+    /// The games to play, comma-separated. Without --preset the arena seats the bot in
+    /// matches of the first game's preset.
+    #[arg(long, value_delimiter = ',', default_value = "schocken,sjokken,zokken", value_parser = parse_game)]
+    games: Vec<Game>,
+    /// A preset to ask for: schocken, schocken-typenclub, sjokken or zokken.
+    #[arg(long)]
+    preset: Option<String>,
+    /// Stop after this many matches (default: play until interrupted).
+    #[arg(long)]
+    matches: Option<u32>,
+    /// Seed of the random strategy (default: drawn at random).
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Give up after this many failed connection attempts in a row (default: never).
+    #[arg(long)]
+    max_attempts: Option<u32>,
+    /// Seconds between keep-alive pings (0: none).
+    #[arg(long, default_value_t = 20)]
+    ping_secs: u64,
+    /// Misbehave on purpose, to test the arena: never-answer, late:<ms>, illegal, stale,
+    /// disconnect-after:<n>, garbage, oversized.
+    #[arg(long, value_parser = parse_misbehave)]
+    misbehave: Option<Misbehave>,
+}
+
+fn parse_game(text: &str) -> Result<Game, String> {
+    text.trim()
+        .parse()
+        .map_err(|_| format!("unknown game {text:?}: games are schocken, sjokken, zokken"))
+}
+
+fn parse_misbehave(text: &str) -> Result<Misbehave, String> {
+    text.parse()
+        .map_err(|e: misbehave::UnknownMode| e.to_string())
+}
+
+fn main() -> ExitCode {
+    match try_main() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            // `{:#}` prints the causes on one line, without a backtrace.
+            eprintln!("knobel-bot: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn try_main() -> Result<()> {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
+        )
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
+        .init();
+    let cli = Cli::parse();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    runtime.block_on(run(cli))
+}
+
+async fn run(cli: Cli) -> Result<()> {
+    let seed = cli.seed.unwrap_or_else(rand::random);
+    let policy = strategy(&cli.strategy, seed).context("unknown strategy")?;
+    let name = cli
+        .name
+        .unwrap_or_else(|| format!("knobel-bot-{}", cli.strategy));
+    let mut config = BotConfig::new(cli.server, Token::new(cli.token), name, cli.games);
+    config.preset = cli.preset;
+    config.max_matches = cli.matches;
+    config.max_attempts = cli.max_attempts;
+    config.misbehave = cli.misbehave;
+    config.ping_interval = (cli.ping_secs > 0).then(|| Duration::from_secs(cli.ping_secs));
+    if let Some(mode) = config.misbehave {
+        info!(%mode, "misbehaving on purpose");
+    }
+    let bot = Bot::new(config, policy).on_match_end(|summary| println!("{summary}"));
+    tokio::select! {
+        report = bot.run() => {
+            let report = report.context("the bot stopped")?;
+            info!(matches = report.matches.len(), connections = report.connections, "done");
+            Ok(())
+        }
+        _ = shutdown_signal() => {
+            info!("interrupted; leaving");
+            Ok(())
+        }
+    }
+}
+
+/// Resolves on SIGINT or SIGTERM.
+async fn shutdown_signal() {
+    let interrupt = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut terminate) => {
+                tokio::select! {
+                    _ = interrupt => {}
+                    _ = terminate.recv() => {}
+                }
+            }
+            Err(_) => {
+                let _ = interrupt.await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = interrupt.await;
+}
