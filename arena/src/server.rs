@@ -618,7 +618,13 @@ impl Connection {
                         return MatchEnd::Closed;
                     }
                     Err(status) => {
-                        warn!(bot = %self.bot_name, code = ?status.code(), error = %status.message(), "bot stream broke");
+                        // Unknown/Cancelled: the connection went away (the bot exited);
+                        // anything else is a refused frame (not a message, too large).
+                        if matches!(status.code(), tonic::Code::Unknown | tonic::Code::Cancelled) {
+                            info!(bot = %self.bot_name, error = %status.message(), "bot connection lost");
+                        } else {
+                            warn!(bot = %self.bot_name, code = ?status.code(), error = %status.message(), "bot stream refused");
+                        }
                         let _ = to_referee.try_send(FromSeat::Disconnected);
                         return MatchEnd::Closed;
                     }

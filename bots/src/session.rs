@@ -79,7 +79,18 @@ impl fmt::Display for MatchSummary {
         if !self.finished {
             f.write_str(" aborted")?;
         }
-        Ok(())
+        write!(
+            f,
+            " requests {} strikes {} forfeited {} errors [",
+            self.requests, self.strikes, self.forfeited
+        )?;
+        for (i, code) in self.errors.iter().enumerate() {
+            if i > 0 {
+                f.write_str(",")?;
+            }
+            f.write_str(code.as_str_name())?;
+        }
+        f.write_str("]")
     }
 }
 

@@ -29,7 +29,15 @@ pub fn binaries() -> &'static Path {
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
         let status = std::process::Command::new(cargo)
             .current_dir(workspace())
-            .args(["build", "--quiet", "-p", "knobel-arena", "-p", "knobel-bots", "--bins"])
+            .args([
+                "build",
+                "--quiet",
+                "-p",
+                "knobel-arena",
+                "-p",
+                "knobel-bots",
+                "--bins",
+            ])
             .status()
             .expect("cannot run cargo build");
         assert!(status.success(), "building the binaries failed");
@@ -93,7 +101,10 @@ impl Arena {
             ])
             .args(["--database-url", &database_url])
             .args(&options.args)
-            .env("RUST_LOG", "info")
+            .env(
+                "RUST_LOG",
+                std::env::var("KNOBEL_E2E_LOG").unwrap_or_else(|_| "warn".to_owned()),
+            )
             .env_remove("KNOBEL_ADMIN_TOKEN")
             .envs(env.iter().copied())
             .stdout(Stdio::piped())
