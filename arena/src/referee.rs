@@ -289,7 +289,9 @@ fn drain_stale(state: &mut SeatState) -> bool {
                 let notice = Notice {
                     request_id,
                     problem: Problem::StaleRequest,
-                    message: format!("request {request_id} is not open for your seat: this answer is ignored"),
+                    message: format!(
+                        "request {request_id} is not open for your seat: this answer is ignored"
+                    ),
                     applied: None,
                     strikes: state.strikes,
                     forfeited: state.forfeited,
@@ -298,7 +300,9 @@ fn drain_stale(state: &mut SeatState) -> bool {
                     return false;
                 }
             }
-            Ok(FromSeat::Disconnected) | Err(mpsc::error::TryRecvError::Disconnected) => return false,
+            Ok(FromSeat::Disconnected) | Err(mpsc::error::TryRecvError::Disconnected) => {
+                return false;
+            }
             Err(mpsc::error::TryRecvError::Empty) => return true,
         }
     }

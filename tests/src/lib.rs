@@ -66,11 +66,14 @@ pub struct Arena {
 pub struct ArenaOptions {
     /// Extra `knobel serve` arguments.
     pub args: Vec<String>,
+    /// Write the arena's log (stderr) to this file instead of the test's stderr.
+    pub log_file: Option<PathBuf>,
 }
 
 impl Default for ArenaOptions {
     fn default() -> ArenaOptions {
         ArenaOptions {
+            log_file: None,
             args: vec![
                 "--decision-ms".into(),
                 "1000".into(),
@@ -108,7 +111,12 @@ impl Arena {
             .env_remove("KNOBEL_ADMIN_TOKEN")
             .envs(env.iter().copied())
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
+            .stderr(match &options.log_file {
+                Some(path) => {
+                    Stdio::from(std::fs::File::create(path).expect("create the log file"))
+                }
+                None => Stdio::inherit(),
+            })
             .kill_on_drop(true)
             .spawn()
             .expect("cannot start knobel serve");
@@ -184,6 +192,11 @@ impl Arena {
 
     /// Sends SIGTERM and waits for a clean exit.
     pub async fn stop(mut self) -> std::process::ExitStatus {
+        self.terminate().await
+    }
+
+    /// Sends SIGTERM and waits for a clean exit, keeping the store for inspection.
+    pub async fn terminate(&mut self) -> std::process::ExitStatus {
         if let Some(pid) = self.child.id() {
             let _ = std::process::Command::new("kill")
                 .args(["-TERM", &pid.to_string()])

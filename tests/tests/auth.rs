@@ -44,6 +44,7 @@ async fn open(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bot_tokens_are_checked_before_any_seat_is_taken() {
     let arena = Arena::start(ArenaOptions {
+        log_file: None,
         args: vec![
             "--max-streams-per-bot".into(),
             "2".into(),
@@ -190,4 +191,38 @@ async fn without_an_admin_token_admin_operations_are_disabled() {
         .unwrap_err();
     assert_eq!(status.code(), Code::PermissionDenied);
     assert!(arena.stop().await.success());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tokens_never_appear_in_the_arena_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("arena.log");
+    let admin_token = "knb_admin_secret_for_the_log_test";
+    let mut arena = Arena::start_with_env(
+        ArenaOptions {
+            log_file: Some(log.clone()),
+            args: vec!["--practice".into(), "--practice-wait-ms".into(), "0".into()],
+        },
+        &[("RUST_LOG", "debug"), ("KNOBEL_ADMIN_TOKEN", admin_token)],
+    )
+    .await;
+    let token = arena.add_bot("quiet").await;
+    let bot = arena.bot(&token, &["--games", "sjokken", "--matches", "1"]);
+    let (status, _) = knobel_e2e::finish(bot, Duration::from_secs(60)).await;
+    assert!(status.success());
+    // A wrong token and a wrong admin token are logged nowhere either.
+    let _ = open(&arena, "knb_wrong_token_for_the_log_test").await;
+    assert!(arena.terminate().await.success());
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        text.contains("match finished"),
+        "the log is empty or not at debug level"
+    );
+    for secret in [
+        token.as_str(),
+        admin_token,
+        "knb_wrong_token_for_the_log_test",
+    ] {
+        assert!(!text.contains(secret), "a token appears in the arena's log");
+    }
 }

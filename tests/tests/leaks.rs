@@ -62,6 +62,7 @@ async fn record_match(arena: &Arena, token: &str, game: pb::Game) -> Vec<pb::Are
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_bot_receives_exactly_its_observations_and_public_events() {
     let arena = Arena::start(ArenaOptions {
+        log_file: None,
         args: vec![
             "--practice".into(),
             "--practice-wait-ms".into(),

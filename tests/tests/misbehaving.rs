@@ -67,6 +67,7 @@ async fn table(args: &[&str]) -> Table {
     let mut all = vec!["--seats", "4", "--zokken-rounds", "6"];
     all.extend_from_slice(args);
     let arena = Arena::start(ArenaOptions {
+        log_file: None,
         args: all.into_iter().map(str::to_owned).collect(),
     })
     .await;
@@ -307,6 +308,7 @@ async fn a_bot_with_a_wrong_token_is_refused_before_any_seat() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_streams_of_one_bot_cannot_act_for_the_same_seat() {
     let arena = Arena::start(ArenaOptions {
+        log_file: None,
         args: vec!["--seats".into(), "2".into()],
     })
     .await;

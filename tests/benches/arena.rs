@@ -1,0 +1,968 @@
+//! Arena benchmarks (the acceptance figures), each against a bare tonic echo of the
+//! same generated `Arena` service:
+//!
+//! - (a) decision round trip over loopback, p50 and p99: one bot in a two-seat Schocken
+//!   practice match against a built-in player, measured on the bot's side from sending its
+//!   Decision to receiving its next DecisionRequest; the echo answers every BotMessage with
+//!   one ArenaMessage of the size of a real DecisionRequest.
+//! - (b) decisions per second: 64 concurrent four-player Schocken matches of heuristic bots
+//!   (256 streams in this process) against 256 echo streams doing ping-pong.
+//! - (c) server memory per idle Play stream: the `knobel` binary as a separate process,
+//!   VmRSS before and after 1000 streams have been welcomed and seated, against the same
+//!   bench binary started as a separate echo server process.
+//!
+//! Run with `cargo bench -p knobel-e2e --bench arena` (optionally followed by `--` and
+//! `latency`, `rate` and/or `memory` to run only those parts). docs/benchmarks.md explains
+//! the figures. The servers run on their own two-worker tokio runtime, the clients on
+//! another, so the arena and the echo are measured under the same conditions.
+
+use std::path::PathBuf;
+use std::pin::Pin;
+use std::process::Stdio;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use knobel_arena::auth;
+use knobel_arena::lobby::LobbyConfig;
+use knobel_arena::server::{MAX_MESSAGE_BYTES, ServerConfig, serve};
+use knobel_arena::store::Store;
+use knobel_e2e::{authorized, workspace};
+use knobel_engine::policy::{HeuristicPolicy, Policy};
+use knobel_engine::{Match, Observation, Rules};
+use knobel_proto::v1 as pb;
+use knobel_proto::v1::arena_client::ArenaClient;
+use knobel_proto::v1::arena_server::{Arena, ArenaServer};
+use pb::arena_message::Kind;
+use prost::Message;
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::net::TcpListener;
+use tokio::runtime::Runtime;
+use tokio::sync::{mpsc, oneshot, watch};
+use tokio::task::JoinHandle;
+use tokio_stream::wrappers::ReceiverStream;
+use tokio_stream::{Stream, StreamExt};
+use tonic::transport::server::TcpIncoming;
+use tonic::transport::{Channel, Endpoint};
+use tonic::{Request, Response, Status, Streaming};
+
+/// Latency samples of the first part of a run are dropped (connection set-up, first match).
+const LATENCY_WARMUP: Duration = Duration::from_millis(500);
+/// How long each latency measurement runs after its warm-up.
+const LATENCY_RUN: Duration = Duration::from_secs(3);
+/// Throughput: time for all matches to start before counting.
+const RATE_WARMUP: Duration = Duration::from_secs(1);
+/// Throughput: the counting window.
+const RATE_RUN: Duration = Duration::from_secs(4);
+/// Four-player matches played at once in the throughput part.
+const RATE_MATCHES: usize = 64;
+/// Bot streams (and echo streams) in the throughput part.
+const RATE_STREAMS: usize = RATE_MATCHES * 4;
+/// HTTP/2 connections the throughput streams share.
+const RATE_CONNECTIONS: usize = 8;
+/// Bots registered for the throughput part (the arena allows 8 streams per bot).
+const RATE_BOTS: usize = RATE_STREAMS / 8;
+/// Idle streams per memory measurement (two batches are opened).
+const IDLE_STREAMS: usize = 1000;
+/// HTTP/2 connections per batch of idle streams.
+const IDLE_CONNECTIONS: usize = 10;
+/// Seats per match in the memory part: every 10 idle streams fill one table.
+const IDLE_SEATS: usize = 10;
+/// Set in the environment of the bench binary when it runs as the echo server process.
+const ECHO_CHILD_ENV: &str = "KNOBEL_BENCH_ECHO_SERVER";
+
+fn main() {
+    if std::env::var_os(ECHO_CHILD_ENV).is_some() {
+        echo_child();
+        return;
+    }
+    // `cargo bench` passes `--bench`; other words select parts.
+    let parts: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with('-'))
+        .collect();
+    let run = |part: &str| parts.is_empty() || parts.iter().any(|p| p == part);
+
+    let load_before = uptime();
+    println!("knobel arena benchmarks; load before: {load_before}");
+    let servers = runtime("bench-server");
+    let clients = runtime("bench-client");
+
+    let mut reply = None;
+    let mut latency = None;
+    if run("latency") {
+        let arena = measure_arena_latency(&servers, &clients);
+        let message = median_request(&arena.requests).unwrap_or_else(engine_request);
+        let echo = measure_echo_latency(&servers, &clients, message.clone());
+        latency = Some((arena, echo, message.encoded_len()));
+        reply = Some(message);
+    }
+    let reply = reply.unwrap_or_else(engine_request);
+    let mut rate = None;
+    if run("rate") {
+        let arena = measure_arena_rate(&servers, &clients);
+        let echo = measure_echo_rate(&servers, &clients, reply.clone());
+        rate = Some((arena, echo));
+    }
+    let memory = run("memory").then(|| clients.block_on(measure_memory()));
+    let load_after = uptime();
+
+    println!();
+    println!("== Knobel arena vs bare tonic echo (loopback, 2 cores) ==");
+    println!("load before: {load_before}");
+    println!("load after:  {load_after}");
+    if let Some((arena, echo, bytes)) = &latency {
+        print_latency(arena, echo, *bytes);
+    }
+    if let Some((arena, echo)) = &rate {
+        print_rate(arena, echo);
+    }
+    match &memory {
+        Some(Ok((arena, echo))) => print_memory(arena, echo),
+        Some(Err(error)) => println!("\n(c) memory per idle stream: not measured: {error}"),
+        None => {}
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Servers
+// ---------------------------------------------------------------------------------------
+
+fn runtime(name: &str) -> Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .thread_name(name)
+        .enable_all()
+        .build()
+        .expect("tokio runtime")
+}
+
+/// An in-process server on 127.0.0.1, running on the server runtime.
+struct Server {
+    url: String,
+    tokens: Vec<String>,
+    stop: oneshot::Sender<()>,
+    done: JoinHandle<()>,
+    _dir: Option<tempfile::TempDir>,
+}
+
+impl Server {
+    fn stop(self, servers: &Runtime) {
+        let _ = self.stop.send(());
+        servers.block_on(async {
+            let _ = tokio::time::timeout(Duration::from_secs(10), self.done).await;
+        });
+    }
+}
+
+/// Starts the arena in-process with a fresh SQLite store and `bots` registered bots.
+fn start_arena(servers: &Runtime, lobby: LobbyConfig, bots: usize) -> Server {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let database_url = format!("sqlite://{}", dir.path().join("a.db").display());
+    servers.block_on(async {
+        let store = Store::connect(&database_url).await.expect("open the store");
+        let mut tokens = Vec::new();
+        for i in 0..bots {
+            let token = auth::generate_token();
+            store
+                .add_bot(&format!("bench-{i}"), &auth::hash_token(&token))
+                .await
+                .expect("register a bot");
+            tokens.push(token);
+        }
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let addr = listener.local_addr().expect("local address");
+        let (stop, stopped) = oneshot::channel::<()>();
+        let config = ServerConfig {
+            lobby,
+            shutdown_grace: Duration::from_secs(1),
+            ..ServerConfig::default()
+        };
+        let done = tokio::spawn(async move {
+            serve(config, store, listener, None, async move {
+                let _ = stopped.await;
+            })
+            .await
+            .expect("the arena failed");
+        });
+        Server {
+            url: format!("http://{addr}"),
+            tokens,
+            stop,
+            done,
+            _dir: Some(dir),
+        }
+    })
+}
+
+/// The bare echo: the generated `Arena` service whose `play` answers every BotMessage with
+/// one prebuilt ArenaMessage. No lobby, no referee, no store.
+struct Echo {
+    reply: Arc<pb::ArenaMessage>,
+}
+
+type EchoStream = Pin<Box<dyn Stream<Item = Result<pb::ArenaMessage, Status>> + Send>>;
+
+#[tonic::async_trait]
+impl Arena for Echo {
+    type PlayStream = EchoStream;
+
+    async fn play(
+        &self,
+        request: Request<Streaming<pb::BotMessage>>,
+    ) -> Result<Response<EchoStream>, Status> {
+        let reply = self.reply.clone();
+        let answers = request
+            .into_inner()
+            .map(move |message| message.map(|_| pb::ArenaMessage::clone(&reply)));
+        Ok(Response::new(Box::pin(answers)))
+    }
+
+    async fn list_matches(
+        &self,
+        _request: Request<pb::ListMatchesRequest>,
+    ) -> Result<Response<pb::ListMatchesResponse>, Status> {
+        Err(Status::unimplemented("echo"))
+    }
+
+    async fn get_match_log(
+        &self,
+        _request: Request<pb::GetMatchLogRequest>,
+    ) -> Result<Response<pb::MatchLogResponse>, Status> {
+        Err(Status::unimplemented("echo"))
+    }
+}
+
+/// Serves the echo on `listener` with the arena's transport settings (TCP_NODELAY on, as a
+/// tonic server should have it).
+async fn serve_echo(
+    listener: TcpListener,
+    reply: pb::ArenaMessage,
+    shutdown: impl Future<Output = ()> + Send,
+) {
+    let echo = ArenaServer::new(Echo {
+        reply: Arc::new(reply),
+    })
+    .max_decoding_message_size(MAX_MESSAGE_BYTES)
+    .max_encoding_message_size(4 * 1024 * 1024);
+    tonic::transport::Server::builder()
+        .http2_keepalive_interval(Some(Duration::from_secs(30)))
+        .http2_keepalive_timeout(Some(Duration::from_secs(10)))
+        .add_service(echo)
+        .serve_with_incoming_shutdown(
+            TcpIncoming::from(listener).with_nodelay(Some(true)),
+            shutdown,
+        )
+        .await
+        .expect("the echo server failed");
+}
+
+fn start_echo(servers: &Runtime, reply: pb::ArenaMessage) -> Server {
+    servers.block_on(async {
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let addr = listener.local_addr().expect("local address");
+        let (stop, stopped) = oneshot::channel::<()>();
+        let done = tokio::spawn(serve_echo(listener, reply, async move {
+            let _ = stopped.await;
+        }));
+        Server {
+            url: format!("http://{addr}"),
+            tokens: vec!["echo".to_owned()],
+            stop,
+            done,
+            _dir: None,
+        }
+    })
+}
+
+/// The bench binary as a separate echo server process (for the memory part).
+fn echo_child() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("tokio runtime");
+    rt.block_on(async {
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let addr = listener.local_addr().expect("local address");
+        println!("echo listening on {addr}");
+        serve_echo(listener, engine_request(), std::future::pending()).await;
+    });
+}
+
+/// A DecisionRequest built from the engine: the first request of a two-seat Schocken match.
+fn engine_request() -> pb::ArenaMessage {
+    let rules = Rules::preset("schocken").expect("the schocken preset");
+    let m = Match::new(rules, 7, 2).expect("a match");
+    let seat = m.to_act().iter().next().expect("a seat to act");
+    let request = knobel_proto::convert::decision_request(&m, seat, 1, 1000, 10_000)
+        .expect("a decision request");
+    pb::ArenaMessage {
+        kind: Some(Kind::DecisionRequest(request)),
+    }
+}
+
+/// The captured DecisionRequest of median encoded size.
+fn median_request(requests: &[pb::ArenaMessage]) -> Option<pb::ArenaMessage> {
+    let mut sized: Vec<&pb::ArenaMessage> = requests.iter().collect();
+    sized.sort_by_key(|m| m.encoded_len());
+    sized.get(sized.len() / 2).map(|m| (*m).clone())
+}
+
+// ---------------------------------------------------------------------------------------
+// Clients
+// ---------------------------------------------------------------------------------------
+
+async fn connect(url: &str) -> Channel {
+    Endpoint::from_shared(url.to_owned())
+        .expect("valid url")
+        .tcp_nodelay(true)
+        .connect()
+        .await
+        .expect("connect")
+}
+
+async fn connections(url: &str, n: usize) -> Vec<Channel> {
+    let mut channels = Vec::with_capacity(n);
+    for _ in 0..n {
+        channels.push(connect(url).await);
+    }
+    channels
+}
+
+fn hello() -> pb::BotMessage {
+    pb::BotMessage {
+        kind: Some(pb::bot_message::Kind::Hello(pb::Hello {
+            name: "bench".into(),
+            games: vec![pb::Game::Schocken as i32],
+            client_version: "knobel-bench".into(),
+            preset: None,
+        })),
+    }
+}
+
+fn decision(request_id: u64, action: Option<pb::Action>) -> pb::BotMessage {
+    pb::BotMessage {
+        kind: Some(pb::bot_message::Kind::Decision(pb::Decision {
+            request_id,
+            action,
+        })),
+    }
+}
+
+/// Opens a Play stream that has sent its Hello.
+async fn open(
+    channel: Channel,
+    token: &str,
+) -> (mpsc::Sender<pb::BotMessage>, Streaming<pb::ArenaMessage>) {
+    let (tx, rx) = mpsc::channel(16);
+    tx.send(hello()).await.expect("queue the hello");
+    let inbound = ArenaClient::new(channel)
+        .play(authorized(ReceiverStream::new(rx), token))
+        .await
+        .expect("play")
+        .into_inner();
+    (tx, inbound)
+}
+
+// ---------------------------------------------------------------------------------------
+// (a) Decision round trip
+// ---------------------------------------------------------------------------------------
+
+/// What the latency bot saw.
+#[derive(Default)]
+struct Latency {
+    /// Decision sent -> next DecisionRequest received, in nanoseconds.
+    round_trips: Vec<u64>,
+    /// DecisionRequest received -> Decision sent (the bot's own time), in nanoseconds.
+    think: Vec<u64>,
+    /// DecisionRequests received (the first 10,000), to size the echo's reply.
+    requests: Vec<pb::ArenaMessage>,
+    /// All messages received during the measured round trips.
+    messages_in_round_trips: u64,
+    matches: u64,
+}
+
+fn measure_arena_latency(servers: &Runtime, clients: &Runtime) -> Latency {
+    let lobby = LobbyConfig {
+        seats: 2,
+        practice: true,
+        practice_wait: Duration::ZERO,
+        ..LobbyConfig::default()
+    };
+    let server = start_arena(servers, lobby, 1);
+    let latency = clients.block_on(arena_latency_bot(&server.url, &server.tokens[0]));
+    server.stop(servers);
+    latency
+}
+
+/// One bot answering every request at once with its first legal action.
+async fn arena_latency_bot(url: &str, token: &str) -> Latency {
+    let (tx, mut inbound) = open(connect(url).await, token).await;
+    let warm = Instant::now() + LATENCY_WARMUP;
+    let end = warm + LATENCY_RUN;
+    let mut out = Latency::default();
+    let mut sent: Option<Instant> = None;
+    let mut messages = 0u64;
+    loop {
+        let Ok(message) = tokio::time::timeout_at(end.into(), inbound.message()).await else {
+            break;
+        };
+        let message = message.expect("stream error").expect("stream ended");
+        let received = Instant::now();
+        messages += 1;
+        match &message.kind {
+            Some(Kind::DecisionRequest(request)) => {
+                if let Some(sent) = sent.take()
+                    && sent >= warm
+                {
+                    out.round_trips.push(nanos(received - sent));
+                    out.messages_in_round_trips += messages;
+                }
+                let action = request.legal_actions.first().cloned();
+                tx.send(decision(request.request_id, action))
+                    .await
+                    .expect("send a decision");
+                let answered = Instant::now();
+                out.think.push(nanos(answered - received));
+                sent = Some(answered);
+                messages = 0;
+                if out.requests.len() < 10_000 {
+                    out.requests.push(message.clone());
+                }
+            }
+            Some(Kind::MatchStart(_)) => sent = None,
+            Some(Kind::MatchResult(_)) => {
+                sent = None;
+                out.matches += 1;
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+fn measure_echo_latency(servers: &Runtime, clients: &Runtime, reply: pb::ArenaMessage) -> Latency {
+    let server = start_echo(servers, reply);
+    let latency = clients.block_on(echo_latency_client(&server.url));
+    server.stop(servers);
+    latency
+}
+
+async fn echo_latency_client(url: &str) -> Latency {
+    let (tx, mut inbound) = open(connect(url).await, "echo").await;
+    inbound.message().await.expect("echo").expect("a reply");
+    let warm = Instant::now() + LATENCY_WARMUP;
+    let end = warm + LATENCY_RUN;
+    let stop = Some(pb::Action::from(knobel_engine::Action::STOP));
+    let mut out = Latency::default();
+    loop {
+        tx.send(decision(1, stop.clone())).await.expect("send");
+        let sent = Instant::now();
+        inbound.message().await.expect("echo").expect("a reply");
+        let received = Instant::now();
+        if sent >= warm {
+            out.round_trips.push(nanos(received - sent));
+            out.messages_in_round_trips += 1;
+        }
+        if received >= end {
+            return out;
+        }
+    }
+}
+
+fn nanos(d: Duration) -> u64 {
+    d.as_nanos().try_into().unwrap_or(u64::MAX)
+}
+
+/// The nearest-rank percentile `q` (0..=1) of unsorted samples, in microseconds.
+fn percentile_us(samples: &[u64], q: f64) -> f64 {
+    if samples.is_empty() {
+        return f64::NAN;
+    }
+    let mut sorted = samples.to_vec();
+    sorted.sort_unstable();
+    let rank = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
+    sorted[rank - 1] as f64 / 1000.0
+}
+
+// ---------------------------------------------------------------------------------------
+// (b) Decisions per second
+// ---------------------------------------------------------------------------------------
+
+/// What the throughput part counted.
+struct Rate {
+    /// Decisions (or echo round trips) per second over the counting window.
+    per_second: f64,
+    /// Matches finished during the whole run (arena only).
+    matches: u64,
+    /// ErrorEvents received (should be 0: no timeouts, no refused decisions).
+    errors: u64,
+}
+
+#[derive(Default)]
+struct Counters {
+    decisions: AtomicU64,
+    matches: AtomicU64,
+    errors: AtomicU64,
+}
+
+fn measure_arena_rate(servers: &Runtime, clients: &Runtime) -> Rate {
+    let lobby = LobbyConfig {
+        seats: 4,
+        practice: false,
+        ..LobbyConfig::default()
+    };
+    let server = start_arena(servers, lobby, RATE_BOTS);
+    let rate = clients.block_on(async {
+        let channels = connections(&server.url, RATE_CONNECTIONS).await;
+        let counters = Arc::new(Counters::default());
+        let (stop, stopped) = watch::channel(false);
+        let bots: Vec<_> = (0..RATE_STREAMS)
+            .map(|i| {
+                tokio::spawn(heuristic_bot(
+                    channels[i % channels.len()].clone(),
+                    server.tokens[i % server.tokens.len()].clone(),
+                    counters.clone(),
+                    stopped.clone(),
+                ))
+            })
+            .collect();
+        let per_second = count_rate(&counters.decisions).await;
+        let _ = stop.send(true);
+        for bot in bots {
+            let _ = bot.await;
+        }
+        Rate {
+            per_second,
+            matches: counters.matches.load(Ordering::Relaxed),
+            errors: counters.errors.load(Ordering::Relaxed),
+        }
+    });
+    server.stop(servers);
+    rate
+}
+
+/// A Rust heuristic bot: converts every observation to the engine's and decides with
+/// HeuristicPolicy.
+async fn heuristic_bot(
+    channel: Channel,
+    token: String,
+    counters: Arc<Counters>,
+    mut stop: watch::Receiver<bool>,
+) {
+    let (tx, mut inbound) = open(channel, &token).await;
+    let mut policy = HeuristicPolicy;
+    let play = async {
+        while let Ok(Some(message)) = inbound.message().await {
+            match message.kind {
+                Some(Kind::DecisionRequest(request)) => {
+                    let observation = Observation::try_from(
+                        request.observation.as_ref().expect("an observation"),
+                    )
+                    .expect("a valid observation");
+                    let action = pb::Action::from(policy.decide(&observation, &[]));
+                    if tx
+                        .send(decision(request.request_id, Some(action)))
+                        .await
+                        .is_err()
+                    {
+                        return;
+                    }
+                    counters.decisions.fetch_add(1, Ordering::Relaxed);
+                }
+                Some(Kind::MatchResult(_)) => {
+                    counters.matches.fetch_add(1, Ordering::Relaxed);
+                }
+                Some(Kind::Error(_)) => {
+                    counters.errors.fetch_add(1, Ordering::Relaxed);
+                }
+                _ => {}
+            }
+        }
+    };
+    tokio::select! {
+        _ = stop.wait_for(|&s| s) => {}
+        _ = play => {}
+    }
+}
+
+/// Counts `counter`'s increments per second over the window after the warm-up.
+async fn count_rate(counter: &AtomicU64) -> f64 {
+    tokio::time::sleep(RATE_WARMUP).await;
+    let (c0, t0) = (counter.load(Ordering::Relaxed), Instant::now());
+    tokio::time::sleep(RATE_RUN).await;
+    let (c1, t1) = (counter.load(Ordering::Relaxed), Instant::now());
+    (c1 - c0) as f64 / (t1 - t0).as_secs_f64()
+}
+
+fn measure_echo_rate(servers: &Runtime, clients: &Runtime, reply: pb::ArenaMessage) -> Rate {
+    let server = start_echo(servers, reply);
+    let rate = clients.block_on(async {
+        let channels = connections(&server.url, RATE_CONNECTIONS).await;
+        let counter = Arc::new(AtomicU64::new(0));
+        let (stop, stopped) = watch::channel(false);
+        let clients: Vec<_> = (0..RATE_STREAMS)
+            .map(|i| {
+                tokio::spawn(echo_ping_pong(
+                    channels[i % channels.len()].clone(),
+                    counter.clone(),
+                    stopped.clone(),
+                ))
+            })
+            .collect();
+        let per_second = count_rate(&counter).await;
+        let _ = stop.send(true);
+        for client in clients {
+            let _ = client.await;
+        }
+        Rate {
+            per_second,
+            matches: 0,
+            errors: 0,
+        }
+    });
+    server.stop(servers);
+    rate
+}
+
+async fn echo_ping_pong(
+    channel: Channel,
+    counter: Arc<AtomicU64>,
+    mut stop: watch::Receiver<bool>,
+) {
+    let (tx, mut inbound) = open(channel, "echo").await;
+    let action = Some(pb::Action::from(knobel_engine::Action::STOP));
+    let play = async {
+        while let Ok(Some(_)) = inbound.message().await {
+            if tx.send(decision(1, action.clone())).await.is_err() {
+                return;
+            }
+            counter.fetch_add(1, Ordering::Relaxed);
+        }
+    };
+    tokio::select! {
+        _ = stop.wait_for(|&s| s) => {}
+        _ = play => {}
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// (c) Memory per idle stream
+// ---------------------------------------------------------------------------------------
+
+/// VmRSS of a server process, in KiB: fresh, after one batch of idle streams, after two.
+struct Memory {
+    pid: u32,
+    fresh: u64,
+    first: u64,
+    second: u64,
+}
+
+impl Memory {
+    /// (after the first batch - fresh) / streams: one-time costs included.
+    fn per_stream(&self) -> f64 {
+        (self.first as f64 - self.fresh as f64) / IDLE_STREAMS as f64
+    }
+
+    /// (after the second batch - after the first) / streams: one-time costs excluded.
+    fn marginal(&self) -> f64 {
+        (self.second as f64 - self.first as f64) / IDLE_STREAMS as f64
+    }
+}
+
+fn target_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| workspace().join("target"))
+}
+
+/// Builds the release `knobel` binary (a no-op when it is up to date).
+fn release_knobel() -> Result<PathBuf, String> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    println!("building the release knobel binary (cargo build --release -p knobel-arena)...");
+    let status = std::process::Command::new(cargo)
+        .current_dir(workspace())
+        .args([
+            "build",
+            "--quiet",
+            "--release",
+            "-p",
+            "knobel-arena",
+            "--bin",
+            "knobel",
+        ])
+        .status()
+        .map_err(|e| format!("cannot run cargo: {e}"))?;
+    if !status.success() {
+        return Err("cargo build --release -p knobel-arena failed".to_owned());
+    }
+    Ok(target_dir().join("release").join("knobel"))
+}
+
+fn vm_rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("/proc status");
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("a VmRSS line")
+}
+
+/// Starts `command` (stdout piped) and returns it with the address it prints after
+/// `prefix`.
+async fn spawn_server(
+    mut command: tokio::process::Command,
+    prefix: &str,
+) -> Result<(tokio::process::Child, String), String> {
+    let mut child = command
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|e| format!("cannot start the server: {e}"))?;
+    let mut lines = BufReader::new(child.stdout.take().expect("piped stdout")).lines();
+    loop {
+        let line = tokio::time::timeout(Duration::from_secs(30), lines.next_line())
+            .await
+            .map_err(|_| "the server did not start within 30 s".to_owned())?
+            .map_err(|e| format!("cannot read the server's output: {e}"))?
+            .ok_or("the server exited before listening")?;
+        if let Some(addr) = line.strip_prefix(prefix) {
+            tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+            return Ok((child, format!("http://{addr}")));
+        }
+    }
+}
+
+async fn measure_memory() -> Result<(Memory, Memory), String> {
+    let knobel = tokio::task::spawn_blocking(release_knobel)
+        .await
+        .expect("build task")?;
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let database_url = format!("sqlite://{}", dir.path().join("b.db").display());
+    let output = tokio::process::Command::new(&knobel)
+        .args(["bot", "add", "idle", "--database-url", &database_url])
+        .output()
+        .await
+        .map_err(|e| format!("cannot run knobel bot add: {e}"))?;
+    let token = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .nth(1)
+        .ok_or("knobel bot add printed no token")?
+        .trim()
+        .to_owned();
+
+    // Without practice, with 10 seats a match starts for every 10 waiting bots; the bots
+    // never answer and the 1-hour deadline keeps every table stalled at its first decision,
+    // so each stream stays connected and idle.
+    let mut arena = tokio::process::Command::new(&knobel);
+    arena
+        .args(["serve", "--listen", "127.0.0.1:0"])
+        .args(["--metrics-listen", "127.0.0.1:0"])
+        .args(["--database-url", &database_url])
+        .args(["--seats", &IDLE_SEATS.to_string()])
+        .args(["--max-streams-per-bot", "10000"])
+        .args(["--decision-ms", "3600000", "--time-bank-ms", "0"])
+        .env("RUST_LOG", "warn");
+    let (child, url) = spawn_server(arena, "knobel arena listening on ").await?;
+    let arena = idle_streams(child, &url, &token, true).await;
+
+    let mut echo = tokio::process::Command::new(
+        std::env::current_exe().map_err(|e| format!("no bench binary path: {e}"))?,
+    );
+    echo.env(ECHO_CHILD_ENV, "1");
+    let (child, url) = spawn_server(echo, "echo listening on ").await?;
+    let echo = idle_streams(child, &url, "echo", false).await;
+    Ok((arena, echo))
+}
+
+/// Opens two batches of idle streams against a server process and reads its VmRSS.
+async fn idle_streams(
+    mut child: tokio::process::Child,
+    url: &str,
+    token: &str,
+    seated: bool,
+) -> Memory {
+    let pid = child.id().expect("a running server");
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let fresh = vm_rss_kib(pid);
+    let (stop, stopped) = watch::channel(false);
+    let mut streams = Vec::new();
+    let mut rss = Vec::new();
+    for _ in 0..2 {
+        let channels = connections(url, IDLE_CONNECTIONS).await;
+        let ready = Arc::new(AtomicUsize::new(0));
+        for i in 0..IDLE_STREAMS {
+            streams.push(tokio::spawn(idle_stream(
+                channels[i % channels.len()].clone(),
+                token.to_owned(),
+                seated,
+                ready.clone(),
+                stopped.clone(),
+            )));
+        }
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while ready.load(Ordering::Relaxed) < IDLE_STREAMS {
+            assert!(
+                Instant::now() < deadline,
+                "only {} of {IDLE_STREAMS} idle streams were ready within 60 s",
+                ready.load(Ordering::Relaxed)
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        rss.push(vm_rss_kib(pid));
+    }
+    let _ = stop.send(true);
+    let _ = child.kill().await;
+    for stream in streams {
+        let _ = stream.await;
+    }
+    Memory {
+        pid,
+        fresh,
+        first: rss[0],
+        second: rss[1],
+    }
+}
+
+/// One idle stream: sends its Hello, counts itself ready once welcomed (and, for the arena,
+/// seated), then only reads.
+async fn idle_stream(
+    channel: Channel,
+    token: String,
+    seated: bool,
+    ready: Arc<AtomicUsize>,
+    mut stop: watch::Receiver<bool>,
+) {
+    let (_tx, mut inbound) = open(channel, &token).await;
+    let read = async {
+        let mut counted = false;
+        while let Ok(Some(message)) = inbound.message().await {
+            let now_ready = !seated || matches!(message.kind, Some(Kind::MatchStart(_)));
+            if now_ready && !counted {
+                counted = true;
+                ready.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+    };
+    tokio::select! {
+        _ = stop.wait_for(|&s| s) => {}
+        _ = read => {}
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Report
+// ---------------------------------------------------------------------------------------
+
+fn uptime() -> String {
+    std::process::Command::new("uptime")
+        .output()
+        .ok()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+        .filter(|s| !s.is_empty())
+        .or_else(|| std::fs::read_to_string("/proc/loadavg").ok())
+        .unwrap_or_default()
+}
+
+fn verdict(met: bool) -> &'static str {
+    if met { "met" } else { "MISSED" }
+}
+
+fn print_latency(arena: &Latency, echo: &Latency, bytes: usize) {
+    let (a50, a99) = (
+        percentile_us(&arena.round_trips, 0.50),
+        percentile_us(&arena.round_trips, 0.99),
+    );
+    let (e50, e99) = (
+        percentile_us(&echo.round_trips, 0.50),
+        percentile_us(&echo.round_trips, 0.99),
+    );
+    let (r50, r99) = (a50 / e50, a99 / e99);
+    println!();
+    println!("(a) decision round trip, bot side: Decision sent -> next DecisionRequest received");
+    println!(
+        "    arena: 1 bot + 1 built-in heuristic, 2 seats, Schocken practice; echo reply {bytes} B"
+    );
+    println!(
+        "    {:<10} {:>10} {:>10} {:>10} {:>12}",
+        "", "p50 µs", "p99 µs", "samples", "msgs/trip"
+    );
+    for (name, l, p50, p99) in [("arena", arena, a50, a99), ("echo", echo, e50, e99)] {
+        println!(
+            "    {:<10} {:>10.1} {:>10.1} {:>10} {:>12.2}",
+            name,
+            p50,
+            p99,
+            l.round_trips.len(),
+            l.messages_in_round_trips as f64 / l.round_trips.len().max(1) as f64
+        );
+    }
+    println!(
+        "    {:<10} {:>9.2}x {:>9.2}x   targets: p50 <= 1.5x {}, p99 <= 2x {}",
+        "ratio",
+        r50,
+        r99,
+        verdict(r50 <= 1.5),
+        verdict(r99 <= 2.0)
+    );
+    println!(
+        "    (bot's own time per decision p50 {:.1} µs; {} arena matches played)",
+        percentile_us(&arena.think, 0.5),
+        arena.matches
+    );
+}
+
+fn print_rate(arena: &Rate, echo: &Rate) {
+    let ratio = arena.per_second / echo.per_second;
+    println!();
+    println!(
+        "(b) throughput, {RATE_STREAMS} streams over {RATE_CONNECTIONS} connections, {:.0} s window",
+        RATE_RUN.as_secs_f64()
+    );
+    println!(
+        "    arena: {RATE_MATCHES} concurrent 4-player Schocken matches of heuristic bots: {:>9.0} decisions/s",
+        arena.per_second
+    );
+    println!(
+        "    echo:  {RATE_STREAMS} ping-pong streams:                                 {:>9.0} round trips/s",
+        echo.per_second
+    );
+    println!(
+        "    ratio arena/echo {:.2}   target >= 0.5: {}   ({} matches finished, {} error events)",
+        ratio,
+        verdict(ratio >= 0.5),
+        arena.matches,
+        arena.errors
+    );
+}
+
+fn print_memory(arena: &Memory, echo: &Memory) {
+    println!();
+    println!(
+        "(c) server VmRSS per idle Play stream, separate process, {IDLE_STREAMS} streams per batch over {IDLE_CONNECTIONS} connections"
+    );
+    println!(
+        "    {:<8} {:>10} {:>12} {:>12} {:>16} {:>16}",
+        "", "fresh KiB", "+1000 KiB", "+2000 KiB", "per stream KiB", "marginal KiB"
+    );
+    for (name, m) in [("arena", arena), ("echo", echo)] {
+        println!(
+            "    {:<8} {:>10} {:>12} {:>12} {:>16.1} {:>16.1}",
+            name,
+            m.fresh,
+            m.first,
+            m.second,
+            m.per_stream(),
+            m.marginal()
+        );
+    }
+    println!(
+        "    arena per stream {:.1} KiB, target <= 64 KiB: {}   (arena streams welcomed and seated at stalled {IDLE_SEATS}-seat tables; pids {} / {})",
+        arena.per_stream(),
+        verdict(arena.per_stream() <= 64.0),
+        arena.pid,
+        echo.pid
+    );
+}
