@@ -35,6 +35,9 @@ pub const MAX_MESSAGE_BYTES: usize = 64 * 1024;
 pub const HELLO_TIMEOUT: Duration = Duration::from_secs(10);
 /// Pings a stream may send per minute before they are refused.
 pub const MAX_PINGS_PER_MINUTE: u32 = 120;
+/// How long a stream waits after a match before it is seated again (a bot that is done
+/// closes its stream within this time and is not seated in a match it would leave).
+pub const REJOIN_DELAY: Duration = Duration::from_millis(250);
 /// Messages buffered towards one bot; a bot that lets this many pile up is not reading and
 /// forfeits its seat.
 const TO_BOT_BUFFER: usize = 4096;
@@ -566,8 +569,40 @@ impl Connection {
                 return;
             }
             match self.play_one(&mut inbound, &preset, &mut pings).await {
-                MatchEnd::Next => continue,
+                MatchEnd::Next => {
+                    if !self.settle(&mut inbound, &mut pings).await {
+                        return;
+                    }
+                }
                 MatchEnd::Closed => return,
+            }
+        }
+    }
+
+    /// After a match: gives a bot that is done [`REJOIN_DELAY`] to close its stream before
+    /// it is seated again, so that no match starts with seats that are already leaving.
+    /// Returns false if the stream closed.
+    async fn settle(
+        &self,
+        inbound: &mut Streaming<pb::BotMessage>,
+        pings: &mut PingLimiter,
+    ) -> bool {
+        let until = tokio::time::Instant::now() + REJOIN_DELAY;
+        loop {
+            match tokio::time::timeout_at(until, inbound.message()).await {
+                Err(_) => return true,
+                Ok(Ok(None)) | Ok(Err(_)) => return false,
+                Ok(Ok(Some(message))) => {
+                    // No match is running: decisions are stale; pings get their pong.
+                    let (idle, _) = mpsc::channel(1);
+                    let mut open = HashMap::new();
+                    if !self
+                        .handle_bot_message(message, &idle, pings, &mut open, Game::Schocken)
+                        .await
+                    {
+                        return false;
+                    }
+                }
             }
         }
     }

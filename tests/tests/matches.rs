@@ -61,7 +61,33 @@ async fn rust_bots_play_full_matches_of_every_game() {
             .iter()
             .all(|m| m.status == pb::MatchStatus::Finished as i32)
     );
+
+    // The metrics endpoint counts them, labelled by game only.
+    let metrics = http_get(&arena.metrics_url).await;
+    for game in GAMES {
+        let line = format!("knobel_matches_ended_total{{game=\"{game}\",status=\"finished\"}} 1");
+        assert!(metrics.contains(&line), "no {line:?} in:\n{metrics}");
+    }
+    assert!(metrics.contains("knobel_decision_seconds_bucket"));
+    assert!(!metrics.contains("match_id"));
     assert!(arena.stop().await.success());
+}
+
+/// A plain HTTP/1.1 GET over loopback; returns the body.
+async fn http_get(url: &str) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let rest = url.strip_prefix("http://").expect("an http url");
+    let (host, path) = rest.split_once('/').expect("a path");
+    let mut stream = tokio::net::TcpStream::connect(host).await.expect("connect");
+    let request = format!("GET /{path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n");
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).await.unwrap();
+    assert!(response.starts_with("HTTP/1.1 200"), "{response}");
+    response
+        .split_once("\r\n\r\n")
+        .map(|(_, body)| body.to_owned())
+        .unwrap_or_default()
 }
 
 /// The Python interpreter with grpcio installed (`.ci/run` makes one), if any.
