@@ -135,7 +135,13 @@ async fn plays_one_full_match_of_every_game() {
             )),
             "{line}"
         );
-        assert!(line.ends_with(&format!("{}/3", summary.place)), "{line}");
+        assert!(
+            line.contains(&format!(
+                " place {}/3 requests {} strikes 0 forfeited false errors []",
+                summary.place, summary.requests
+            )),
+            "{line}"
+        );
         assert_eq!(report.connections, 1);
     }
     arena.stop().await;

@@ -45,6 +45,15 @@ async fn sigterm_aborts_running_matches_and_records_them() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     assert!(running, "the match did not start");
+    // A running match's log holds hidden dice: it is not served.
+    let id = arena.matches().await[0].match_id.clone();
+    let status = arena
+        .client()
+        .await
+        .get_match_log(knobel_proto::v1::GetMatchLogRequest { match_id: id })
+        .await
+        .unwrap_err();
+    assert_eq!(status.code(), tonic::Code::FailedPrecondition, "{status:?}");
     let started = std::time::Instant::now();
     assert!(
         arena.terminate().await.success(),
