@@ -46,14 +46,17 @@ use tonic::transport::server::TcpIncoming;
 use tonic::transport::{Channel, Endpoint};
 use tonic::{Request, Response, Status, Streaming};
 
-/// Latency samples of the first part of a run are dropped (connection set-up, first match).
-const LATENCY_WARMUP: Duration = Duration::from_millis(500);
-/// How long each latency measurement runs after its warm-up.
-const LATENCY_RUN: Duration = Duration::from_secs(3);
-/// Throughput: time for all matches to start before counting.
-const RATE_WARMUP: Duration = Duration::from_secs(1);
-/// Throughput: the counting window.
-const RATE_RUN: Duration = Duration::from_secs(4);
+/// Arena and echo measurements alternate this many times in parts (a) and (b), so that both
+/// see the same load of the shared machine; the samples of all rounds are pooled.
+const ROUNDS: usize = 3;
+/// Latency samples of the first part of a round are dropped (connection set-up).
+const LATENCY_WARMUP: Duration = Duration::from_millis(200);
+/// How long each latency round measures after its warm-up.
+const LATENCY_RUN: Duration = Duration::from_secs(1);
+/// Throughput: time for the matches of a round to start before counting.
+const RATE_WARMUP: Duration = Duration::from_millis(500);
+/// Throughput: the counting window of a round.
+const RATE_RUN: Duration = Duration::from_secs(2);
 /// Four-player matches played at once in the throughput part.
 const RATE_MATCHES: usize = 64;
 /// Bot streams (and echo streams) in the throughput part.
@@ -91,19 +94,12 @@ fn main() {
     let mut reply = None;
     let mut latency = None;
     if run("latency") {
-        let arena = measure_arena_latency(&servers, &clients);
-        let message = median_request(&arena.requests).unwrap_or_else(engine_request);
-        let echo = measure_echo_latency(&servers, &clients, message.clone());
+        let (arena, echo, message) = measure_latency(&servers, &clients);
         latency = Some((arena, echo, message.encoded_len()));
         reply = Some(message);
     }
     let reply = reply.unwrap_or_else(engine_request);
-    let mut rate = None;
-    if run("rate") {
-        let arena = measure_arena_rate(&servers, &clients);
-        let echo = measure_echo_rate(&servers, &clients, reply.clone());
-        rate = Some((arena, echo));
-    }
+    let rate = run("rate").then(|| measure_rate(&servers, &clients, reply));
     let memory = run("memory").then(|| clients.block_on(measure_memory()));
     let load_after = uptime();
 
@@ -368,7 +364,7 @@ async fn open(
 // (a) Decision round trip
 // ---------------------------------------------------------------------------------------
 
-/// What the latency bot saw.
+/// What a latency client saw.
 #[derive(Default)]
 struct Latency {
     /// Decision sent -> next DecisionRequest received, in nanoseconds.
@@ -382,20 +378,48 @@ struct Latency {
     matches: u64,
 }
 
-fn measure_arena_latency(servers: &Runtime, clients: &Runtime) -> Latency {
+impl Latency {
+    fn extend(&mut self, other: Latency) {
+        self.round_trips.extend(other.round_trips);
+        self.think.extend(other.think);
+        self.requests.extend(other.requests);
+        self.messages_in_round_trips += other.messages_in_round_trips;
+        self.matches += other.matches;
+    }
+}
+
+/// Alternates arena and echo rounds (so both see the same machine load) and pools their
+/// samples. Returns the arena's, the echo's and the echo's reply.
+fn measure_latency(servers: &Runtime, clients: &Runtime) -> (Latency, Latency, pb::ArenaMessage) {
     let lobby = LobbyConfig {
         seats: 2,
         practice: true,
         practice_wait: Duration::ZERO,
         ..LobbyConfig::default()
     };
-    let server = start_arena(servers, lobby, 1);
-    let latency = clients.block_on(arena_latency_bot(&server.url, &server.tokens[0]));
+    let arena_server = start_arena(servers, lobby, 1);
+    let mut arena = Latency::default();
+    let mut echo = Latency::default();
+    let mut echo_server: Option<(Server, pb::ArenaMessage)> = None;
+    for _ in 0..ROUNDS {
+        arena.extend(clients.block_on(arena_latency_bot(
+            &arena_server.url,
+            &arena_server.tokens[0],
+        )));
+        let (server, _) = echo_server.get_or_insert_with(|| {
+            let reply = median_request(&arena.requests).unwrap_or_else(engine_request);
+            (start_echo(servers, reply.clone()), reply)
+        });
+        echo.extend(clients.block_on(echo_latency_client(&server.url)));
+    }
+    arena_server.stop(servers);
+    let (server, reply) = echo_server.expect("at least one round");
     server.stop(servers);
-    latency
+    (arena, echo, reply)
 }
 
-/// One bot answering every request at once with its first legal action.
+/// One bot in a practice match answering every request at once with its first legal
+/// action, for one round; then it finishes its match and closes its stream.
 async fn arena_latency_bot(url: &str, token: &str) -> Latency {
     let (tx, mut inbound) = open(connect(url).await, token).await;
     let warm = Instant::now() + LATENCY_WARMUP;
@@ -404,16 +428,18 @@ async fn arena_latency_bot(url: &str, token: &str) -> Latency {
     let mut sent: Option<Instant> = None;
     let mut messages = 0u64;
     loop {
-        let Ok(message) = tokio::time::timeout_at(end.into(), inbound.message()).await else {
-            break;
-        };
-        let message = message.expect("stream error").expect("stream ended");
+        let message = tokio::time::timeout(Duration::from_secs(30), inbound.message())
+            .await
+            .expect("the arena stalled")
+            .expect("stream error")
+            .expect("stream ended");
         let received = Instant::now();
         messages += 1;
         match &message.kind {
             Some(Kind::DecisionRequest(request)) => {
                 if let Some(sent) = sent.take()
                     && sent >= warm
+                    && received < end
                 {
                     out.round_trips.push(nanos(received - sent));
                     out.messages_in_round_trips += messages;
@@ -434,20 +460,16 @@ async fn arena_latency_bot(url: &str, token: &str) -> Latency {
             Some(Kind::MatchResult(_)) => {
                 sent = None;
                 out.matches += 1;
+                if received >= end {
+                    return out;
+                }
             }
             _ => {}
         }
     }
-    out
 }
 
-fn measure_echo_latency(servers: &Runtime, clients: &Runtime, reply: pb::ArenaMessage) -> Latency {
-    let server = start_echo(servers, reply);
-    let latency = clients.block_on(echo_latency_client(&server.url));
-    server.stop(servers);
-    latency
-}
-
+/// One echo stream doing request/response ping-pong for one round.
 async fn echo_latency_client(url: &str) -> Latency {
     let (tx, mut inbound) = open(connect(url).await, "echo").await;
     inbound.message().await.expect("echo").expect("a reply");
@@ -460,12 +482,12 @@ async fn echo_latency_client(url: &str) -> Latency {
         let sent = Instant::now();
         inbound.message().await.expect("echo").expect("a reply");
         let received = Instant::now();
+        if received >= end {
+            return out;
+        }
         if sent >= warm {
             out.round_trips.push(nanos(received - sent));
             out.messages_in_round_trips += 1;
-        }
-        if received >= end {
-            return out;
         }
     }
 }
@@ -489,14 +511,28 @@ fn percentile_us(samples: &[u64], q: f64) -> f64 {
 // (b) Decisions per second
 // ---------------------------------------------------------------------------------------
 
-/// What the throughput part counted.
+/// What the throughput part counted, over all rounds.
+#[derive(Default)]
 struct Rate {
-    /// Decisions (or echo round trips) per second over the counting window.
-    per_second: f64,
-    /// Matches finished during the whole run (arena only).
+    /// Decisions (or echo round trips) counted in each round's window, and its length.
+    rounds: Vec<(u64, Duration)>,
+    /// Matches finished (arena only).
     matches: u64,
     /// ErrorEvents received (should be 0: no timeouts, no refused decisions).
     errors: u64,
+}
+
+impl Rate {
+    fn per_second(&self) -> f64 {
+        let count: u64 = self.rounds.iter().map(|(c, _)| c).sum();
+        let time: Duration = self.rounds.iter().map(|(_, t)| *t).sum();
+        count as f64 / time.as_secs_f64()
+    }
+
+    fn round_per_second(&self, round: usize) -> f64 {
+        let (count, time) = self.rounds[round];
+        count as f64 / time.as_secs_f64()
+    }
 }
 
 #[derive(Default)]
@@ -506,44 +542,54 @@ struct Counters {
     errors: AtomicU64,
 }
 
-fn measure_arena_rate(servers: &Runtime, clients: &Runtime) -> Rate {
+/// Alternates arena and echo rounds at the same concurrency. Returns the arena's and the
+/// echo's counts.
+fn measure_rate(servers: &Runtime, clients: &Runtime, reply: pb::ArenaMessage) -> (Rate, Rate) {
     let lobby = LobbyConfig {
         seats: 4,
         practice: false,
         ..LobbyConfig::default()
     };
-    let server = start_arena(servers, lobby, RATE_BOTS);
-    let rate = clients.block_on(async {
-        let channels = connections(&server.url, RATE_CONNECTIONS).await;
-        let counters = Arc::new(Counters::default());
-        let (stop, stopped) = watch::channel(false);
-        let bots: Vec<_> = (0..RATE_STREAMS)
-            .map(|i| {
-                tokio::spawn(heuristic_bot(
-                    channels[i % channels.len()].clone(),
-                    server.tokens[i % server.tokens.len()].clone(),
-                    counters.clone(),
-                    stopped.clone(),
-                ))
-            })
-            .collect();
-        let per_second = count_rate(&counters.decisions).await;
-        let _ = stop.send(true);
-        for bot in bots {
-            let _ = bot.await;
-        }
-        Rate {
-            per_second,
-            matches: counters.matches.load(Ordering::Relaxed),
-            errors: counters.errors.load(Ordering::Relaxed),
-        }
-    });
-    server.stop(servers);
-    rate
+    let arena_server = start_arena(servers, lobby, RATE_BOTS);
+    let echo_server = start_echo(servers, reply);
+    let mut arena = Rate::default();
+    let mut echo = Rate::default();
+    for _ in 0..ROUNDS {
+        clients.block_on(arena_rate_round(&arena_server, &mut arena));
+        clients.block_on(echo_rate_round(&echo_server, &mut echo));
+    }
+    arena_server.stop(servers);
+    echo_server.stop(servers);
+    (arena, echo)
+}
+
+/// One round of 256 heuristic bots: counts decisions over the window, then lets every bot
+/// finish its match and leave.
+async fn arena_rate_round(server: &Server, rate: &mut Rate) {
+    let channels = connections(&server.url, RATE_CONNECTIONS).await;
+    let counters = Arc::new(Counters::default());
+    let (stop, stopped) = watch::channel(false);
+    let bots: Vec<_> = (0..RATE_STREAMS)
+        .map(|i| {
+            tokio::spawn(heuristic_bot(
+                channels[i % channels.len()].clone(),
+                server.tokens[i % server.tokens.len()].clone(),
+                counters.clone(),
+                stopped.clone(),
+            ))
+        })
+        .collect();
+    rate.rounds.push(count_window(&counters.decisions).await);
+    let _ = stop.send(true);
+    for bot in bots {
+        let _ = tokio::time::timeout(Duration::from_secs(10), bot).await;
+    }
+    rate.matches += counters.matches.load(Ordering::Relaxed);
+    rate.errors += counters.errors.load(Ordering::Relaxed);
 }
 
 /// A Rust heuristic bot: converts every observation to the engine's and decides with
-/// HeuristicPolicy.
+/// HeuristicPolicy. Once `stop` is set it leaves after its current match.
 async fn heuristic_bot(
     channel: Channel,
     token: String,
@@ -552,77 +598,76 @@ async fn heuristic_bot(
 ) {
     let (tx, mut inbound) = open(channel, &token).await;
     let mut policy = HeuristicPolicy;
-    let play = async {
-        while let Ok(Some(message)) = inbound.message().await {
-            match message.kind {
-                Some(Kind::DecisionRequest(request)) => {
-                    let observation = Observation::try_from(
-                        request.observation.as_ref().expect("an observation"),
-                    )
-                    .expect("a valid observation");
-                    let action = pb::Action::from(policy.decide(&observation, &[]));
-                    if tx
-                        .send(decision(request.request_id, Some(action)))
-                        .await
-                        .is_err()
-                    {
-                        return;
-                    }
-                    counters.decisions.fetch_add(1, Ordering::Relaxed);
-                }
-                Some(Kind::MatchResult(_)) => {
-                    counters.matches.fetch_add(1, Ordering::Relaxed);
-                }
-                Some(Kind::Error(_)) => {
-                    counters.errors.fetch_add(1, Ordering::Relaxed);
-                }
-                _ => {}
+    let mut playing = false;
+    loop {
+        let message = if playing {
+            inbound.message().await
+        } else {
+            // Between matches: leave once `stop` is set.
+            tokio::select! {
+                _ = stop.wait_for(|&s| s) => return,
+                message = inbound.message() => message,
             }
+        };
+        let Ok(Some(message)) = message else {
+            return;
+        };
+        match message.kind {
+            Some(Kind::DecisionRequest(request)) => {
+                let observation =
+                    Observation::try_from(request.observation.as_ref().expect("an observation"))
+                        .expect("a valid observation");
+                let action = pb::Action::from(policy.decide(&observation, &[]));
+                if tx
+                    .send(decision(request.request_id, Some(action)))
+                    .await
+                    .is_err()
+                {
+                    return;
+                }
+                counters.decisions.fetch_add(1, Ordering::Relaxed);
+            }
+            Some(Kind::MatchStart(_)) => playing = true,
+            Some(Kind::MatchResult(_)) => {
+                playing = false;
+                counters.matches.fetch_add(1, Ordering::Relaxed);
+            }
+            Some(Kind::Error(_)) => {
+                counters.errors.fetch_add(1, Ordering::Relaxed);
+            }
+            _ => {}
         }
-    };
-    tokio::select! {
-        _ = stop.wait_for(|&s| s) => {}
-        _ = play => {}
     }
 }
 
-/// Counts `counter`'s increments per second over the window after the warm-up.
-async fn count_rate(counter: &AtomicU64) -> f64 {
+/// Counts `counter`'s increments over the window after the warm-up.
+async fn count_window(counter: &AtomicU64) -> (u64, Duration) {
     tokio::time::sleep(RATE_WARMUP).await;
     let (c0, t0) = (counter.load(Ordering::Relaxed), Instant::now());
     tokio::time::sleep(RATE_RUN).await;
     let (c1, t1) = (counter.load(Ordering::Relaxed), Instant::now());
-    (c1 - c0) as f64 / (t1 - t0).as_secs_f64()
+    (c1 - c0, t1 - t0)
 }
 
-fn measure_echo_rate(servers: &Runtime, clients: &Runtime, reply: pb::ArenaMessage) -> Rate {
-    let server = start_echo(servers, reply);
-    let rate = clients.block_on(async {
-        let channels = connections(&server.url, RATE_CONNECTIONS).await;
-        let counter = Arc::new(AtomicU64::new(0));
-        let (stop, stopped) = watch::channel(false);
-        let clients: Vec<_> = (0..RATE_STREAMS)
-            .map(|i| {
-                tokio::spawn(echo_ping_pong(
-                    channels[i % channels.len()].clone(),
-                    counter.clone(),
-                    stopped.clone(),
-                ))
-            })
-            .collect();
-        let per_second = count_rate(&counter).await;
-        let _ = stop.send(true);
-        for client in clients {
-            let _ = client.await;
-        }
-        Rate {
-            per_second,
-            matches: 0,
-            errors: 0,
-        }
-    });
-    server.stop(servers);
-    rate
+/// One round of 256 echo streams doing ping-pong.
+async fn echo_rate_round(server: &Server, rate: &mut Rate) {
+    let channels = connections(&server.url, RATE_CONNECTIONS).await;
+    let counter = Arc::new(AtomicU64::new(0));
+    let (stop, stopped) = watch::channel(false);
+    let clients: Vec<_> = (0..RATE_STREAMS)
+        .map(|i| {
+            tokio::spawn(echo_ping_pong(
+                channels[i % channels.len()].clone(),
+                counter.clone(),
+                stopped.clone(),
+            ))
+        })
+        .collect();
+    rate.rounds.push(count_window(&counter).await);
+    let _ = stop.send(true);
+    for client in clients {
+        let _ = client.await;
+    }
 }
 
 async fn echo_ping_pong(
@@ -883,7 +928,11 @@ fn print_latency(arena: &Latency, echo: &Latency, bytes: usize) {
     println!();
     println!("(a) decision round trip, bot side: Decision sent -> next DecisionRequest received");
     println!(
-        "    arena: 1 bot + 1 built-in heuristic, 2 seats, Schocken practice; echo reply {bytes} B"
+        "    arena: 1 bot + 1 built-in heuristic, 2 seats, Schocken practice; echo reply {bytes} B;"
+    );
+    println!(
+        "    {ROUNDS} alternating rounds of {:.1} s each",
+        LATENCY_RUN.as_secs_f64()
     );
     println!(
         "    {:<10} {:>10} {:>10} {:>10} {:>12}",
@@ -915,20 +964,30 @@ fn print_latency(arena: &Latency, echo: &Latency, bytes: usize) {
 }
 
 fn print_rate(arena: &Rate, echo: &Rate) {
-    let ratio = arena.per_second / echo.per_second;
+    let ratio = arena.per_second() / echo.per_second();
     println!();
     println!(
-        "(b) throughput, {RATE_STREAMS} streams over {RATE_CONNECTIONS} connections, {:.0} s window",
+        "(b) throughput, {RATE_STREAMS} streams over {RATE_CONNECTIONS} connections, {ROUNDS} alternating rounds of {:.1} s",
         RATE_RUN.as_secs_f64()
     );
-    println!(
-        "    arena: {RATE_MATCHES} concurrent 4-player Schocken matches of heuristic bots: {:>9.0} decisions/s",
-        arena.per_second
-    );
-    println!(
-        "    echo:  {RATE_STREAMS} ping-pong streams:                                 {:>9.0} round trips/s",
-        echo.per_second
-    );
+    println!("    {:<58} {:>10} {:>24}", "", "per second", "rounds");
+    for (name, rate) in [
+        (
+            format!("arena: {RATE_MATCHES} 4-player Schocken matches, heuristic bots"),
+            arena,
+        ),
+        (format!("echo: {RATE_STREAMS} ping-pong streams"), echo),
+    ] {
+        let rounds: Vec<String> = (0..rate.rounds.len())
+            .map(|r| format!("{:.0}", rate.round_per_second(r)))
+            .collect();
+        println!(
+            "    {:<58} {:>10.0} {:>24}",
+            name,
+            rate.per_second(),
+            rounds.join(" ")
+        );
+    }
     println!(
         "    ratio arena/echo {:.2}   target >= 0.5: {}   ({} matches finished, {} error events)",
         ratio,

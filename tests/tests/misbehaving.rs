@@ -210,7 +210,7 @@ async fn a_bot_that_answers_late_but_within_its_bank_plays_normally() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_bot_that_exhausts_its_bank_times_out_and_is_forfeited() {
-    let table = table(&["--decision-ms", "20", "--time-bank-ms", "200"]).await;
+    let table = table(&["--decision-ms", "20", "--time-bank-ms", "400"]).await;
     let (offender, _) = table.play("schocken", "late:150", 1, 1).await;
     let s = &offender[0];
     assert_forfeited_last(s, "ERROR_CODE_TIMEOUT");
@@ -223,8 +223,23 @@ async fn a_bot_that_exhausts_its_bank_times_out_and_is_forfeited() {
 async fn a_bot_that_sends_illegal_actions_is_struck_and_forfeited_in_every_game() {
     let table = table(&[]).await;
     for game in ["schocken", "sjokken", "zokken"] {
-        let (offender, _) = table.play(game, "illegal", 1, 1).await;
-        assert_forfeited_last(&offender[0], "ERROR_CODE_ILLEGAL_ACTION");
+        // A Sjokken seat that never starts a round may get no request in a whole match,
+        // so two matches are played; every request is answered illegally.
+        let (offender, _) = table.play(game, "illegal", 2, 2).await;
+        for s in &offender {
+            assert_eq!(s.strikes, s.requests.min(3), "{game}: {s:?}");
+            assert_eq!(s.forfeited, s.requests >= 3, "{game}: {s:?}");
+            assert_eq!(s.errors.len() as u32, s.strikes, "{game}: {s:?}");
+            assert!(
+                s.errors.iter().all(|e| e == "ERROR_CODE_ILLEGAL_ACTION"),
+                "{s:?}"
+            );
+        }
+        let forfeited = offender
+            .iter()
+            .find(|s| s.forfeited)
+            .expect("a forfeit in two matches");
+        assert_forfeited_last(forfeited, "ERROR_CODE_ILLEGAL_ACTION");
     }
     table.stop().await;
 }
