@@ -206,8 +206,10 @@ impl Lobby {
         }
         info!(match_id = %info.match_id, preset = %info.preset, seats = ?info.seat_names, "match started");
         self.metrics.match_started(game);
-        let report = run_match(info.clone(), seed, players, self.shutdown.clone()).await;
+        let (report, announcement) =
+            run_match(info.clone(), seed, players, self.shutdown.clone()).await;
         self.record(&info, &report).await;
+        announcement.send();
     }
 
     async fn record(&self, info: &MatchInfo, report: &MatchReport) {

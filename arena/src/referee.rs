@@ -308,13 +308,14 @@ fn drain_stale(state: &mut SeatState) -> bool {
     }
 }
 
-/// Plays a match to its end (or until `shutdown` turns true, then it is aborted).
+/// Plays a match to its end (or until `shutdown` turns true, then it is aborted). Returns
+/// the report, and the result (or abort notice) for the bots, to send once recorded.
 pub async fn run_match(
     info: Arc<MatchInfo>,
     seed: u64,
     players: Vec<Player>,
     mut shutdown: watch::Receiver<bool>,
-) -> MatchReport {
+) -> (MatchReport, Announcement) {
     let n = players.len();
     let mut m =
         Match::new_with_log(info.rules.clone(), seed, n).expect("the lobby seats 2..=10 players");
@@ -341,12 +342,7 @@ pub async fn run_match(
 
     while !m.is_over() {
         if *shutdown.borrow() {
-            for seat in seats.iter_mut() {
-                seat.send(ToSeat::Aborted {
-                    reason: "the arena is shutting down".to_owned(),
-                });
-            }
-            return MatchReport {
+            let report = MatchReport {
                 log: m.log().expect("logged").clone(),
                 outcome: None,
                 placings: Vec::new(),
@@ -355,6 +351,13 @@ pub async fn run_match(
                 decisions,
                 timeouts,
             };
+            let announcement = Announcement::new(
+                seats,
+                ToSeat::Aborted {
+                    reason: "the arena is shutting down".to_owned(),
+                },
+            );
+            return (report, announcement);
         }
         let to_act: Vec<Seat> = m.to_act().iter().collect();
         // Ask every bot that must act, at once; built-ins and forfeited seats answer now.
@@ -484,21 +487,47 @@ pub async fn run_match(
     let outcome = m.outcome().expect("an ended match has an outcome");
     let forfeited: Vec<bool> = seats.iter().map(|s| s.forfeited).collect();
     let placings = placings_with_forfeits(&outcome.placings, &forfeited);
-    for seat in seats.iter_mut() {
-        seat.send(ToSeat::Result {
-            outcome: outcome.clone(),
-            placings: placings.clone(),
-            forfeited: forfeited.clone(),
-        });
-    }
-    MatchReport {
+    let report = MatchReport {
         log: m.log().expect("logged").clone(),
-        outcome: Some(outcome),
-        placings,
-        forfeited,
+        outcome: Some(outcome.clone()),
+        placings: placings.clone(),
+        forfeited: forfeited.clone(),
         strikes: seats.iter().map(|s| s.strikes).collect(),
         decisions,
         timeouts,
+    };
+    let result = ToSeat::Result {
+        outcome,
+        placings,
+        forfeited,
+    };
+    (report, Announcement::new(seats, result))
+}
+
+/// The last message of a match to its bots, sent once the match is recorded (so that a
+/// bot that asks for the log right after its result finds the match ended).
+pub struct Announcement {
+    to_bots: Vec<mpsc::Sender<ToSeat>>,
+    message: ToSeat,
+}
+
+impl Announcement {
+    fn new(seats: Vec<SeatState>, message: ToSeat) -> Announcement {
+        let to_bots = seats
+            .into_iter()
+            .filter_map(|seat| match seat.player {
+                Player::Bot(bot) => Some(bot.to_bot),
+                Player::Builtin(_) => None,
+            })
+            .collect();
+        Announcement { to_bots, message }
+    }
+
+    /// Sends the message to every bot still connected.
+    pub fn send(self) {
+        for to_bot in self.to_bots {
+            let _ = to_bot.try_send(self.message.clone());
+        }
     }
 }
 
