@@ -19,7 +19,7 @@ use knobel_proto::{BotDecision, BotHello, convert};
 use tokio::net::TcpListener;
 use tokio::sync::{mpsc, watch};
 use tokio_stream::Stream;
-use tokio_stream::wrappers::{ReceiverStream, TcpListenerStream};
+use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status, Streaming};
 use tracing::{info, warn};
 
@@ -139,11 +139,12 @@ pub async fn serve(
     let arena = ArenaServer::new(service)
         .max_decoding_message_size(MAX_MESSAGE_BYTES)
         .max_encoding_message_size(4 * 1024 * 1024);
-    let incoming = TcpListenerStream::new(listener);
+    // `Server::tcp_nodelay` does not apply to incoming streams we bring: set it here, or
+    // Nagle's algorithm holds small messages back for the bot's delayed ACK (~40 ms).
+    let incoming = tonic::transport::server::TcpIncoming::from(listener).with_nodelay(Some(true));
     let result = tonic::transport::Server::builder()
         .http2_keepalive_interval(Some(Duration::from_secs(30)))
         .http2_keepalive_timeout(Some(Duration::from_secs(10)))
-        .tcp_nodelay(true)
         .add_service(health_service)
         .add_service(reflection_v1)
         .add_service(reflection_v1alpha)
@@ -665,69 +666,78 @@ impl Connection {
                     }
                 },
                 message = from_referee.recv() => {
-                    let Some(message) = message else {
-                        return MatchEnd::Next;
-                    };
-                    let (kind, end) = match message {
-                        ToSeat::Start { info, seat: s } => {
-                            seat = s;
-                            match_id = info.match_id.clone();
-                            game = info.rules.game();
-                            let time_control = pb::TimeControl {
-                                decision_ms: info.time_control.decision.as_millis() as u32,
-                                time_bank_ms: info.time_control.bank.as_millis() as u32,
-                            };
-                            let start = convert::match_start(
-                                &info.match_id,
-                                &info.preset,
-                                &info.rules,
-                                &info.seat_names,
-                                s,
-                                time_control,
-                            );
-                            (pb::arena_message::Kind::MatchStart(start), None)
-                        }
-                        ToSeat::Request(request) => {
-                            open.insert(request.request_id, tokio::time::Instant::now());
-                            (
-                                pb::arena_message::Kind::DecisionRequest(pb::DecisionRequest {
-                                    request_id: request.request_id,
-                                    observation: Some((&request.observation).into()),
-                                    legal_actions: request.legal_actions.iter().copied().map(pb::Action::from).collect(),
-                                    default_action: Some(request.default_action.into()),
-                                    deadline_ms: request.deadline.as_millis() as u32,
-                                    time_bank_ms: request.time_bank.as_millis() as u32,
+                    // Forward everything the referee has queued in one go, so that the
+                    // transport can write it out together.
+                    let mut next = message;
+                    loop {
+                        let Some(message) = next else {
+                            return MatchEnd::Next;
+                        };
+                        let (kind, end) = match message {
+                            ToSeat::Start { info, seat: s } => {
+                                seat = s;
+                                match_id = info.match_id.clone();
+                                game = info.rules.game();
+                                let time_control = pb::TimeControl {
+                                    decision_ms: info.time_control.decision.as_millis() as u32,
+                                    time_bank_ms: info.time_control.bank.as_millis() as u32,
+                                };
+                                let start = convert::match_start(
+                                    &info.match_id,
+                                    &info.preset,
+                                    &info.rules,
+                                    &info.seat_names,
+                                    s,
+                                    time_control,
+                                );
+                                (pb::arena_message::Kind::MatchStart(start), None)
+                            }
+                            ToSeat::Request(request) => {
+                                open.insert(request.request_id, tokio::time::Instant::now());
+                                (
+                                    pb::arena_message::Kind::DecisionRequest(pb::DecisionRequest {
+                                        request_id: request.request_id,
+                                        observation: Some((&request.observation).into()),
+                                        legal_actions: request.legal_actions.iter().copied().map(pb::Action::from).collect(),
+                                        default_action: Some(request.default_action.into()),
+                                        deadline_ms: request.deadline.as_millis() as u32,
+                                        time_bank_ms: request.time_bank.as_millis() as u32,
+                                    }),
+                                    None,
+                                )
+                            }
+                            ToSeat::Event(event) => (pb::arena_message::Kind::Event(event.into()), None),
+                            ToSeat::Notice(notice) => (
+                                pb::arena_message::Kind::Error(pb::ErrorEvent {
+                                    request_id: notice.request_id,
+                                    code: wire_code(&notice.problem) as i32,
+                                    message: notice.message,
+                                    applied: notice.applied.map(pb::Action::from),
+                                    strikes: notice.strikes.into(),
+                                    forfeited: notice.forfeited,
                                 }),
                                 None,
-                            )
+                            ),
+                            ToSeat::Result { mut outcome, placings, .. } => {
+                                outcome.placings = placings;
+                                let result = convert::match_result(&match_id, Some(&outcome), seat);
+                                (pb::arena_message::Kind::MatchResult(result), Some(MatchEnd::Next))
+                            }
+                            ToSeat::Aborted { .. } => {
+                                let result = convert::match_result(&match_id, None, seat);
+                                (pb::arena_message::Kind::MatchResult(result), Some(MatchEnd::Closed))
+                            }
+                        };
+                        if !self.send(kind).await {
+                            return MatchEnd::Closed;
                         }
-                        ToSeat::Event(event) => (pb::arena_message::Kind::Event(event.into()), None),
-                        ToSeat::Notice(notice) => (
-                            pb::arena_message::Kind::Error(pb::ErrorEvent {
-                                request_id: notice.request_id,
-                                code: wire_code(&notice.problem) as i32,
-                                message: notice.message,
-                                applied: notice.applied.map(pb::Action::from),
-                                strikes: notice.strikes.into(),
-                                forfeited: notice.forfeited,
-                            }),
-                            None,
-                        ),
-                        ToSeat::Result { mut outcome, placings, .. } => {
-                            outcome.placings = placings;
-                            let result = convert::match_result(&match_id, Some(&outcome), seat);
-                            (pb::arena_message::Kind::MatchResult(result), Some(MatchEnd::Next))
+                        if let Some(end) = end {
+                            return end;
                         }
-                        ToSeat::Aborted { .. } => {
-                            let result = convert::match_result(&match_id, None, seat);
-                            (pb::arena_message::Kind::MatchResult(result), Some(MatchEnd::Closed))
+                        match from_referee.try_recv() {
+                            Ok(message) => next = Some(message),
+                            Err(_) => break,
                         }
-                    };
-                    if !self.send(kind).await {
-                        return MatchEnd::Closed;
-                    }
-                    if let Some(end) = end {
-                        return end;
                     }
                 }
             }

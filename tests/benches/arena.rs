@@ -1,20 +1,24 @@
 //! Arena benchmarks (the acceptance figures), each against a bare tonic echo of the
 //! same generated `Arena` service:
 //!
-//! - (a) decision round trip over loopback, p50 and p99: one bot in a two-seat Schocken
-//!   practice match against a built-in player, measured on the bot's side from sending its
-//!   Decision to receiving its next DecisionRequest; the echo answers every BotMessage with
-//!   one ArenaMessage of the size of a real DecisionRequest.
+//! - (a) decision round trip over loopback, p50 and p99: one bot in two-seat Schocken
+//!   practice matches against a built-in player, measured on the bot's side from sending its
+//!   Decision to receiving its next DecisionRequest of the same match; the echo answers every
+//!   BotMessage with one ArenaMessage, a real DecisionRequest captured from the arena.
 //! - (b) decisions per second: 64 concurrent four-player Schocken matches of heuristic bots
-//!   (256 streams in this process) against 256 echo streams doing ping-pong.
+//!   (256 streams in this process) against 256 echo streams doing ping-pong (and, for
+//!   reference, 64 echo streams: as many requests in flight as the arena's 64 tables have).
 //! - (c) server memory per idle Play stream: the `knobel` binary as a separate process,
-//!   VmRSS before and after 1000 streams have been welcomed and seated, against the same
-//!   bench binary started as a separate echo server process.
+//!   VmRSS before and after 1000 streams have been welcomed and seated, against this bench
+//!   binary started as a separate echo server process.
+//!
+//! Arena and echo runs of (a) and (b) alternate in rounds so that both see the same load of
+//! the shared machine. The servers run on their own two-worker tokio runtime, the clients on
+//! another.
 //!
 //! Run with `cargo bench -p knobel-e2e --bench arena` (optionally followed by `--` and
 //! `latency`, `rate` and/or `memory` to run only those parts). docs/benchmarks.md explains
-//! the figures. The servers run on their own two-worker tokio runtime, the clients on
-//! another, so the arena and the echo are measured under the same conditions.
+//! the figures.
 
 use std::path::PathBuf;
 use std::pin::Pin;
@@ -110,8 +114,8 @@ fn main() {
     if let Some((arena, echo, bytes)) = &latency {
         print_latency(arena, echo, *bytes);
     }
-    if let Some((arena, echo)) = &rate {
-        print_rate(arena, echo);
+    if let Some(rates) = &rate {
+        print_rate(rates);
     }
     match &memory {
         Some(Ok((arena, echo))) => print_memory(arena, echo),
@@ -418,55 +422,57 @@ fn measure_latency(servers: &Runtime, clients: &Runtime) -> (Latency, Latency, p
     (arena, echo, reply)
 }
 
-/// One bot in a practice match answering every request at once with its first legal
-/// action, for one round; then it finishes its match and closes its stream.
+/// One bot answering every request at once with its first legal action, for one round.
+/// It plays one practice match per stream and then opens a new stream, so the arena's
+/// pause before it seats a stream again (`REJOIN_DELAY`) does not thin out the samples;
+/// only round trips within a match are measured.
 async fn arena_latency_bot(url: &str, token: &str) -> Latency {
-    let (tx, mut inbound) = open(connect(url).await, token).await;
+    let channel = connect(url).await;
     let warm = Instant::now() + LATENCY_WARMUP;
     let end = warm + LATENCY_RUN;
     let mut out = Latency::default();
-    let mut sent: Option<Instant> = None;
-    let mut messages = 0u64;
-    loop {
-        let message = tokio::time::timeout(Duration::from_secs(30), inbound.message())
-            .await
-            .expect("the arena stalled")
-            .expect("stream error")
-            .expect("stream ended");
-        let received = Instant::now();
-        messages += 1;
-        match &message.kind {
-            Some(Kind::DecisionRequest(request)) => {
-                if let Some(sent) = sent.take()
-                    && sent >= warm
-                    && received < end
-                {
-                    out.round_trips.push(nanos(received - sent));
-                    out.messages_in_round_trips += messages;
+    while Instant::now() < end {
+        let (tx, mut inbound) = open(channel.clone(), token).await;
+        let mut sent: Option<Instant> = None;
+        let mut messages = 0u64;
+        loop {
+            let message = tokio::time::timeout(Duration::from_secs(30), inbound.message())
+                .await
+                .expect("the arena stalled")
+                .expect("stream error")
+                .expect("stream ended");
+            let received = Instant::now();
+            messages += 1;
+            match &message.kind {
+                Some(Kind::DecisionRequest(request)) => {
+                    if let Some(sent) = sent.take()
+                        && sent >= warm
+                        && received < end
+                    {
+                        out.round_trips.push(nanos(received - sent));
+                        out.messages_in_round_trips += messages;
+                    }
+                    let action = request.legal_actions.first().cloned();
+                    tx.send(decision(request.request_id, action))
+                        .await
+                        .expect("send a decision");
+                    let answered = Instant::now();
+                    out.think.push(nanos(answered - received));
+                    sent = Some(answered);
+                    messages = 0;
+                    if out.requests.len() < 10_000 {
+                        out.requests.push(message.clone());
+                    }
                 }
-                let action = request.legal_actions.first().cloned();
-                tx.send(decision(request.request_id, action))
-                    .await
-                    .expect("send a decision");
-                let answered = Instant::now();
-                out.think.push(nanos(answered - received));
-                sent = Some(answered);
-                messages = 0;
-                if out.requests.len() < 10_000 {
-                    out.requests.push(message.clone());
+                Some(Kind::MatchResult(_)) => {
+                    out.matches += 1;
+                    break;
                 }
+                _ => {}
             }
-            Some(Kind::MatchStart(_)) => sent = None,
-            Some(Kind::MatchResult(_)) => {
-                sent = None;
-                out.matches += 1;
-                if received >= end {
-                    return out;
-                }
-            }
-            _ => {}
         }
     }
+    out
 }
 
 /// One echo stream doing request/response ping-pong for one round.
@@ -520,6 +526,9 @@ struct Rate {
     matches: u64,
     /// ErrorEvents received (should be 0: no timeouts, no refused decisions).
     errors: u64,
+    /// Messages the bots received and decisions they sent over whole rounds (arena only).
+    messages: u64,
+    decisions: u64,
 }
 
 impl Rate {
@@ -538,13 +547,24 @@ impl Rate {
 #[derive(Default)]
 struct Counters {
     decisions: AtomicU64,
+    messages: AtomicU64,
     matches: AtomicU64,
     errors: AtomicU64,
 }
 
-/// Alternates arena and echo rounds at the same concurrency. Returns the arena's and the
-/// echo's counts.
-fn measure_rate(servers: &Runtime, clients: &Runtime, reply: pb::ArenaMessage) -> (Rate, Rate) {
+/// What the throughput part measured.
+struct Rates {
+    /// The arena with `RATE_STREAMS` bot streams at `RATE_MATCHES` tables.
+    arena: Rate,
+    /// The echo with `RATE_STREAMS` ping-pong streams (the target's reference).
+    echo: Rate,
+    /// The echo with `RATE_MATCHES` streams: as many requests in flight as the arena has
+    /// (one seat acts per table at a time).
+    echo_in_flight: Rate,
+}
+
+/// Alternates arena and echo rounds at the same concurrency.
+fn measure_rate(servers: &Runtime, clients: &Runtime, reply: pb::ArenaMessage) -> Rates {
     let lobby = LobbyConfig {
         seats: 4,
         practice: false,
@@ -554,13 +574,23 @@ fn measure_rate(servers: &Runtime, clients: &Runtime, reply: pb::ArenaMessage) -
     let echo_server = start_echo(servers, reply);
     let mut arena = Rate::default();
     let mut echo = Rate::default();
+    let mut echo_in_flight = Rate::default();
     for _ in 0..ROUNDS {
         clients.block_on(arena_rate_round(&arena_server, &mut arena));
-        clients.block_on(echo_rate_round(&echo_server, &mut echo));
+        clients.block_on(echo_rate_round(&echo_server, RATE_STREAMS, &mut echo));
+        clients.block_on(echo_rate_round(
+            &echo_server,
+            RATE_MATCHES,
+            &mut echo_in_flight,
+        ));
     }
     arena_server.stop(servers);
     echo_server.stop(servers);
-    (arena, echo)
+    Rates {
+        arena,
+        echo,
+        echo_in_flight,
+    }
 }
 
 /// One round of 256 heuristic bots: counts decisions over the window, then lets every bot
@@ -586,6 +616,8 @@ async fn arena_rate_round(server: &Server, rate: &mut Rate) {
     }
     rate.matches += counters.matches.load(Ordering::Relaxed);
     rate.errors += counters.errors.load(Ordering::Relaxed);
+    rate.messages += counters.messages.load(Ordering::Relaxed);
+    rate.decisions += counters.decisions.load(Ordering::Relaxed);
 }
 
 /// A Rust heuristic bot: converts every observation to the engine's and decides with
@@ -612,6 +644,7 @@ async fn heuristic_bot(
         let Ok(Some(message)) = message else {
             return;
         };
+        counters.messages.fetch_add(1, Ordering::Relaxed);
         match message.kind {
             Some(Kind::DecisionRequest(request)) => {
                 let observation =
@@ -649,12 +682,12 @@ async fn count_window(counter: &AtomicU64) -> (u64, Duration) {
     (c1 - c0, t1 - t0)
 }
 
-/// One round of 256 echo streams doing ping-pong.
-async fn echo_rate_round(server: &Server, rate: &mut Rate) {
+/// One round of `streams` echo streams doing ping-pong.
+async fn echo_rate_round(server: &Server, streams: usize, rate: &mut Rate) {
     let channels = connections(&server.url, RATE_CONNECTIONS).await;
     let counter = Arc::new(AtomicU64::new(0));
     let (stop, stopped) = watch::channel(false);
-    let clients: Vec<_> = (0..RATE_STREAMS)
+    let clients: Vec<_> = (0..streams)
         .map(|i| {
             tokio::spawn(echo_ping_pong(
                 channels[i % channels.len()].clone(),
@@ -963,36 +996,50 @@ fn print_latency(arena: &Latency, echo: &Latency, bytes: usize) {
     );
 }
 
-fn print_rate(arena: &Rate, echo: &Rate) {
+fn print_rate(rates: &Rates) {
+    let Rates {
+        arena,
+        echo,
+        echo_in_flight,
+    } = rates;
     let ratio = arena.per_second() / echo.per_second();
     println!();
     println!(
-        "(b) throughput, {RATE_STREAMS} streams over {RATE_CONNECTIONS} connections, {ROUNDS} alternating rounds of {:.1} s",
+        "(b) throughput over {RATE_CONNECTIONS} connections, {ROUNDS} alternating rounds of {:.1} s",
         RATE_RUN.as_secs_f64()
     );
-    println!("    {:<58} {:>10} {:>24}", "", "per second", "rounds");
+    println!("    {:<56} {:>10} {:>24}", "", "per second", "rounds");
     for (name, rate) in [
         (
-            format!("arena: {RATE_MATCHES} 4-player Schocken matches, heuristic bots"),
+            format!("arena: {RATE_MATCHES} 4-player matches, {RATE_STREAMS} heuristic bots"),
             arena,
         ),
         (format!("echo: {RATE_STREAMS} ping-pong streams"), echo),
+        (
+            format!("echo: {RATE_MATCHES} streams (the arena's requests in flight)"),
+            echo_in_flight,
+        ),
     ] {
         let rounds: Vec<String> = (0..rate.rounds.len())
             .map(|r| format!("{:.0}", rate.round_per_second(r)))
             .collect();
         println!(
-            "    {:<58} {:>10.0} {:>24}",
+            "    {:<56} {:>10.0} {:>24}",
             name,
             rate.per_second(),
             rounds.join(" ")
         );
     }
     println!(
-        "    ratio arena/echo {:.2}   target >= 0.5: {}   ({} matches finished, {} error events)",
+        "    ratio arena/echo({RATE_STREAMS}) {:.2}   target >= 0.5: {}   (arena/echo({RATE_MATCHES}) {:.2})",
         ratio,
         verdict(ratio >= 0.5),
+        arena.per_second() / echo_in_flight.per_second()
+    );
+    println!(
+        "    ({} arena matches finished, {:.1} messages received per decision sent, {} error events)",
         arena.matches,
+        arena.messages as f64 / arena.decisions.max(1) as f64,
         arena.errors
     );
 }
