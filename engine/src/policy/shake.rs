@@ -32,7 +32,8 @@ pub(super) fn heuristic(o: &ShakeObservation) -> Action {
     for (slot, die) in dice.iter_mut().enumerate() {
         *die = me.dice[slot].unwrap_or(1);
     }
-    let now = hand_of(o.game, dice);
+    // The engine computes the hand of dice this seat sees (under the game's variants).
+    let now = me.hand.unwrap_or_else(|| hand_of(o.game, dice));
     if strong(now) {
         return Action::STOP;
     }
@@ -50,7 +51,11 @@ pub(super) fn heuristic(o: &ShakeObservation) -> Action {
             dice[slot] = 1;
         }
     }
-    let after = hand_of(o.game, dice);
+    let after = if turn.is_empty() {
+        now
+    } else {
+        hand_of(o.game, dice)
+    };
     if !decision.can_reroll {
         return Action::Stop { turn };
     }
