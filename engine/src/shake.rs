@@ -907,30 +907,24 @@ impl ShakeState {
         out.turn_order.clear();
         out.turn_order
             .extend_from_slice(&self.order[..self.order_len as usize]);
-        out.turns.clear();
-        for owner in 0..n {
-            let turn = &self.turns[owner];
-            let mut dice = [None; DICE];
-            for (slot, view) in dice.iter_mut().enumerate() {
+        out.turns.resize_with(n, TurnView::default);
+        for (owner, (turn, view)) in self.turns[..n].iter().zip(out.turns.iter_mut()).enumerate() {
+            let own = owner == seat.index();
+            let mut all_visible = true;
+            for slot in 0..DICE {
                 let visible = match turn.sight[slot] {
                     Sight::Public => true,
-                    Sight::Owner => owner == seat.index(),
+                    Sight::Owner => own,
                     Sight::Nobody | Sight::Unthrown => false,
                 };
-                *view = visible.then_some(turn.dice[slot]);
+                all_visible &= visible;
+                view.dice[slot] = visible.then_some(turn.dice[slot]);
             }
-            let hand = match dice {
-                [Some(_), Some(_), Some(_)] => turn.hand,
-                _ => None,
-            };
-            out.turns.push(TurnView {
-                dice,
-                throws: turn.throws,
-                rolled: turn.rolled,
-                turned: turn.turned,
-                done: turn.done,
-                hand,
-            });
+            view.throws = turn.throws;
+            view.rolled = turn.rolled;
+            view.turned = turn.turned;
+            view.done = turn.done;
+            view.hand = if all_visible { turn.hand } else { None };
         }
         out.decision = (out.to_act == Some(seat)).then(|| self.decision(seat));
     }
