@@ -57,6 +57,9 @@ fn parse(line: &str) -> Summary {
 }
 
 /// The arena, one offender and three well-behaved heuristic bots at a four-seat table.
+///
+/// Most tests play Zokken: every seat acts several times in every round, so the offender is
+/// sure to be asked (a Schocken or Sjokken seat that never starts a round may not be).
 struct Table {
     arena: Arena,
     offender: String,
@@ -187,7 +190,7 @@ fn assert_forfeited_last(s: &Summary, code: &str) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_bot_that_never_answers_times_out_three_times_and_is_forfeited() {
     let table = table(&["--decision-ms", "100", "--time-bank-ms", "300"]).await;
-    let (offender, _) = table.play("schocken", "never-answer", 1, 1).await;
+    let (offender, _) = table.play("zokken", "never-answer", 1, 1).await;
     assert_eq!(offender.len(), 1);
     assert_forfeited_last(&offender[0], "ERROR_CODE_TIMEOUT");
     // After the forfeit no more requests: exactly the three that timed out.
@@ -198,7 +201,7 @@ async fn a_bot_that_never_answers_times_out_three_times_and_is_forfeited() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_bot_that_answers_late_but_within_its_bank_plays_normally() {
     let table = table(&["--decision-ms", "20", "--time-bank-ms", "20000"]).await;
-    let (offender, _) = table.play("sjokken", "late:45", 1, 1).await;
+    let (offender, _) = table.play("zokken", "late:45", 1, 1).await;
     let s = &offender[0];
     assert!(
         !s.aborted && !s.forfeited && s.strikes == 0 && s.errors.is_empty(),
@@ -211,7 +214,7 @@ async fn a_bot_that_answers_late_but_within_its_bank_plays_normally() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_bot_that_exhausts_its_bank_times_out_and_is_forfeited() {
     let table = table(&["--decision-ms", "20", "--time-bank-ms", "400"]).await;
-    let (offender, _) = table.play("schocken", "late:150", 1, 1).await;
+    let (offender, _) = table.play("zokken", "late:150", 1, 1).await;
     let s = &offender[0];
     assert_forfeited_last(s, "ERROR_CODE_TIMEOUT");
     // The bank paid for some answers before it ran out.
@@ -247,7 +250,7 @@ async fn a_bot_that_sends_illegal_actions_is_struck_and_forfeited_in_every_game(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_bot_that_answers_a_stale_request_id_is_told_and_not_struck() {
     let table = table(&[]).await;
-    let (offender, _) = table.play("schocken", "stale", 1, 1).await;
+    let (offender, _) = table.play("zokken", "stale", 1, 1).await;
     let s = &offender[0];
     assert!(!s.aborted && !s.forfeited && s.strikes == 0, "{s:?}");
     assert!(!s.errors.is_empty(), "{s:?}");
@@ -262,7 +265,7 @@ async fn a_bot_that_answers_a_stale_request_id_is_told_and_not_struck() {
 /// reconnects and plays the second match normally.
 async fn breaks_then_reconnects(misbehave: &str) {
     let table = table(&[]).await;
-    let (offender, others) = table.play("schocken", misbehave, 1, 2).await;
+    let (offender, others) = table.play("zokken", misbehave, 1, 2).await;
     assert_eq!(offender.len(), 1, "{offender:?}");
     let second = &offender[0];
     assert!(
