@@ -756,10 +756,21 @@ impl Connection {
         match message.kind {
             Some(pb::bot_message::Kind::Decision(decision)) => {
                 let request_id = decision.request_id;
-                if let Some(asked) = open.remove(&request_id) {
-                    self.metrics
-                        .decision_answered(game, asked.elapsed().as_secs_f64());
-                }
+                let Some(asked) = open.remove(&request_id) else {
+                    // Not a request this stream was sent (another seat's, an answered one,
+                    // a made-up id): refused here, the seat's referee never sees it.
+                    return self
+                        .error(
+                            request_id,
+                            pb::ErrorCode::StaleRequest,
+                            format!(
+                                "request {request_id} is not open on this stream: answer only the requests this stream received; this answer is ignored"
+                            ),
+                        )
+                        .await;
+                };
+                self.metrics
+                    .decision_answered(game, asked.elapsed().as_secs_f64());
                 let action = BotDecision::try_from(&decision)
                     .map(|d| d.action)
                     .map_err(|e| e.to_string());
