@@ -7,7 +7,7 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use knobel_engine::policy::HeuristicPolicy;
 use knobel_engine::{Game, Rules};
@@ -18,7 +18,7 @@ use tracing::{info, warn};
 
 use crate::metrics::Metrics;
 use crate::referee::{BotSeat, MatchInfo, MatchReport, Player, TimeControl, run_match};
-use crate::store::{NewMatch, Store};
+use crate::store::{NewMatch, Store, now_ms};
 
 /// How the lobby forms matches.
 #[derive(Clone, Debug)]
@@ -62,14 +62,6 @@ pub struct Lobby {
     waiting: Mutex<HashMap<String, Vec<Waiting>>>,
     next_ticket: Mutex<u64>,
     matches: TaskTracker,
-}
-
-/// Milliseconds since the Unix epoch.
-pub fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0)
 }
 
 /// A new match id: time-ordered and unique (milliseconds, then 64 random bits), in hex.

@@ -1,7 +1,6 @@
 //! Prometheus metrics, served on their own port. Labels are few and fixed: the game, and for
 //! finished matches the status. Never a match id or a bot name.
 
-use std::net::SocketAddr;
 use std::sync::Arc;
 
 use knobel_engine::Game;
@@ -166,10 +165,5 @@ impl Metrics {
         axum::serve(listener, app)
             .with_graceful_shutdown(shutdown)
             .await
-    }
-
-    /// The address a listener is bound to, for logs.
-    pub fn describe(addr: SocketAddr) -> String {
-        format!("http://{addr}/metrics")
     }
 }

@@ -90,8 +90,6 @@ pub enum Problem {
     Malformed,
     /// The answer names a request that is not the seat's open one.
     StaleRequest,
-    /// The seat is forfeited and played by default actions.
-    Forfeited,
 }
 
 /// A notice to a seat about its answer (or its absence).
@@ -187,7 +185,7 @@ pub struct MatchReport {
     pub forfeited: Vec<bool>,
     /// Strikes per seat.
     pub strikes: Vec<u8>,
-    /// Decisions asked of bots, and how many of them timed out.
+    /// Decisions asked of connected bots.
     pub decisions: u64,
     /// Timeouts over all seats.
     pub timeouts: u64,

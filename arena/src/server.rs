@@ -785,7 +785,7 @@ impl Connection {
                 if pings.allow() {
                     self.send(pb::arena_message::Kind::Pong(pb::Pong {
                         nonce: ping.nonce,
-                        server_time_unix_ms: crate::lobby::now_ms().max(0) as u64,
+                        server_time_unix_ms: crate::store::now_ms().max(0) as u64,
                     }))
                     .await
                 } else {
@@ -820,7 +820,7 @@ impl Connection {
 fn wire_code(problem: &Problem) -> pb::ErrorCode {
     match problem {
         Problem::Timeout => pb::ErrorCode::Timeout,
-        Problem::IllegalAction | Problem::Forfeited => pb::ErrorCode::IllegalAction,
+        Problem::IllegalAction => pb::ErrorCode::IllegalAction,
         Problem::Malformed => pb::ErrorCode::Malformed,
         Problem::StaleRequest => pb::ErrorCode::StaleRequest,
     }
