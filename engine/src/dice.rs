@@ -90,6 +90,12 @@ fn mix(mut z: u64) -> u64 {
     z ^ (z >> 31)
 }
 
+/// The ways one throw of three six-sided dice can land: 6 × 6 × 6.
+const THROW_OUTCOMES: u64 = 216;
+
+/// The faces of an ordinary die, 1..=6, for each of the three slots.
+const D6_FACES: [[u8; 6]; 3] = [[1, 2, 3, 4, 5, 6]; 3];
+
 impl DiceSource {
     /// A source for the match played from `seed`.
     pub fn new(seed: u64) -> DiceSource {
@@ -109,48 +115,77 @@ impl DiceSource {
         self.seed
     }
 
-    /// A uniformly distributed face index in `0..faces` for `key` (`faces` ≥ 1).
+    /// The face indices (each in `0..6`) of the three die slots of one throw: the throw's
+    /// key (seat, round, throw) is packed into one word and mixed with the seed, and the
+    /// word is mapped to one of the 216 ways three dice can land by Lemire's multiply-shift
+    /// with rejection, so every outcome is exactly equally likely: each slot is uniform on
+    /// its six faces and independent of the other two. The slots are that outcome's digits
+    /// in base 6.
     ///
-    /// The key is packed into one word, mixed with the seed, and mapped to a face by
-    /// Lemire's multiply-shift with rejection, so every face is exactly equally likely.
+    /// A die's face depends on its key (seat, round, throw, slot) alone, not on which dice
+    /// are rolled: common random numbers.
     #[inline]
-    pub fn face(&self, key: DiceKey, faces: u8) -> u8 {
-        let packed = (key.round as u64) << 32
-            | (key.seat.0 as u64) << 16
-            | (key.throw as u64) << 8
-            | key.slot as u64;
+    pub fn throw_faces(&self, seat: Seat, round: u32, throw: u8) -> [u8; 3] {
+        let packed = (round as u64) << 32 | (seat.0 as u64) << 16 | (throw as u64) << 8;
         let mut word = mix(self.seed ^ mix(packed.wrapping_add(0x9e37_79b9_7f4a_7c15)));
-        let faces = faces as u64;
-        // 2^64 mod faces: products whose low word falls below it are rejected. Every die
-        // here has six faces; the constant spares a 64-bit division per die.
-        const SIX_THRESHOLD: u64 = 6u64.wrapping_neg() % 6;
-        let threshold = if faces == 6 {
-            SIX_THRESHOLD
-        } else {
-            faces.wrapping_neg() % faces
-        };
-        loop {
-            let product = word as u128 * faces as u128;
-            if (product as u64) >= threshold {
-                return (product >> 64) as u8;
+        // 2^64 mod 216: products whose low word falls below it are rejected (a chance of
+        // about 10^-17 per throw).
+        const THRESHOLD: u64 = THROW_OUTCOMES.wrapping_neg() % THROW_OUTCOMES;
+        let outcome = loop {
+            let product = word as u128 * THROW_OUTCOMES as u128;
+            if (product as u64) >= THRESHOLD {
+                break (product >> 64) as u8;
             }
             word = mix(word.wrapping_add(0x9e37_79b9_7f4a_7c15));
+        };
+        [outcome / 36, outcome / 6 % 6, outcome % 6]
+    }
+
+    /// The values the three die slots of one throw show, `faces[slot]` being the faces of
+    /// the die in `slot` (a [`DiceScript`] overrides the dice it names). Callers use the
+    /// slots they roll and ignore the others.
+    #[inline]
+    pub fn throw(&self, seat: Seat, round: u32, throw: u8, faces: &[[u8; 6]; 3]) -> [u8; 3] {
+        let index = self.throw_faces(seat, round, throw);
+        let mut values: [u8; 3] = std::array::from_fn(|slot| faces[slot][index[slot] as usize]);
+        if let Some(script) = &self.script {
+            for (slot, value) in values.iter_mut().enumerate() {
+                let key = DiceKey {
+                    seat,
+                    round,
+                    throw,
+                    slot: slot as u8,
+                };
+                if let Some(scripted) = script.get(&key) {
+                    *value = scripted;
+                }
+            }
         }
+        values
+    }
+
+    /// The three slots of one throw of six-sided dice, each showing 1..=6.
+    #[inline]
+    pub fn throw_d6(&self, seat: Seat, round: u32, throw: u8) -> [u8; 3] {
+        self.throw(seat, round, throw, &D6_FACES)
+    }
+
+    /// The face index in `0..6` of the die with `key` (one slot of [`DiceSource::throw_faces`]).
+    pub fn face(&self, key: DiceKey) -> u8 {
+        self.throw_faces(key.seat, key.round, key.throw)[key.slot as usize % 3]
     }
 
     /// The value a die with these `faces` shows for `key`.
-    #[inline]
     pub fn roll(&self, key: DiceKey, faces: &[u8; 6]) -> u8 {
         if let Some(value) = self.script.as_ref().and_then(|s| s.get(&key)) {
             return value;
         }
-        faces[self.face(key, 6) as usize]
+        faces[self.face(key) as usize]
     }
 
     /// A six-sided die showing 1..=6.
-    #[inline]
     pub fn d6(&self, key: DiceKey) -> u8 {
-        self.roll(key, &[1, 2, 3, 4, 5, 6])
+        self.roll(key, &D6_FACES[0])
     }
 }
 
@@ -181,12 +216,47 @@ mod tests {
         let source = DiceSource::new(42);
         let mut counts = [0u32; 6];
         for round in 0..60_000 {
-            counts[source.face(key((round % 5) as u8, round, 1, (round % 3) as u8), 6) as usize] +=
-                1;
+            counts[source.face(key((round % 5) as u8, round, 1, (round % 3) as u8)) as usize] += 1;
         }
         // Expected 10,000 each; a fair die stays within ±4% with overwhelming probability.
         for c in counts {
             assert!((9_600..=10_400).contains(&c), "{counts:?}");
         }
+    }
+
+    #[test]
+    fn the_slots_of_a_throw_are_jointly_uniform() {
+        // All 216 outcomes of three dice equally likely: each slot uniform, and the slots
+        // independent of each other.
+        let source = DiceSource::new(9);
+        let mut counts = [0u32; 216];
+        let throws = 216_000;
+        for i in 0..throws {
+            let [a, b, c] = source.throw_faces(Seat((i % 7) as u8), i / 7, (i % 3) as u8 + 1);
+            counts[a as usize * 36 + b as usize * 6 + c as usize] += 1;
+        }
+        let expected = (throws / 216) as f64;
+        let chi2: f64 = counts
+            .iter()
+            .map(|&c| (c as f64 - expected).powi(2) / expected)
+            .sum();
+        // 215 degrees of freedom: mean 215, standard deviation about 21.
+        assert!(chi2 < 320.0, "chi-square {chi2}");
+    }
+
+    #[test]
+    fn a_throw_agrees_with_its_single_dice_and_with_the_script() {
+        let mut script = DiceScript::new();
+        script.set(Seat(2), 5, 1, &[1], [0, 6, 0]);
+        let plain = DiceSource::new(3);
+        let scripted = DiceSource::scripted(3, script);
+        let thrown = plain.throw_d6(Seat(2), 5, 1);
+        for slot in 0..3u8 {
+            assert_eq!(thrown[slot as usize], plain.d6(key(2, 5, 1, slot)));
+            assert!((1..=6).contains(&thrown[slot as usize]));
+        }
+        let overridden = scripted.throw_d6(Seat(2), 5, 1);
+        assert_eq!(overridden, [thrown[0], 6, thrown[2]]);
+        assert_eq!(scripted.d6(key(2, 5, 1, 1)), 6);
     }
 }

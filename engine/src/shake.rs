@@ -6,21 +6,18 @@
 use serde::{Deserialize, Serialize};
 
 use crate::action::Action;
-use crate::dice::{DiceKey, DiceSource};
+use crate::dice::DiceSource;
 use crate::error::{ActionError, seats_text};
 use crate::event::Event;
 use crate::hand::Hand;
 use crate::log::Sink;
 use crate::play::Outcome;
 use crate::rules::{Game, SchockenRules, SjokkenRules};
-use crate::types::{DICE, DieMask, MAX_SEATS, Seat, Seats};
+use crate::types::{DieMask, MAX_SEATS, Seat, Seats};
 
-/// Who may see a die.
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+/// Who may see a die thrown by a seat.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
 enum Sight {
-    /// Not thrown yet in this round.
-    #[default]
-    Unthrown,
     /// Face up: everybody.
     Public,
     /// Under the cup: the thrower alone (Schocken).
@@ -30,10 +27,17 @@ enum Sight {
 }
 
 /// One seat's turn in the current round.
+///
+/// Who sees a die is kept as two sets: a die in `public` is face up (everybody sees it); a
+/// die in `seen_by_owner` but not in `public` is under the cup (the thrower sees it); a die
+/// in neither is not thrown yet this round, or blind (nobody sees it).
 #[derive(Copy, Clone, Debug, Default)]
 struct Turn {
     dice: [u8; 3],
-    sight: [Sight; 3],
+    /// Dice everybody sees.
+    public: DieMask,
+    /// Dice the thrower sees (a superset of `public`).
+    seen_by_owner: DieMask,
     throws: u8,
     /// Dice rolled in the last throw.
     rolled: DieMask,
@@ -258,15 +262,6 @@ impl ShakeState {
         }
     }
 
-    fn key(&self, seat: Seat, throw: u8, slot: usize) -> DiceKey {
-        DiceKey {
-            seat,
-            round: self.round,
-            throw,
-            slot: slot as u8,
-        }
-    }
-
     /// The opening throw-off: everybody throws once, the lowest (Schocken) or highest
     /// (Sjokken) hand starts; ties for it are thrown again among the tied players.
     fn opening_throw_off(&mut self, sink: &mut Sink) -> Seat {
@@ -275,10 +270,7 @@ impl ShakeState {
             let mut best: Option<u32> = None;
             let mut tied = Seats::EMPTY;
             for seat in contenders.iter() {
-                let mut dice = [0; 3];
-                for (slot, die) in dice.iter_mut().enumerate() {
-                    *die = self.dice.d6(self.key(seat, attempt, slot));
-                }
+                let dice = self.dice.throw_d6(seat, self.round, attempt);
                 sink.throw(seat, 0, attempt, DieMask::ALL, dice);
                 sink.event(Event::OpeningThrow {
                     seat,
@@ -388,10 +380,15 @@ impl ShakeState {
             Sight::Owner
         };
         let mut turn = self.turns[seat.index()];
-        for slot in rolled.slots() {
-            turn.dice[slot] = self.dice.d6(self.key(seat, throw, slot));
-            turn.sight[slot] = sight;
-        }
+        let thrown = self.dice.throw_d6(seat, self.round, throw);
+        turn.dice = rolled.pick(thrown, turn.dice);
+        let (public, seen_by_owner) = match sight {
+            Sight::Public => (rolled, rolled),
+            Sight::Owner => (DieMask::EMPTY, rolled),
+            Sight::Nobody => (DieMask::EMPTY, DieMask::EMPTY),
+        };
+        turn.public = turn.public.minus(rolled).union(public);
+        turn.seen_by_owner = turn.seen_by_owner.minus(rolled).union(seen_by_owner);
         let dice = turn.dice;
         turn.throws = throw;
         turn.rolled = rolled;
@@ -474,7 +471,8 @@ impl ShakeState {
             if turn.throws == 0 {
                 continue;
             }
-            turn.sight = [Sight::Public; 3];
+            turn.public = DieMask::ALL;
+            turn.seen_by_owner = DieMask::ALL;
             let (dice, Some(hand)) = (turn.dice, turn.hand) else {
                 continue;
             };
@@ -835,8 +833,9 @@ impl ShakeState {
             let state = &mut self.turns[seat.index()];
             for slot in turn.slots() {
                 state.dice[slot] = 1;
-                state.sight[slot] = Sight::Public;
             }
+            state.public = state.public.union(turn);
+            state.seen_by_owner = state.seen_by_owner.union(turn);
             state.turned = state.turned.union(turn);
             let (dice, rolled) = (state.dice, state.rolled);
             self.turns[seat.index()].hand = Some(self.hand(dice, rolled));
@@ -846,12 +845,9 @@ impl ShakeState {
             None => self.end_turn(sink),
             Some(dice) => {
                 let state = &mut self.turns[seat.index()];
-                // The dice that stay are set aside face up.
-                for slot in dice.complement().slots() {
-                    if state.sight[slot] == Sight::Owner {
-                        state.sight[slot] = Sight::Public;
-                    }
-                }
+                // The dice that stay are set aside face up (blind dice stay blind).
+                let kept = dice.complement().intersection(state.seen_by_owner);
+                state.public = state.public.union(kept);
                 sink.event(Event::Rerolled { seat, dice });
                 self.throw(seat, dice, sink);
             }
@@ -909,22 +905,21 @@ impl ShakeState {
             .extend_from_slice(&self.order[..self.order_len as usize]);
         out.turns.resize_with(n, TurnView::default);
         for (owner, (turn, view)) in self.turns[..n].iter().zip(out.turns.iter_mut()).enumerate() {
-            let own = owner == seat.index();
-            let mut all_visible = true;
-            for slot in 0..DICE {
-                let visible = match turn.sight[slot] {
-                    Sight::Public => true,
-                    Sight::Owner => own,
-                    Sight::Nobody | Sight::Unthrown => false,
-                };
-                all_visible &= visible;
-                view.dice[slot] = visible.then_some(turn.dice[slot]);
-            }
+            let visible = if owner == seat.index() {
+                turn.seen_by_owner
+            } else {
+                turn.public
+            };
+            view.dice = visible_dice(turn.dice, visible);
             view.throws = turn.throws;
             view.rolled = turn.rolled;
             view.turned = turn.turned;
             view.done = turn.done;
-            view.hand = if all_visible { turn.hand } else { None };
+            view.hand = if visible == DieMask::ALL {
+                turn.hand
+            } else {
+                None
+            };
         }
         out.decision = (out.to_act == Some(seat)).then(|| self.decision(seat));
     }
@@ -943,5 +938,11 @@ impl ShakeState {
 
 /// What everybody may see of a turn's dice.
 fn public_view(turn: &Turn) -> [Option<u8>; 3] {
-    std::array::from_fn(|slot| (turn.sight[slot] == Sight::Public).then_some(turn.dice[slot]))
+    visible_dice(turn.dice, turn.public)
+}
+
+/// The dice in `visible`, `None` for the others.
+#[inline]
+fn visible_dice(dice: [u8; 3], visible: DieMask) -> [Option<u8>; 3] {
+    std::array::from_fn(|slot| visible.contains(slot).then_some(dice[slot]))
 }

@@ -147,6 +147,19 @@ impl DieMask {
         BitIter(self.0 as u16).map(|i| i as usize)
     }
 
+    /// Per slot: `inside[slot]` for the slots in the set, `outside[slot]` for the others
+    /// (e.g. the dice of a throw where it rolled them, the held dice elsewhere).
+    #[inline]
+    pub fn pick<T: Copy>(self, inside: [T; 3], outside: [T; 3]) -> [T; 3] {
+        std::array::from_fn(|slot| {
+            if self.0 & (1 << slot) != 0 {
+                inside[slot]
+            } else {
+                outside[slot]
+            }
+        })
+    }
+
     /// Every subset of `self`, the empty set first.
     pub fn subsets(self) -> impl Iterator<Item = DieMask> {
         (0u8..8).filter(move |b| b & !self.0 == 0).map(DieMask)

@@ -16,7 +16,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::action::Action;
-use crate::dice::{DiceKey, DiceSource};
+use crate::dice::DiceSource;
 use crate::error::{ActionError, seats_text};
 use crate::event::Event;
 use crate::hand::{Hand, MIWIN_FACES};
@@ -307,14 +307,9 @@ impl ZokkenState {
             let i = seat.index();
             let rolled = self.choices[i];
             let mut dice = self.hands[i];
-            for slot in rolled.slots() {
-                let key = DiceKey {
-                    seat,
-                    round: self.round,
-                    throw,
-                    slot: slot as u8,
-                };
-                dice[slot] = self.dice.roll(key, &MIWIN_FACES[slot]);
+            if !rolled.is_empty() {
+                let thrown = self.dice.throw(seat, self.round, throw, &MIWIN_FACES);
+                dice = rolled.pick(thrown, dice);
             }
             self.hands[i] = dice;
             self.figures[i] = Hand::zokken(dice);
