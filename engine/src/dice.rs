@@ -73,6 +73,24 @@ impl DiceScript {
     fn get(&self, key: &DiceKey) -> Option<u8> {
         self.dice.get(key).copied()
     }
+
+    /// `values` of one throw, with the dice this script names replaced.
+    #[cold]
+    #[inline(never)]
+    fn override_throw(&self, seat: Seat, round: u32, throw: u8, mut values: [u8; 3]) -> [u8; 3] {
+        for (slot, value) in values.iter_mut().enumerate() {
+            let key = DiceKey {
+                seat,
+                round,
+                throw,
+                slot: slot as u8,
+            };
+            if let Some(scripted) = self.get(&key) {
+                *value = scripted;
+            }
+        }
+        values
+    }
 }
 
 /// A seeded, counter-based source of dice (optionally overridden by a [`DiceScript`]).
@@ -95,6 +113,22 @@ const THROW_OUTCOMES: u64 = 216;
 
 /// The faces of an ordinary die, 1..=6, for each of the three slots.
 const D6_FACES: [[u8; 6]; 3] = [[1, 2, 3, 4, 5, 6]; 3];
+
+/// The base-6 digits of each outcome in `0..216`, most significant first: the face index of
+/// each die slot.
+const DIGITS: [[u8; 3]; THROW_OUTCOMES as usize] = {
+    let mut digits = [[0; 3]; THROW_OUTCOMES as usize];
+    let mut outcome = 0;
+    while outcome < THROW_OUTCOMES as usize {
+        digits[outcome] = [
+            (outcome / 36) as u8,
+            (outcome / 6 % 6) as u8,
+            (outcome % 6) as u8,
+        ];
+        outcome += 1;
+    }
+    digits
+};
 
 impl DiceSource {
     /// A source for the match played from `seed`.
@@ -138,7 +172,7 @@ impl DiceSource {
             }
             word = mix(word.wrapping_add(0x9e37_79b9_7f4a_7c15));
         };
-        [outcome / 36, outcome / 6 % 6, outcome % 6]
+        DIGITS[outcome as usize]
     }
 
     /// The values the three die slots of one throw show, `faces[slot]` being the faces of
@@ -147,27 +181,22 @@ impl DiceSource {
     #[inline]
     pub fn throw(&self, seat: Seat, round: u32, throw: u8, faces: &[[u8; 6]; 3]) -> [u8; 3] {
         let index = self.throw_faces(seat, round, throw);
-        let mut values: [u8; 3] = std::array::from_fn(|slot| faces[slot][index[slot] as usize]);
-        if let Some(script) = &self.script {
-            for (slot, value) in values.iter_mut().enumerate() {
-                let key = DiceKey {
-                    seat,
-                    round,
-                    throw,
-                    slot: slot as u8,
-                };
-                if let Some(scripted) = script.get(&key) {
-                    *value = scripted;
-                }
-            }
+        let values = std::array::from_fn(|slot| faces[slot][index[slot] as usize]);
+        match &self.script {
+            None => values,
+            Some(script) => script.override_throw(seat, round, throw, values),
         }
-        values
     }
 
-    /// The three slots of one throw of six-sided dice, each showing 1..=6.
+    /// The three slots of one throw of six-sided dice, each showing 1..=6 (the same as
+    /// [`DiceSource::throw`] with faces 1..=6).
     #[inline]
     pub fn throw_d6(&self, seat: Seat, round: u32, throw: u8) -> [u8; 3] {
-        self.throw(seat, round, throw, &D6_FACES)
+        let values = self.throw_faces(seat, round, throw).map(|face| face + 1);
+        match &self.script {
+            None => values,
+            Some(script) => script.override_throw(seat, round, throw, values),
+        }
     }
 
     /// The face index in `0..6` of the die with `key` (one slot of [`DiceSource::throw_faces`]).

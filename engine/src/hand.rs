@@ -56,7 +56,7 @@ pub enum Hand {
 
 /// Sorts three dice high to low.
 #[inline]
-pub fn sorted_desc(dice: [u8; 3]) -> [u8; 3] {
+pub const fn sorted_desc(dice: [u8; 3]) -> [u8; 3] {
     let [mut a, mut b, mut c] = dice;
     if a < b {
         std::mem::swap(&mut a, &mut b);
@@ -72,7 +72,7 @@ pub fn sorted_desc(dice: [u8; 3]) -> [u8; 3] {
 
 /// Whether sorted-descending dice are three consecutive values.
 #[inline]
-fn consecutive([a, b, c]: [u8; 3]) -> bool {
+const fn consecutive([a, b, c]: [u8; 3]) -> bool {
     a == b + 1 && b == c + 1
 }
 
@@ -80,7 +80,7 @@ impl Hand {
     /// Schocken's hand for `dice`. `jule` is the variant; `straight_counts` is false when
     /// variant `straight_in_one_throw` is on and the dice were not all rolled together in
     /// the player's last throw.
-    pub fn schocken(dice: [u8; 3], jule: bool, straight_counts: bool) -> Hand {
+    pub const fn schocken(dice: [u8; 3], jule: bool, straight_counts: bool) -> Hand {
         let d = sorted_desc(dice);
         match d {
             [1, 1, 1] => Hand::SchockOut,
@@ -93,7 +93,7 @@ impl Hand {
     }
 
     /// Sjokken's hand for `dice`.
-    pub fn sjokken(dice: [u8; 3]) -> Hand {
+    pub const fn sjokken(dice: [u8; 3]) -> Hand {
         let d = sorted_desc(dice);
         match d {
             [1, 1, 1] => Hand::Sjok1,

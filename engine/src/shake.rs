@@ -51,6 +51,39 @@ struct Turn {
     max_turn: u8,
 }
 
+/// Every hand three six-sided dice make under one way of naming hands, indexed by the dice
+/// (`(a - 1) * 36 + (b - 1) * 6 + (c - 1)` for dice `[a, b, c]`).
+type HandTable = [Hand; 216];
+
+/// Builds the [`HandTable`] of Sjokken (`sjokken`), or of Schocken under the given variants.
+const fn hand_table(sjokken: bool, jule: bool, straight_counts: bool) -> HandTable {
+    let mut table = [Hand::SchockOut; 216];
+    let mut i = 0;
+    while i < 216 {
+        let dice = [(i / 36) as u8 + 1, (i / 6 % 6) as u8 + 1, (i % 6) as u8 + 1];
+        table[i] = if sjokken {
+            Hand::sjokken(dice)
+        } else {
+            Hand::schocken(dice, jule, straight_counts)
+        };
+        i += 1;
+    }
+    table
+}
+
+static SJOKKEN_HANDS: HandTable = hand_table(true, false, false);
+/// Schocken's tables, indexed by `jule`, then by whether straights count.
+static SCHOCKEN_HANDS: [[HandTable; 2]; 2] = [
+    [
+        hand_table(false, false, false),
+        hand_table(false, false, true),
+    ],
+    [
+        hand_table(false, true, false),
+        hand_table(false, true, true),
+    ],
+];
+
 /// The settings of a shake game, normalised from [`SchockenRules`] or [`SjokkenRules`].
 #[derive(Copy, Clone, Debug)]
 struct Settings {
@@ -63,6 +96,20 @@ struct Settings {
     straight_in_one_throw: bool,
     single_half: bool,
     open_dice: bool,
+    /// The hands of all dice: `[0]` when the last throw did not roll all three dice, `[1]`
+    /// when it did (they differ under `straight_in_one_throw` only).
+    hands: [&'static HandTable; 2],
+}
+
+impl Settings {
+    /// The tables of [`Settings::hands`] for these settings.
+    fn hand_tables(game: Game, jule: bool, straight_in_one_throw: bool) -> [&'static HandTable; 2] {
+        if game == Game::Sjokken {
+            return [&SJOKKEN_HANDS; 2];
+        }
+        let tables = &SCHOCKEN_HANDS[jule as usize];
+        [&tables[!straight_in_one_throw as usize], &tables[1]]
+    }
 }
 
 /// The state of a Schocken or Sjokken match.
@@ -201,6 +248,7 @@ impl ShakeState {
             straight_in_one_throw: rules.straight_in_one_throw,
             single_half: rules.single_half,
             open_dice: rules.open_dice,
+            hands: Settings::hand_tables(Game::Schocken, rules.jule, rules.straight_in_one_throw),
         };
         ShakeState::start(settings, dice, seats, sink)
     }
@@ -220,6 +268,7 @@ impl ShakeState {
             straight_in_one_throw: false,
             single_half: true,
             open_dice: false,
+            hands: Settings::hand_tables(Game::Sjokken, false, false),
         };
         ShakeState::start(settings, dice, seats, sink)
     }
@@ -253,7 +302,21 @@ impl ShakeState {
         self.settings.game == Game::Sjokken
     }
 
+    /// The hand `dice` make when the last throw rolled `rolled`.
+    #[inline]
     fn hand(&self, dice: [u8; 3], rolled: DieMask) -> Hand {
+        let [a, b, c] = dice.map(|d| d.wrapping_sub(1) as usize);
+        if a < 6 && b < 6 && c < 6 {
+            self.settings.hands[(rolled == DieMask::ALL) as usize][a * 36 + b * 6 + c]
+        } else {
+            // Not six-sided dice (only a script can throw them).
+            self.hand_of_any_dice(dice, rolled)
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn hand_of_any_dice(&self, dice: [u8; 3], rolled: DieMask) -> Hand {
         if self.is_sjokken() {
             Hand::sjokken(dice)
         } else {
@@ -325,14 +388,18 @@ impl ShakeState {
         self.round += 1;
         self.starter = starter;
         self.limit = None;
-        self.turns = [Turn::default(); MAX_SEATS];
         let n = self.seats as usize;
+        self.turns[..n].fill(Turn::default());
         let mut len = 0;
-        for k in 0..n {
-            let seat = Seat(((starter.index() + k) % n) as u8);
-            if self.in_play.contains(seat) {
-                self.order[len] = seat;
+        let mut seat = starter.0;
+        for _ in 0..n {
+            if self.in_play.contains(Seat(seat)) {
+                self.order[len] = Seat(seat);
                 len += 1;
+            }
+            seat += 1;
+            if seat as usize == n {
+                seat = 0;
             }
         }
         self.order_len = len as u8;
@@ -366,9 +433,11 @@ impl ShakeState {
     /// Throws the dice in `rolled` for `seat`, then moves on to its decision, the end of its
     /// turn, or (Sjokken) the end of the round on a SJOK1.
     fn throw(&mut self, seat: Seat, rolled: DieMask, sink: &mut Sink) {
+        let i = seat.index();
+        let sjokken = self.is_sjokken();
         let max = self.max_throws(seat);
-        let throw = self.turns[seat.index()].throws + 1;
-        let sight = if self.is_sjokken() {
+        let throw = self.turns[i].throws + 1;
+        let sight = if sjokken {
             if throw == max && max > 1 {
                 Sight::Nobody
             } else {
@@ -379,30 +448,33 @@ impl ShakeState {
         } else {
             Sight::Owner
         };
-        let mut turn = self.turns[seat.index()];
         let thrown = self.dice.throw_d6(seat, self.round, throw);
-        turn.dice = rolled.pick(thrown, turn.dice);
+        let dice = rolled.pick(thrown, self.turns[i].dice);
+        let hand = self.hand(dice, rolled);
+        let (turnable, max_turn) = sixes_to_turn(sjokken, dice, rolled, throw);
         let (public, seen_by_owner) = match sight {
             Sight::Public => (rolled, rolled),
             Sight::Owner => (DieMask::EMPTY, rolled),
             Sight::Nobody => (DieMask::EMPTY, DieMask::EMPTY),
         };
+        let turn = &mut self.turns[i];
+        turn.dice = dice;
         turn.public = turn.public.minus(rolled).union(public);
         turn.seen_by_owner = turn.seen_by_owner.minus(rolled).union(seen_by_owner);
-        let dice = turn.dice;
         turn.throws = throw;
         turn.rolled = rolled;
-        turn.hand = Some(self.hand(dice, rolled));
-        (turn.turnable, turn.max_turn) = self.sixes_to_turn(&turn);
-        self.turns[seat.index()] = turn;
+        turn.hand = Some(hand);
+        turn.turnable = turnable;
+        turn.max_turn = max_turn;
+        let public_dice = visible_dice(dice, turn.public);
         sink.throw(seat, self.round, throw, rolled, dice);
         sink.event(Event::Thrown {
             seat,
             throw,
             rolled,
-            dice: public_view(&turn),
+            dice: public_dice,
         });
-        if self.is_sjokken() && sight == Sight::Public && dice == [1, 1, 1] {
+        if sjokken && sight == Sight::Public && dice == [1, 1, 1] {
             // SJOK1: free at once, the round stops.
             self.end_round(sink);
         } else if !self.needs_decision(seat) {
@@ -414,25 +486,6 @@ impl ShakeState {
     fn turnable(&self, seat: Seat) -> (DieMask, u8) {
         let turn = &self.turns[seat.index()];
         (turn.turnable, turn.max_turn)
-    }
-
-    /// Sixes that may be turned after the throw that just landed in `turn`.
-    fn sixes_to_turn(&self, turn: &Turn) -> (DieMask, u8) {
-        let mut sixes = DieMask::EMPTY;
-        for slot in turn.rolled.slots() {
-            if turn.dice[slot] == 6 {
-                sixes = sixes.union(DieMask::single(slot));
-            }
-        }
-        if sixes.len() < 2 || (self.is_sjokken() && turn.throws != 1) {
-            return (DieMask::EMPTY, 0);
-        }
-        let max = if self.is_sjokken() || sixes.len() == 2 {
-            1
-        } else {
-            2
-        };
-        (sixes, max)
     }
 
     fn needs_decision(&self, seat: Seat) -> bool {
@@ -892,18 +945,17 @@ impl ShakeState {
         out.round = self.round;
         out.pot = self.pot;
         out.removed = self.removed;
-        out.tokens.clear();
-        out.tokens.extend_from_slice(&self.tokens[..n]);
+        copy_into(&mut out.tokens, &self.tokens[..n]);
         out.in_play = self.in_play;
         out.half_losers.clear();
         out.half_losers.extend(self.half_losers.iter().flatten());
         out.starter = self.starter;
         out.throw_limit = self.limit;
-        out.to_act = self.to_act().iter().next();
-        out.turn_order.clear();
-        out.turn_order
-            .extend_from_slice(&self.order[..self.order_len as usize]);
-        out.turns.resize_with(n, TurnView::default);
+        out.to_act = (self.loser.is_none()).then(|| self.current());
+        copy_into(&mut out.turn_order, &self.order[..self.order_len as usize]);
+        if out.turns.len() != n {
+            out.turns.resize_with(n, TurnView::default);
+        }
         for (owner, (turn, view)) in self.turns[..n].iter().zip(out.turns.iter_mut()).enumerate() {
             let visible = if owner == seat.index() {
                 turn.seen_by_owner
@@ -936,13 +988,82 @@ impl ShakeState {
     }
 }
 
-/// What everybody may see of a turn's dice.
-fn public_view(turn: &Turn) -> [Option<u8>; 3] {
-    visible_dice(turn.dice, turn.public)
+/// Sixes that may be turned after throw number `throw` rolled `rolled` and landed on `dice`,
+/// and how many of them at once.
+#[inline]
+fn sixes_to_turn(sjokken: bool, dice: [u8; 3], rolled: DieMask, throw: u8) -> (DieMask, u8) {
+    let sixes = rolled.intersection(dice_showing(dice, 6));
+    if sixes.len() < 2 || (sjokken && throw != 1) {
+        return (DieMask::EMPTY, 0);
+    }
+    let max = if sjokken || sixes.len() == 2 { 1 } else { 2 };
+    (sixes, max)
+}
+
+/// The dice that show `value`.
+#[inline]
+fn dice_showing(dice: [u8; 3], value: u8) -> DieMask {
+    let bits = (dice[0] == value) as u8
+        | ((dice[1] == value) as u8) << 1
+        | ((dice[2] == value) as u8) << 2;
+    DieMask::from_bits(bits).unwrap_or(DieMask::EMPTY)
 }
 
 /// The dice in `visible`, `None` for the others.
 #[inline]
 fn visible_dice(dice: [u8; 3], visible: DieMask) -> [Option<u8>; 3] {
-    std::array::from_fn(|slot| visible.contains(slot).then_some(dice[slot]))
+    let bits = visible.bits();
+    [
+        (bits & 0b001 != 0).then_some(dice[0]),
+        (bits & 0b010 != 0).then_some(dice[1]),
+        (bits & 0b100 != 0).then_some(dice[2]),
+    ]
+}
+
+/// Makes `out` a copy of `src`, reusing its allocation.
+#[inline]
+fn copy_into<T: Copy>(out: &mut Vec<T>, src: &[T]) {
+    if out.len() == src.len() {
+        out.copy_from_slice(src);
+    } else {
+        out.clear();
+        out.extend_from_slice(src);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hand_tables_agree_with_the_hands() {
+        for game in [Game::Schocken, Game::Sjokken] {
+            for jule in [false, true] {
+                for straight_in_one_throw in [false, true] {
+                    let tables = Settings::hand_tables(game, jule, straight_in_one_throw);
+                    for i in 0..216 {
+                        let dice = [(i / 36) as u8 + 1, (i / 6 % 6) as u8 + 1, (i % 6) as u8 + 1];
+                        for (all_rolled, table) in tables.iter().enumerate() {
+                            let want = if game == Game::Sjokken {
+                                Hand::sjokken(dice)
+                            } else {
+                                let straight_counts = !straight_in_one_throw || all_rolled == 1;
+                                Hand::schocken(dice, jule, straight_counts)
+                            };
+                            assert_eq!(table[i], want, "{game:?} {dice:?}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn dice_showing_a_value() {
+        assert_eq!(
+            dice_showing([6, 2, 6], 6),
+            DieMask::from_bits(0b101).unwrap()
+        );
+        assert_eq!(dice_showing([1, 2, 3], 6), DieMask::EMPTY);
+    }
 }

@@ -264,9 +264,19 @@ impl Seats {
 
     /// The first seat of the set at or after `from`, going round a table of `n` seats.
     pub fn next_from(self, from: Seat, n: usize) -> Option<Seat> {
-        (0..n)
-            .map(|k| Seat(((from.index() + k) % n) as u8))
-            .find(|&s| self.contains(s))
+        if n == 0 {
+            return None;
+        }
+        let from = if from.index() < n {
+            from.index()
+        } else {
+            from.index() % n
+        };
+        let table = self.0 as u32 & ((1u32 << n.min(16)) - 1);
+        // Seats from `from` to the end of the table first, then from seat 0.
+        let later = table & !((1u32 << from) - 1);
+        let pick = if later != 0 { later } else { table };
+        (pick != 0).then(|| Seat(pick.trailing_zeros() as u8))
     }
 
     /// The only seat in the set, if it holds exactly one.
@@ -398,5 +408,23 @@ mod tests {
         set.remove(Seat(3));
         assert_eq!(set.next_from(Seat(3), 4), Some(Seat(1)));
         assert_eq!(set.len(), 2);
+        assert_eq!(set.next_from(Seat(2), 4), Some(Seat(2)));
+        assert_eq!(set.next_from(Seat(6), 4), Some(Seat(2)));
+        assert_eq!(Seats::EMPTY.next_from(Seat(1), 4), None);
+        // Seats beyond the table are not found.
+        let mut far = Seats::EMPTY;
+        far.insert(Seat(5));
+        assert_eq!(far.next_from(Seat(0), 4), None);
+        // Every set of a small table against the plain walk round it.
+        for bits in 0u16..64 {
+            for n in 1..=6usize {
+                for from in 0..8u8 {
+                    let walk = (0..n)
+                        .map(|k| Seat(((from as usize + k) % n) as u8))
+                        .find(|&s| Seats(bits).contains(s));
+                    assert_eq!(Seats(bits).next_from(Seat(from), n), walk);
+                }
+            }
+        }
     }
 }
