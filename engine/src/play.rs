@@ -38,6 +38,9 @@ pub struct Outcome {
     pub chips: Vec<i64>,
 }
 
+/// The events buffers' starting capacity: more than a step of a four-player match causes.
+const EVENTS_CAPACITY: usize = 64;
+
 #[derive(Clone, Debug)]
 enum State {
     Shake(ShakeState),
@@ -110,7 +113,8 @@ impl Match {
             seats: seats as u8,
             entries: Vec::new(),
         });
-        let mut events = Vec::new();
+        // Room for the events of any step, so that a match does not grow its buffers.
+        let mut events = Vec::with_capacity(EVENTS_CAPACITY);
         let mut sink = Sink {
             events: &mut events,
             log: log.as_mut().map(|l| &mut l.entries),
@@ -125,7 +129,7 @@ impl Match {
             seats: seats as u8,
             state,
             events,
-            spare: Vec::new(),
+            spare: Vec::with_capacity(EVENTS_CAPACITY),
             log,
         })
     }

@@ -31,19 +31,20 @@ enum Sight {
 /// Who sees a die is kept as two sets: a die in `public` is face up (everybody sees it); a
 /// die in `seen_by_owner` but not in `public` is under the cup (the thrower sees it); a die
 /// in neither is not thrown yet this round, or blind (nobody sees it).
+///
+/// `view` is what everybody sees of the turn, kept up to date (by [`Turn::show`] after any
+/// change of the dice, their hand or who sees them), so that observations copy it.
 #[derive(Copy, Clone, Debug, Default)]
 struct Turn {
+    /// The public view: throws used, dice rolled in the last throw, dice turned this turn
+    /// (held for the rest of it), whether the turn is over, and the public dice and hand.
+    view: TurnView,
+    /// The true dice.
     dice: [u8; 3],
     /// Dice everybody sees.
     public: DieMask,
     /// Dice the thrower sees (a superset of `public`).
     seen_by_owner: DieMask,
-    throws: u8,
-    /// Dice rolled in the last throw.
-    rolled: DieMask,
-    /// Dice turned from six to one this turn (held for the rest of it).
-    turned: DieMask,
-    done: bool,
     /// The hand the dice make now (kept up to date after every throw and turn).
     hand: Option<Hand>,
     /// Sixes that may be turned after the last throw, and how many at once.
@@ -83,6 +84,16 @@ static SCHOCKEN_HANDS: [[HandTable; 2]; 2] = [
         hand_table(false, true, true),
     ],
 ];
+
+impl Turn {
+    /// Brings the public dice and hand of `view` up to date with the dice, their hand and
+    /// who sees them.
+    #[inline]
+    fn show(&mut self) {
+        self.view.dice = visible_dice(self.dice, self.public);
+        self.view.hand = self.hand.filter(|_| self.public == DieMask::ALL);
+    }
+}
 
 /// The settings of a shake game, normalised from [`SchockenRules`] or [`SjokkenRules`].
 #[derive(Copy, Clone, Debug)]
@@ -155,7 +166,7 @@ pub struct ShakeDecision {
 }
 
 /// What one player may see of one seat's turn in the current round.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TurnView {
     /// The seat's dice: `None` for a die not thrown yet, under the cup (hidden from this
     /// player) or blind.
@@ -436,7 +447,7 @@ impl ShakeState {
         let i = seat.index();
         let sjokken = self.is_sjokken();
         let max = self.max_throws(seat);
-        let throw = self.turns[i].throws + 1;
+        let throw = self.turns[i].view.throws + 1;
         let sight = if sjokken {
             if throw == max && max > 1 {
                 Sight::Nobody
@@ -461,12 +472,13 @@ impl ShakeState {
         turn.dice = dice;
         turn.public = turn.public.minus(rolled).union(public);
         turn.seen_by_owner = turn.seen_by_owner.minus(rolled).union(seen_by_owner);
-        turn.throws = throw;
-        turn.rolled = rolled;
+        turn.view.throws = throw;
+        turn.view.rolled = rolled;
         turn.hand = Some(hand);
         turn.turnable = turnable;
         turn.max_turn = max_turn;
-        let public_dice = visible_dice(dice, turn.public);
+        turn.show();
+        let public_dice = turn.view.dice;
         sink.throw(seat, self.round, throw, rolled, dice);
         sink.event(Event::Thrown {
             seat,
@@ -490,7 +502,7 @@ impl ShakeState {
 
     fn needs_decision(&self, seat: Seat) -> bool {
         let turn = &self.turns[seat.index()];
-        turn.throws < self.max_throws(seat)
+        turn.view.throws < self.max_throws(seat)
             || (self.settings.turn_on_last_throw && !self.turnable(seat).0.is_empty())
     }
 
@@ -498,8 +510,8 @@ impl ShakeState {
         let seat = self.current();
         let throws = {
             let turn = &mut self.turns[seat.index()];
-            turn.done = true;
-            turn.throws
+            turn.view.done = true;
+            turn.view.throws
         };
         sink.event(Event::Stopped { seat, throws });
         if seat == self.starter && self.limit.is_none() {
@@ -521,11 +533,12 @@ impl ShakeState {
         for i in 0..self.order_len as usize {
             let seat = self.order[i];
             let turn = &mut self.turns[seat.index()];
-            if turn.throws == 0 {
+            if turn.view.throws == 0 {
                 continue;
             }
             turn.public = DieMask::ALL;
             turn.seen_by_owner = DieMask::ALL;
+            turn.show();
             let (dice, Some(hand)) = (turn.dice, turn.hand) else {
                 continue;
             };
@@ -550,7 +563,7 @@ impl ShakeState {
             let throws = if self.settings.ties_by_order_only {
                 0
             } else {
-                3 - turn.throws as u32
+                3 - turn.view.throws as u32
             };
             let rank = (hand.strength(), throws, MAX_SEATS - i);
             if best.is_none_or(|(b, _, _)| rank > b) {
@@ -759,11 +772,11 @@ impl ShakeState {
         let (turnable, max_turn) = self.turnable(seat);
         ShakeDecision {
             max_throws,
-            can_reroll: turn.throws < max_throws,
+            can_reroll: turn.view.throws < max_throws,
             turnable,
             max_turn,
             turn_needs_reroll: !self.settings.turn_on_last_throw,
-            locked: turn.turned,
+            locked: turn.view.turned,
         }
     }
 
@@ -802,9 +815,9 @@ impl ShakeState {
             }
             let reason = if state.dice[slot] != 6 {
                 "it does not show a six"
-            } else if !state.rolled.contains(slot) {
+            } else if !state.view.rolled.contains(slot) {
                 "it was not rolled in the last throw"
-            } else if self.is_sjokken() && state.throws != 1 {
+            } else if self.is_sjokken() && state.view.throws != 1 {
                 "sjokken allows turning only after the first throw"
             } else {
                 "the last throw rolled fewer than two sixes"
@@ -843,7 +856,7 @@ impl ShakeState {
             Action::Reroll { dice, turn } => {
                 if !decision.can_reroll {
                     return Err(ActionError::NoThrowLeft {
-                        throws: self.turns[seat.index()].throws,
+                        throws: self.turns[seat.index()].view.throws,
                         limit: decision.max_throws,
                     });
                 }
@@ -889,16 +902,20 @@ impl ShakeState {
             }
             state.public = state.public.union(turn);
             state.seen_by_owner = state.seen_by_owner.union(turn);
-            state.turned = state.turned.union(turn);
-            let (dice, rolled) = (state.dice, state.rolled);
-            self.turns[seat.index()].hand = Some(self.hand(dice, rolled));
+            state.view.turned = state.view.turned.union(turn);
+            let (dice, rolled) = (state.dice, state.view.rolled);
+            let hand = self.hand(dice, rolled);
+            let state = &mut self.turns[seat.index()];
+            state.hand = Some(hand);
+            state.show();
             sink.event(Event::Turned { seat, dice: turn });
         }
         match reroll {
             None => self.end_turn(sink),
             Some(dice) => {
                 let state = &mut self.turns[seat.index()];
-                // The dice that stay are set aside face up (blind dice stay blind).
+                // The dice that stay are set aside face up (blind dice stay blind). The view
+                // is brought up to date by the throw that follows.
                 let kept = dice.complement().intersection(state.seen_by_owner);
                 state.public = state.public.union(kept);
                 sink.event(Event::Rerolled { seat, dice });
@@ -956,22 +973,16 @@ impl ShakeState {
         if out.turns.len() != n {
             out.turns.resize_with(n, TurnView::default);
         }
-        for (owner, (turn, view)) in self.turns[..n].iter().zip(out.turns.iter_mut()).enumerate() {
-            let visible = if owner == seat.index() {
-                turn.seen_by_owner
-            } else {
-                turn.public
-            };
-            view.dice = visible_dice(turn.dice, visible);
-            view.throws = turn.throws;
-            view.rolled = turn.rolled;
-            view.turned = turn.turned;
-            view.done = turn.done;
-            view.hand = if visible == DieMask::ALL {
-                turn.hand
-            } else {
-                None
-            };
+        for (view, turn) in out.turns.iter_mut().zip(&self.turns[..n]) {
+            *view = turn.view;
+        }
+        // The observer also sees its own dice under the cup.
+        if let (Some(turn), Some(view)) = (
+            self.turns[..n].get(seat.index()),
+            out.turns.get_mut(seat.index()),
+        ) {
+            view.dice = visible_dice(turn.dice, turn.seen_by_owner);
+            view.hand = turn.hand.filter(|_| turn.seen_by_owner == DieMask::ALL);
         }
         out.decision = (out.to_act == Some(seat)).then(|| self.decision(seat));
     }
@@ -984,7 +995,7 @@ impl ShakeState {
 
     pub(crate) fn true_dice(&self, owner: Seat) -> ([u8; 3], u8) {
         let turn = &self.turns[owner.index()];
-        (turn.dice, turn.throws)
+        (turn.dice, turn.view.throws)
     }
 }
 

@@ -4,8 +4,8 @@
 use crate::action::Action;
 use crate::hand::Hand;
 use crate::rules::Game;
-use crate::shake::ShakeObservation;
-use crate::types::{DICE, DieMask};
+use crate::shake::{ShakeObservation, TurnView};
+use crate::types::DieMask;
 
 fn hand_of(game: Game, dice: [u8; 3]) -> Hand {
     match game {
@@ -27,13 +27,15 @@ pub(super) fn heuristic(o: &ShakeObservation) -> Action {
     let Some(decision) = &o.decision else {
         return Action::STOP;
     };
-    let me = &o.turns[o.seat.index()];
-    let mut dice = [0u8; DICE];
-    for (slot, die) in dice.iter_mut().enumerate() {
-        *die = me.dice[slot].unwrap_or(1);
-    }
+    let Some(me) = o.turns.get(o.seat.index()) else {
+        return Action::STOP;
+    };
+    let mut dice = me.dice.map(|die| die.unwrap_or(1));
     // The engine computes the hand of dice this seat sees (under the game's variants).
-    let now = me.hand.unwrap_or_else(|| hand_of(o.game, dice));
+    let now = match me.hand {
+        Some(hand) => hand,
+        None => hand_of(o.game, dice),
+    };
     if strong(now) {
         return Action::STOP;
     }
@@ -60,26 +62,19 @@ pub(super) fn heuristic(o: &ShakeObservation) -> Action {
         return Action::Stop { turn };
     }
 
-    // The best hand already shown this round.
-    let best_shown = o
-        .turn_order
-        .iter()
-        .filter(|&&s| s != o.seat)
-        .filter_map(|s| o.turns[s.index()].hand.filter(|_| o.turns[s.index()].done))
-        .map(|h| h.strength())
-        .max();
-    let is_starter = o.starter == o.seat;
-    let beats_shown = best_shown.is_some_and(|b| after.strength() > b);
-    let good_enough = match after {
-        Hand::Straight(_) | Hand::Straat(_) | Hand::Schock(_) | Hand::Sjok(_) => is_starter,
-        _ => false,
-    };
-    if turn.is_empty() && (beats_shown || good_enough) {
-        return Action::STOP;
+    if turn.is_empty() {
+        let is_starter = o.starter == o.seat;
+        let good_enough = match after {
+            Hand::Straight(_) | Hand::Straat(_) | Hand::Schock(_) | Hand::Sjok(_) => is_starter,
+            _ => false,
+        };
+        if good_enough || best_shown(o).is_some_and(|b| after.strength() > b) {
+            return Action::STOP;
+        }
     }
 
     // Keep ones (and the two ones of a Schock with a high third die); reroll the rest.
-    let ones = (0..DICE).filter(|&s| dice[s] == 1).count();
+    let ones = dice.iter().filter(|&&die| die == 1).count();
     let mut reroll = DieMask::EMPTY;
     for (slot, &die) in dice.iter().enumerate() {
         let keep = die == 1 || (ones == 2 && die >= 5);
@@ -98,4 +93,24 @@ pub(super) fn heuristic(o: &ShakeObservation) -> Action {
         return Action::Stop { turn };
     }
     Action::Reroll { dice: reroll, turn }
+}
+
+/// The strength of the best hand shown this round by the other seats that finished their
+/// turn.
+fn best_shown(o: &ShakeObservation) -> Option<u32> {
+    let mut best = None;
+    for &seat in &o.turn_order {
+        if seat == o.seat {
+            continue;
+        }
+        if let Some(TurnView {
+            done: true,
+            hand: Some(hand),
+            ..
+        }) = o.turns.get(seat.index())
+        {
+            best = best.max(Some(hand.strength()));
+        }
+    }
+    best
 }
