@@ -28,6 +28,10 @@ use tokio::time::Instant;
 
 /// Strikes that forfeit a seat.
 pub const MAX_STRIKES: u8 = 3;
+/// The longest a public event waits for later ones before it is sent to a seat. Events
+/// are batched: a seat's pending events go out with its next message, at the start of
+/// every round, and at the latest this long after the first of them happened.
+pub const EVENTS_MAX_DELAY: Duration = Duration::from_millis(50);
 
 /// How long a seat may think.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -121,8 +125,8 @@ pub enum ToSeat {
     },
     /// A decision to make.
     Request(DecisionRequest),
-    /// A public event.
-    Event(Event),
+    /// Public events, oldest first.
+    Events(Vec<Event>),
     /// A problem with the bot's answer.
     Notice(Notice),
     /// The match is over.
@@ -200,12 +204,34 @@ struct SeatState {
     forfeited: bool,
     /// The open request, while the referee waits for this seat.
     open_request: Option<u64>,
+    /// When the open request was sent.
+    asked_at: Instant,
+    /// The answer to the open request, once the wait for it has ended.
+    answer: Option<Answer>,
     /// A notice to send once the action applied instead is known.
     notice: Option<Notice>,
+    /// Public events not yet sent to this seat, and when the first of them happened.
+    pending: Vec<Event>,
+    pending_since: Option<Instant>,
 }
 
 impl SeatState {
+    /// Sends `message` after the seat's pending events.
     fn send(&mut self, message: ToSeat) {
+        self.flush();
+        self.send_now(message);
+    }
+
+    /// Sends the seat's pending events, if any, as one message.
+    fn flush(&mut self) {
+        if !self.pending.is_empty() {
+            let events = std::mem::take(&mut self.pending);
+            self.pending_since = None;
+            self.send_now(ToSeat::Events(events));
+        }
+    }
+
+    fn send_now(&mut self, message: ToSeat) {
         if let Player::Bot(bot) = &self.player
             && bot.to_bot.try_send(message).is_err()
         {
@@ -227,74 +253,90 @@ enum Answer {
     Disconnected,
 }
 
-/// Waits for `request_id`'s answer until the deadline plus the seat's bank, charging the
-/// bank for any overrun. Answers to other requests get a stale-request notice.
-async fn wait_for_answer(state: &mut SeatState, request_id: u64, time: TimeControl) -> Answer {
-    let Player::Bot(bot) = &mut state.player else {
-        return Answer::Disconnected;
+/// Waits for the answer to the seat's open request until the deadline plus the seat's bank
+/// (both counted from when it was asked), charging the bank for any overrun, and keeps it
+/// in `state.answer`. Answers to other requests get a stale-request notice. Cancelling the
+/// wait loses nothing: it can be started again.
+async fn wait_for_answer(state: &mut SeatState, time: TimeControl) {
+    let Some(request_id) = state.open_request else {
+        return;
     };
-    let start = Instant::now();
+    let start = state.asked_at;
     let hard_deadline = start + time.decision + state.bank;
     loop {
-        let message = match tokio::time::timeout_at(hard_deadline, bot.from_bot.recv()).await {
+        let Player::Bot(bot) = &mut state.player else {
+            state.answer = Some(Answer::Disconnected);
+            return;
+        };
+        let answer = match tokio::time::timeout_at(hard_deadline, bot.from_bot.recv()).await {
             Err(_) => {
                 state.bank = Duration::ZERO;
-                return Answer::Timeout;
+                Answer::Timeout
             }
-            Ok(None) | Ok(Some(FromSeat::Disconnected)) => return Answer::Disconnected,
+            Ok(None) | Ok(Some(FromSeat::Disconnected)) => Answer::Disconnected,
             Ok(Some(FromSeat::Decision {
                 request_id: id,
                 action,
-            })) => (id, action),
-        };
-        let (id, action) = message;
-        if id != request_id {
-            let notice = Notice {
-                request_id: id,
-                problem: Problem::StaleRequest,
-                message: format!(
-                    "request {id} is not your open request: answer request {request_id}; this answer is ignored"
-                ),
-                applied: None,
-                strikes: state.strikes,
-                forfeited: state.forfeited,
-            };
-            if bot.to_bot.try_send(ToSeat::Notice(notice)).is_err() {
-                return Answer::Disconnected;
+            })) if id == request_id => {
+                let elapsed = start.elapsed();
+                state.bank = state
+                    .bank
+                    .saturating_sub(elapsed.saturating_sub(time.decision));
+                match action {
+                    Ok(action) => Answer::Action(action),
+                    Err(message) => Answer::Malformed(message),
+                }
             }
-            continue;
-        }
-        let elapsed = start.elapsed();
-        state.bank = state
-            .bank
-            .saturating_sub(elapsed.saturating_sub(time.decision));
-        return match action {
-            Ok(action) => Answer::Action(action),
-            Err(message) => Answer::Malformed(message),
+            Ok(Some(FromSeat::Decision { request_id: id, .. })) => {
+                let notice = stale_notice(
+                    state,
+                    id,
+                    format!(
+                        "request {id} is not your open request: answer request {request_id}; this answer is ignored"
+                    ),
+                );
+                state.send(notice);
+                if state.forfeited {
+                    Answer::Disconnected
+                } else {
+                    continue;
+                }
+            }
         };
+        state.answer = Some(answer);
+        return;
     }
+}
+
+fn stale_notice(state: &SeatState, request_id: u64, message: String) -> ToSeat {
+    ToSeat::Notice(Notice {
+        request_id,
+        problem: Problem::StaleRequest,
+        message,
+        applied: None,
+        strikes: state.strikes,
+        forfeited: state.forfeited,
+    })
 }
 
 /// Drops answers that arrived while no request was open for the seat (they are stale),
 /// telling the bot about each. Returns false if the bot is gone.
 fn drain_stale(state: &mut SeatState) -> bool {
-    let Player::Bot(bot) = &mut state.player else {
-        return true;
-    };
     loop {
+        let Player::Bot(bot) = &mut state.player else {
+            return true;
+        };
         match bot.from_bot.try_recv() {
             Ok(FromSeat::Decision { request_id, .. }) => {
-                let notice = Notice {
+                let notice = stale_notice(
+                    state,
                     request_id,
-                    problem: Problem::StaleRequest,
-                    message: format!(
+                    format!(
                         "request {request_id} is not open for your seat: this answer is ignored"
                     ),
-                    applied: None,
-                    strikes: state.strikes,
-                    forfeited: state.forfeited,
-                };
-                if bot.to_bot.try_send(ToSeat::Notice(notice)).is_err() {
+                );
+                state.send(notice);
+                if state.forfeited {
                     return false;
                 }
             }
@@ -304,6 +346,13 @@ fn drain_stale(state: &mut SeatState) -> bool {
             Err(mpsc::error::TryRecvError::Empty) => return true,
         }
     }
+}
+
+/// What ended a wait for answers.
+enum Woke {
+    Answered,
+    Flush,
+    Shutdown,
 }
 
 /// Plays a match to its end (or until `shutdown` turns true, then it is aborted). Returns
@@ -326,7 +375,11 @@ pub async fn run_match(
             strikes: 0,
             forfeited: false,
             open_request: None,
+            asked_at: Instant::now(),
+            answer: None,
             notice: None,
+            pending: Vec::new(),
+            pending_since: None,
         })
         .collect();
     for (i, seat) in seats.iter_mut().enumerate() {
@@ -338,7 +391,7 @@ pub async fn run_match(
     broadcast(&mut seats, m.last_events());
     let (mut decisions, mut timeouts) = (0u64, 0u64);
 
-    while !m.is_over() {
+    'decisions: while !m.is_over() {
         if *shutdown.borrow() {
             let report = MatchReport {
                 log: m.log().expect("logged").clone(),
@@ -349,6 +402,7 @@ pub async fn run_match(
                 decisions,
                 timeouts,
             };
+            seats.iter_mut().for_each(SeatState::flush);
             let announcement = Announcement::new(
                 seats,
                 ToSeat::Aborted {
@@ -357,13 +411,11 @@ pub async fn run_match(
             );
             return (report, announcement);
         }
-        let to_act: Vec<Seat> = m.to_act().iter().collect();
         // Ask every bot that must act, at once; built-ins and forfeited seats answer now.
-        let mut asked: Vec<(Seat, u64)> = Vec::new();
+        let mut asked: Vec<Seat> = Vec::new();
         let mut answers: Vec<(Seat, Option<Action>)> = Vec::new();
-        for &seat in &to_act {
+        for seat in m.to_act().iter() {
             let state = &mut seats[seat.index()];
-            let observation = m.observe(seat);
             match &mut state.player {
                 Player::Builtin(policy) => {
                     let legal = if policy.wants_legal_actions() {
@@ -371,7 +423,7 @@ pub async fn run_match(
                     } else {
                         Vec::new()
                     };
-                    answers.push((seat, Some(policy.decide(&observation, &legal))));
+                    answers.push((seat, Some(policy.decide(&m.observe(seat), &legal))));
                 }
                 Player::Bot(_) if state.forfeited => answers.push((seat, None)),
                 Player::Bot(_) => {
@@ -383,7 +435,7 @@ pub async fn run_match(
                     let request_id = NEXT_REQUEST_ID.fetch_add(1, Ordering::Relaxed);
                     state.send(ToSeat::Request(DecisionRequest {
                         request_id,
-                        observation,
+                        observation: m.observe(seat),
                         legal_actions: m.legal_actions(seat),
                         default_action: m
                             .default_action(seat)
@@ -395,34 +447,49 @@ pub async fn run_match(
                         answers.push((seat, None));
                     } else {
                         state.open_request = Some(request_id);
-                        asked.push((seat, request_id));
+                        state.asked_at = Instant::now();
+                        state.answer = None;
+                        asked.push(seat);
                     }
                 }
             }
         }
         if !asked.is_empty() {
             decisions += asked.len() as u64;
-            let waits = seats
-                .iter_mut()
-                .enumerate()
-                .filter_map(|(i, state)| {
-                    let &(seat, request_id) = asked.iter().find(|(s, _)| s.index() == i)?;
-                    Some(async move {
-                        (
-                            seat,
-                            request_id,
-                            wait_for_answer(state, request_id, time).await,
-                        )
-                    })
-                })
-                .collect::<Vec<_>>();
-            let results = tokio::select! {
-                results = join_all(waits) => results,
-                _ = shutting_down(&mut shutdown) => continue,
-            };
-            for (seat, request_id, answer) in results {
+            // Wait for every asked seat; meanwhile, events of the others that have waited
+            // long enough are sent.
+            loop {
+                flush_due(&mut seats, Instant::now());
+                let flush_at = seats
+                    .iter()
+                    .filter_map(|s| s.pending_since)
+                    .min()
+                    .map(|since| since + EVENTS_MAX_DELAY);
+                let woke = {
+                    let waits = seats
+                        .iter_mut()
+                        .enumerate()
+                        .filter(|(i, state)| {
+                            state.answer.is_none() && asked.iter().any(|s| s.index() == *i)
+                        })
+                        .map(|(_, state)| wait_for_answer(state, time))
+                        .collect::<Vec<_>>();
+                    tokio::select! {
+                        _ = join_all(waits) => Woke::Answered,
+                        _ = tokio::time::sleep_until(flush_at.unwrap_or_else(Instant::now)), if flush_at.is_some() => Woke::Flush,
+                        _ = shutting_down(&mut shutdown) => Woke::Shutdown,
+                    }
+                };
+                match woke {
+                    Woke::Answered => break,
+                    Woke::Flush => continue,
+                    Woke::Shutdown => continue 'decisions,
+                }
+            }
+            for seat in asked {
                 let state = &mut seats[seat.index()];
-                match answer {
+                let request_id = state.open_request.unwrap_or(0);
+                match state.answer.take().unwrap_or(Answer::Disconnected) {
                     Answer::Action(action) => answers.push((seat, Some(action))),
                     Answer::Disconnected => {
                         state.forfeited = true;
@@ -477,8 +544,7 @@ pub async fn run_match(
                 }
             }
             seats[seat.index()].open_request = None;
-            let events = m.last_events().to_vec();
-            broadcast(&mut seats, &events);
+            broadcast(&mut seats, m.last_events());
         }
     }
 
@@ -553,11 +619,34 @@ fn strike(state: &mut SeatState, request_id: u64, problem: Problem, message: Str
     });
 }
 
-/// Sends public events to every bot seat.
+/// Queues public events for every bot seat; at the start of a round (and at the end of
+/// the match) every seat's queue is sent.
 fn broadcast(seats: &mut [SeatState], events: &[Event]) {
+    if events.is_empty() {
+        return;
+    }
+    let now = Instant::now();
+    let round_starts = events
+        .iter()
+        .any(|e| matches!(e, Event::RoundStarted { .. } | Event::MatchOver { .. }));
     for seat in seats.iter_mut().filter(|s| s.is_bot()) {
-        for event in events {
-            seat.send(ToSeat::Event(*event));
+        seat.pending_since.get_or_insert(now);
+        seat.pending.extend_from_slice(events);
+        if round_starts {
+            seat.flush();
+        }
+    }
+}
+
+/// Sends the pending events of every seat whose oldest one has waited
+/// [`EVENTS_MAX_DELAY`].
+fn flush_due(seats: &mut [SeatState], now: Instant) {
+    for seat in seats.iter_mut() {
+        if seat
+            .pending_since
+            .is_some_and(|since| now >= since + EVENTS_MAX_DELAY)
+        {
+            seat.flush();
         }
     }
 }

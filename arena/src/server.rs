@@ -35,9 +35,6 @@ pub const MAX_MESSAGE_BYTES: usize = 64 * 1024;
 pub const HELLO_TIMEOUT: Duration = Duration::from_secs(10);
 /// Pings a stream may send per minute before they are refused.
 pub const MAX_PINGS_PER_MINUTE: u32 = 120;
-/// How long a stream waits after a match before it is seated again (a bot that is done
-/// closes its stream within this time and is not seated in a match it would leave).
-pub const REJOIN_DELAY: Duration = Duration::from_millis(250);
 /// Messages buffered towards one bot; a bot that lets this many pile up is not reading and
 /// forfeits its seat.
 const TO_BOT_BUFFER: usize = 4096;
@@ -565,45 +562,20 @@ impl Connection {
         }
         info!(bot = %self.bot_name, %preset, client = %hello.client_version, "bot connected");
         let mut pings = PingLimiter::default();
+        let mut played = 0u32;
         loop {
             if *self.shutdown.borrow() {
                 return;
             }
             match self.play_one(&mut inbound, &preset, &mut pings).await {
                 MatchEnd::Next => {
-                    if !self.settle(&mut inbound, &mut pings).await {
+                    played += 1;
+                    if hello.max_matches.is_some_and(|max| played >= max) {
+                        info!(bot = %self.bot_name, matches = played, "stream played the matches it asked for");
                         return;
                     }
                 }
                 MatchEnd::Closed => return,
-            }
-        }
-    }
-
-    /// After a match: gives a bot that is done [`REJOIN_DELAY`] to close its stream before
-    /// it is seated again, so that no match starts with seats that are already leaving.
-    /// Returns false if the stream closed.
-    async fn settle(
-        &self,
-        inbound: &mut Streaming<pb::BotMessage>,
-        pings: &mut PingLimiter,
-    ) -> bool {
-        let until = tokio::time::Instant::now() + REJOIN_DELAY;
-        loop {
-            match tokio::time::timeout_at(until, inbound.message()).await {
-                Err(_) => return true,
-                Ok(Ok(None)) | Ok(Err(_)) => return false,
-                Ok(Ok(Some(message))) => {
-                    // No match is running: decisions are stale; pings get their pong.
-                    let (idle, _) = mpsc::channel(1);
-                    let mut open = HashMap::new();
-                    if !self
-                        .handle_bot_message(message, &idle, pings, &mut open, Game::Schocken)
-                        .await
-                    {
-                        return false;
-                    }
-                }
             }
         }
     }
@@ -694,19 +666,19 @@ impl Connection {
                             }
                             ToSeat::Request(request) => {
                                 open.insert(request.request_id, tokio::time::Instant::now());
-                                (
-                                    pb::arena_message::Kind::DecisionRequest(pb::DecisionRequest {
-                                        request_id: request.request_id,
-                                        observation: Some((&request.observation).into()),
-                                        legal_actions: request.legal_actions.iter().copied().map(pb::Action::from).collect(),
-                                        default_action: Some(request.default_action.into()),
-                                        deadline_ms: request.deadline.as_millis() as u32,
-                                        time_bank_ms: request.time_bank.as_millis() as u32,
-                                    }),
-                                    None,
-                                )
+                                let request = convert::decision_request_from(
+                                    request.request_id,
+                                    &request.observation,
+                                    &request.legal_actions,
+                                    request.default_action,
+                                    request.deadline.as_millis() as u32,
+                                    request.time_bank.as_millis() as u32,
+                                );
+                                (pb::arena_message::Kind::DecisionRequest(request), None)
                             }
-                            ToSeat::Event(event) => (pb::arena_message::Kind::Event(event.into()), None),
+                            ToSeat::Events(events) => {
+                                (pb::arena_message::Kind::Events(convert::events(&events)), None)
+                            }
                             ToSeat::Notice(notice) => (
                                 pb::arena_message::Kind::Error(pb::ErrorEvent {
                                     request_id: notice.request_id,

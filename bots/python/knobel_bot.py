@@ -129,7 +129,7 @@ def play(stub, args, played):
     outbox = queue.Queue()
     outbox.put(pb.BotMessage(hello=pb.Hello(
         name=args.name, games=[GAMES[g] for g in args.games], client_version="knobel-py 0.1.0",
-        preset=args.preset)))
+        preset=args.preset, max_matches=max(args.matches - played[0], 1) if args.matches else 0)))
 
     def requests():  # what we send: taken from the outbox until None
         while (message := outbox.get()) is not None:

@@ -215,6 +215,7 @@ impl<P: BotPolicy> Bot<P> {
                 .collect(),
             client_version: self.config.client_version.clone(),
             preset: self.config.preset.clone(),
+            max_matches: self.config.max_matches.unwrap_or(0),
         };
         BotHello::try_from(&hello).map_err(|e| BotError::InvalidConfig(e.to_string()))?;
         Ok(hello)
@@ -285,9 +286,15 @@ impl<P: BotPolicy> Bot<P> {
     ) -> Result<SessionEnd, BotError> {
         let channel = endpoint.connect().await?;
         let (tx, rx) = mpsc::channel::<Outgoing>(64);
-        // The Hello waits in the channel until the stream is open.
+        // The Hello waits in the channel until the stream is open. It asks for the matches
+        // still to play, so that the arena does not seat the stream in one it would leave.
+        let mut hello = hello.clone();
+        if hello.max_matches > 0 {
+            let played = run.report.matches.len() as u32;
+            hello.max_matches = hello.max_matches.saturating_sub(played).max(1);
+        }
         let _ = tx
-            .send(Outgoing::from(pb::bot_message::Kind::Hello(hello.clone())))
+            .send(Outgoing::from(pb::bot_message::Kind::Hello(hello)))
             .await;
         run.report.connections += 1;
         let raw = matches!(self.config.misbehave, Some(Misbehave::Garbage)) && !run.misbehaved;
@@ -390,9 +397,11 @@ impl<P: BotPolicy> Bot<P> {
                         }
                     }
                 }
-                Some(Kind::Event(event)) => {
-                    if let Some(kind) = &event.kind {
-                        debug!(event = ?kind, "event");
+                Some(Kind::Events(events)) => {
+                    for event in &events.events {
+                        if let Some(kind) = &event.kind {
+                            debug!(event = ?kind, "event");
+                        }
                     }
                 }
                 Some(Kind::Error(error)) => {

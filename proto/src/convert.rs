@@ -470,6 +470,8 @@ pub struct BotHello {
     pub client_version: String,
     /// A preset the bot would like to play; its game is one of `games`.
     pub preset: Option<String>,
+    /// How many matches the stream plays; `None` for no limit (wire value 0).
+    pub max_matches: Option<u32>,
 }
 
 /// Whether `c` is invisible formatting that could make a name look like another one
@@ -581,6 +583,7 @@ impl TryFrom<&pb::Hello> for BotHello {
             games,
             client_version: hello.client_version.clone(),
             preset,
+            max_matches: (hello.max_matches > 0).then_some(hello.max_matches),
         })
     }
 }
@@ -603,6 +606,7 @@ impl From<&BotHello> for pb::Hello {
                 .collect(),
             client_version: hello.client_version.clone(),
             preset: hello.preset.clone(),
+            max_matches: hello.max_matches.unwrap_or(0),
         }
     }
 }
@@ -1442,18 +1446,45 @@ pub fn decision_request(
     time_bank_ms: u32,
 ) -> Option<pb::DecisionRequest> {
     let default_action = m.default_action(seat)?;
-    Some(pb::DecisionRequest {
+    Some(decision_request_from(
         request_id,
-        observation: Some((&m.observe(seat)).into()),
-        legal_actions: m
-            .legal_actions(seat)
-            .into_iter()
+        &m.observe(seat),
+        &m.legal_actions(seat),
+        default_action,
+        deadline_ms,
+        time_bank_ms,
+    ))
+}
+
+/// The [`pb::DecisionRequest`] made of its parts: what the seat sees, its legal actions,
+/// the action applied if it does not answer in time, and its time.
+pub fn decision_request_from(
+    request_id: u64,
+    observation: &Observation,
+    legal_actions: &[Action],
+    default_action: Action,
+    deadline_ms: u32,
+    time_bank_ms: u32,
+) -> pb::DecisionRequest {
+    pb::DecisionRequest {
+        request_id,
+        observation: Some(observation.into()),
+        legal_actions: legal_actions
+            .iter()
+            .copied()
             .map(pb::Action::from)
             .collect(),
         default_action: Some(default_action.into()),
         deadline_ms,
         time_bank_ms,
-    })
+    }
+}
+
+/// The [`pb::Events`] message carrying `events`, oldest first.
+pub fn events(events: &[Event]) -> pb::Events {
+    pb::Events {
+        events: events.iter().map(pb::Event::from).collect(),
+    }
 }
 
 /// The [`pb::MatchResult`] for the bot in `your_seat`: `FINISHED` with the outcome, or

@@ -49,9 +49,11 @@ fn convert_arena_message(message: &pb::ArenaMessage) {
                 let _ = Action::try_from(action);
             }
         }
-        Some(Kind::Event(event)) => {
-            if let Ok(event) = Event::try_from(event) {
-                let _ = pb::Event::from(event);
+        Some(Kind::Events(events)) => {
+            for event in &events.events {
+                if let Ok(event) = Event::try_from(event) {
+                    let _ = pb::Event::from(event);
+                }
             }
         }
         Some(Kind::MatchResult(result)) => {
@@ -183,12 +185,10 @@ fn damaged_messages_never_panic() {
                     .encode_to_vec(),
             );
             let action = m.default_action(seat).unwrap();
-            for event in m.apply(seat, action).unwrap() {
-                samples.push(
-                    pb::ArenaMessage::from(pb::arena_message::Kind::Event(event.into()))
-                        .encode_to_vec(),
-                );
-            }
+            let events = knobel_proto::convert::events(m.apply(seat, action).unwrap());
+            samples.push(
+                pb::ArenaMessage::from(pb::arena_message::Kind::Events(events)).encode_to_vec(),
+            );
         }
     }
     let mut random = Bytes(42);

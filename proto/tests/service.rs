@@ -76,11 +76,13 @@ impl Arena for ToyArena {
                     server_time_unix_ms: 0,
                 }),
                 Some(In::Decision(decision)) => match BotDecision::try_from(&decision) {
-                    Ok(decision) => Out::Event(pb::Event::from(knobel_engine::Event::Betting {
-                        seat: knobel_engine::Seat(0),
-                        action: decision.action,
-                        chips: 0,
-                    })),
+                    Ok(decision) => Out::Events(knobel_proto::convert::events(&[
+                        knobel_engine::Event::Betting {
+                            seat: knobel_engine::Seat(0),
+                            action: decision.action,
+                            chips: 0,
+                        },
+                    ])),
                     Err(error) => Out::Error(pb::ErrorEvent {
                         request_id: decision.request_id,
                         code: pb::ErrorCode::Malformed as i32,
@@ -143,6 +145,7 @@ fn play_stream_round_trip() {
             games: vec![pb::Game::Zokken as i32],
             client_version: "test".into(),
             preset: None,
+            max_matches: 0,
         })),
         bot(Kind::Ping(pb::Ping { nonce: 42 })),
         bot(Kind::Decision(pb::Decision {
@@ -175,7 +178,7 @@ fn play_stream_round_trip() {
     let kinds: Vec<&Out> = replies.iter().map(|r| r.kind.as_ref().unwrap()).collect();
     assert!(matches!(kinds[0], Out::Welcome(w) if w.bot_name == "toy bot"));
     assert!(matches!(kinds[1], Out::Pong(p) if p.nonce == 42));
-    assert!(matches!(kinds[2], Out::Event(_)));
+    assert!(matches!(&kinds[2], Out::Events(batch) if batch.events.len() == 1));
     let Out::Error(error) = kinds[3] else {
         panic!("a bad die slot is an error event: {kinds:?}");
     };

@@ -142,6 +142,7 @@ fn hello(name: &str, games: &[pb::Game]) -> pb::Hello {
         games: games.iter().map(|&g| g as i32).collect(),
         client_version: "knobel-test 0.1".to_owned(),
         preset: None,
+        max_matches: 0,
     }
 }
 

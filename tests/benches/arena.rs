@@ -336,6 +336,7 @@ fn hello() -> pb::BotMessage {
             games: vec![pb::Game::Schocken as i32],
             client_version: "knobel-bench".into(),
             preset: None,
+            max_matches: 0,
         })),
     }
 }

@@ -16,6 +16,7 @@ fn hello() -> pb::BotMessage {
             games: vec![pb::Game::Schocken as i32],
             client_version: "e2e".into(),
             preset: None,
+            max_matches: 0,
         })),
     }
 }

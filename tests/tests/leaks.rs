@@ -21,6 +21,7 @@ async fn record_match(arena: &Arena, token: &str, game: pb::Game) -> Vec<pb::Are
             games: vec![game as i32],
             client_version: "e2e".into(),
             preset: None,
+            max_matches: 0,
         })),
     })
     .await
@@ -96,19 +97,34 @@ async fn a_bot_receives_exactly_its_observations_and_public_events() {
         log.replay().expect("the log replays");
 
         // Walk the match again, pairing this seat's decisions with the requests it got.
-        let mut requests = received.iter().filter_map(|m| match &m.kind {
-            Some(Kind::DecisionRequest(r)) => Some(r),
-            _ => None,
-        });
+        // Each request with the number of events received before it.
+        let mut events_so_far = 0;
+        let mut requests = received
+            .iter()
+            .filter_map(|m| match &m.kind {
+                Some(Kind::DecisionRequest(r)) => Some((r, events_so_far)),
+                Some(Kind::Events(batch)) => {
+                    events_so_far += batch.events.len();
+                    None
+                }
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+            .into_iter();
         let mut m = Match::new(log.rules.clone(), log.seed, log.seats as usize).unwrap();
         let mut expected_events: Vec<Event> = m.last_events().to_vec();
         let mut checked = 0;
         for entry in &log.entries {
             if let knobel_engine::LogEntry::Decision { seat: s, action } = *entry {
                 if s == seat {
-                    let request = requests
+                    let (request, events_before) = requests
                         .next()
                         .expect("a request for every decision of this seat");
+                    assert_eq!(
+                        events_before,
+                        expected_events.len(),
+                        "a request must come after every event that happened before it"
+                    );
                     let seen = Observation::try_from(
                         request.observation.as_ref().expect("an observation"),
                     )
@@ -135,9 +151,16 @@ async fn a_bot_receives_exactly_its_observations_and_public_events() {
         checked_total += checked;
         let events: Vec<Event> = received
             .iter()
-            .filter_map(|m| match &m.kind {
-                Some(Kind::Event(e)) => Some(Event::try_from(e).unwrap()),
-                _ => None,
+            .flat_map(|m| match &m.kind {
+                Some(Kind::Events(batch)) => {
+                    assert!(!batch.events.is_empty(), "an empty Events message");
+                    batch
+                        .events
+                        .iter()
+                        .map(|e| Event::try_from(e).unwrap())
+                        .collect()
+                }
+                _ => Vec::new(),
             })
             .collect();
         assert_eq!(

@@ -337,6 +337,7 @@ async fn two_streams_of_one_bot_cannot_act_for_the_same_seat() {
             games: vec![pb::Game::Sjokken as i32],
             client_version: "e2e".into(),
             preset: None,
+            max_matches: 0,
         })),
     };
     let mut streams = Vec::new();
