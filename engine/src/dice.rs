@@ -97,8 +97,13 @@ impl DiceScript {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DiceSource {
     seed: u64,
+    /// The seed, mixed: the start of the SplitMix64 sequence the throws are taken from.
+    base: u64,
     script: Option<Arc<DiceScript>>,
 }
+
+/// SplitMix64's increment (the golden ratio): the step between the words of two keys.
+const GAMMA: u64 = 0x9e37_79b9_7f4a_7c15;
 
 /// The SplitMix64 finaliser: a bijective mixer of 64-bit words.
 #[inline]
@@ -133,14 +138,18 @@ const DIGITS: [[u8; 3]; THROW_OUTCOMES as usize] = {
 impl DiceSource {
     /// A source for the match played from `seed`.
     pub fn new(seed: u64) -> DiceSource {
-        DiceSource { seed, script: None }
+        DiceSource {
+            seed,
+            base: mix(seed ^ GAMMA),
+            script: None,
+        }
     }
 
     /// A source whose dice come from `script` where it names them, else from `seed`.
     pub fn scripted(seed: u64, script: DiceScript) -> DiceSource {
         DiceSource {
-            seed,
             script: Some(Arc::new(script)),
+            ..DiceSource::new(seed)
         }
     }
 
@@ -150,8 +159,8 @@ impl DiceSource {
     }
 
     /// The face indices (each in `0..6`) of the three die slots of one throw: the throw's
-    /// key (seat, round, throw) is packed into one word and mixed with the seed, and the
-    /// word is mapped to one of the 216 ways three dice can land by Lemire's multiply-shift
+    /// key (seat, round, throw) is packed into one number `k`, the throw's word is the `k`-th
+    /// output of the SplitMix64 generator started from the mixed seed, and the word is mapped to one of the 216 ways three dice can land by Lemire's multiply-shift
     /// with rejection, so every outcome is exactly equally likely: each slot is uniform on
     /// its six faces and independent of the other two. The slots are that outcome's digits
     /// in base 6.
@@ -160,8 +169,8 @@ impl DiceSource {
     /// are rolled: common random numbers.
     #[inline]
     pub fn throw_faces(&self, seat: Seat, round: u32, throw: u8) -> [u8; 3] {
-        let packed = (round as u64) << 32 | (seat.0 as u64) << 16 | (throw as u64) << 8;
-        let mut word = mix(self.seed ^ mix(packed.wrapping_add(0x9e37_79b9_7f4a_7c15)));
+        let packed = (round as u64) << 16 | (seat.0 as u64) << 8 | throw as u64;
+        let mut word = mix(self.base.wrapping_add(packed.wrapping_mul(GAMMA)));
         // 2^64 mod 216: products whose low word falls below it are rejected (a chance of
         // about 10^-17 per throw).
         const THRESHOLD: u64 = THROW_OUTCOMES.wrapping_neg() % THROW_OUTCOMES;
@@ -170,7 +179,7 @@ impl DiceSource {
             if (product as u64) >= THRESHOLD {
                 break (product >> 64) as u8;
             }
-            word = mix(word.wrapping_add(0x9e37_79b9_7f4a_7c15));
+            word = mix(word.wrapping_add(GAMMA));
         };
         DIGITS[outcome as usize]
     }

@@ -186,15 +186,8 @@ impl Match {
     /// Applies `seat`'s action. On success returns the public events it caused (also in
     /// [`Match::last_events`]); on error nothing has changed.
     pub fn apply(&mut self, seat: Seat, action: Action) -> Result<&[Event], ActionError> {
-        if self.is_over() {
-            return Err(ActionError::MatchOver);
-        }
-        if seat.index() >= self.seats as usize {
-            return Err(ActionError::NoSuchSeat {
-                seat,
-                last: self.seats - 1,
-            });
-        }
+        // Each game validates the whole action before changing anything, first whether the
+        // match is over, then the seat.
         std::mem::swap(&mut self.events, &mut self.spare);
         self.events.clear();
         let log_len = self.log.as_ref().map(|l| l.entries.len());

@@ -32,13 +32,13 @@ enum Sight {
 /// die in `seen_by_owner` but not in `public` is under the cup (the thrower sees it); a die
 /// in neither is not thrown yet this round, or blind (nobody sees it).
 ///
-/// `view` is what everybody sees of the turn, kept up to date (by [`Turn::show`] after any
-/// change of the dice, their hand or who sees them), so that observations copy it.
+/// The rest of the turn is public: throws used, dice rolled in the last throw, dice turned
+/// this turn (held for the rest of it), whether the turn is over. It is kept in the seat's
+/// public [`TurnView`] (`ShakeState::views`), whose dice and hand [`Turn::show`] brings up to
+/// date after any change of the dice, their hand or who sees them, so that observations
+/// copy the public views as they are.
 #[derive(Copy, Clone, Debug, Default)]
 struct Turn {
-    /// The public view: throws used, dice rolled in the last throw, dice turned this turn
-    /// (held for the rest of it), whether the turn is over, and the public dice and hand.
-    view: TurnView,
     /// The true dice.
     dice: [u8; 3],
     /// Dice everybody sees.
@@ -86,12 +86,12 @@ static SCHOCKEN_HANDS: [[HandTable; 2]; 2] = [
 ];
 
 impl Turn {
-    /// Brings the public dice and hand of `view` up to date with the dice, their hand and
-    /// who sees them.
+    /// Brings the dice and hand of the turn's public `view` up to date with the dice, their
+    /// hand and who sees them.
     #[inline]
-    fn show(&mut self) {
-        self.view.dice = visible_dice(self.dice, self.public);
-        self.view.hand = self.hand.filter(|_| self.public == DieMask::ALL);
+    fn show(&self, view: &mut TurnView) {
+        view.dice = visible_dice(self.dice, self.public);
+        view.hand = self.hand.filter(|_| self.public == DieMask::ALL);
     }
 }
 
@@ -145,6 +145,8 @@ pub(crate) struct ShakeState {
     /// Index into `order` of the seat whose turn it is.
     pos: u8,
     turns: [Turn; MAX_SEATS],
+    /// What everybody sees of each seat's turn (see [`Turn`]).
+    views: [TurnView; MAX_SEATS],
     loser: Option<Seat>,
 }
 
@@ -302,6 +304,7 @@ impl ShakeState {
             order_len: 0,
             pos: 0,
             turns: [Turn::default(); MAX_SEATS],
+            views: [TurnView::default(); MAX_SEATS],
             loser: None,
         };
         let starter = state.opening_throw_off(sink);
@@ -401,6 +404,7 @@ impl ShakeState {
         self.limit = None;
         let n = self.seats as usize;
         self.turns[..n].fill(Turn::default());
+        self.views[..n].fill(TurnView::default());
         let mut len = 0;
         let mut seat = starter.0;
         for _ in 0..n {
@@ -447,7 +451,7 @@ impl ShakeState {
         let i = seat.index();
         let sjokken = self.is_sjokken();
         let max = self.max_throws(seat);
-        let throw = self.turns[i].view.throws + 1;
+        let throw = self.views[i].throws + 1;
         let sight = if sjokken {
             if throw == max && max > 1 {
                 Sight::Nobody
@@ -472,13 +476,14 @@ impl ShakeState {
         turn.dice = dice;
         turn.public = turn.public.minus(rolled).union(public);
         turn.seen_by_owner = turn.seen_by_owner.minus(rolled).union(seen_by_owner);
-        turn.view.throws = throw;
-        turn.view.rolled = rolled;
         turn.hand = Some(hand);
         turn.turnable = turnable;
         turn.max_turn = max_turn;
-        turn.show();
-        let public_dice = turn.view.dice;
+        let view = &mut self.views[i];
+        view.throws = throw;
+        view.rolled = rolled;
+        turn.show(view);
+        let public_dice = view.dice;
         sink.throw(seat, self.round, throw, rolled, dice);
         sink.event(Event::Thrown {
             seat,
@@ -489,7 +494,8 @@ impl ShakeState {
         if sjokken && sight == Sight::Public && dice == [1, 1, 1] {
             // SJOK1: free at once, the round stops.
             self.end_round(sink);
-        } else if !self.needs_decision(seat) {
+        } else if throw >= max && (turnable.is_empty() || !self.settings.turn_on_last_throw) {
+            // No decision left: no throw left, and no sixes to turn after the last one.
             self.end_turn(sink);
         }
     }
@@ -500,18 +506,12 @@ impl ShakeState {
         (turn.turnable, turn.max_turn)
     }
 
-    fn needs_decision(&self, seat: Seat) -> bool {
-        let turn = &self.turns[seat.index()];
-        turn.view.throws < self.max_throws(seat)
-            || (self.settings.turn_on_last_throw && !self.turnable(seat).0.is_empty())
-    }
-
     fn end_turn(&mut self, sink: &mut Sink) {
         let seat = self.current();
         let throws = {
-            let turn = &mut self.turns[seat.index()];
-            turn.view.done = true;
-            turn.view.throws
+            let view = &mut self.views[seat.index()];
+            view.done = true;
+            view.throws
         };
         sink.event(Event::Stopped { seat, throws });
         if seat == self.starter && self.limit.is_none() {
@@ -533,12 +533,13 @@ impl ShakeState {
         for i in 0..self.order_len as usize {
             let seat = self.order[i];
             let turn = &mut self.turns[seat.index()];
-            if turn.view.throws == 0 {
+            let view = &mut self.views[seat.index()];
+            if view.throws == 0 {
                 continue;
             }
             turn.public = DieMask::ALL;
             turn.seen_by_owner = DieMask::ALL;
-            turn.show();
+            turn.show(view);
             let (dice, Some(hand)) = (turn.dice, turn.hand) else {
                 continue;
             };
@@ -558,12 +559,13 @@ impl ShakeState {
         let mut worst: Option<((u32, u32, usize), Seat)> = None;
         for i in 0..self.order_len as usize {
             let seat = self.order[i];
-            let turn = &self.turns[seat.index()];
-            let Some(hand) = turn.hand else { continue };
+            let Some(hand) = self.turns[seat.index()].hand else {
+                continue;
+            };
             let throws = if self.settings.ties_by_order_only {
                 0
             } else {
-                3 - turn.view.throws as u32
+                3 - self.views[seat.index()].throws as u32
             };
             let rank = (hand.strength(), throws, MAX_SEATS - i);
             if best.is_none_or(|(b, _, _)| rank > b) {
@@ -767,16 +769,16 @@ impl ShakeState {
     }
 
     fn decision(&self, seat: Seat) -> ShakeDecision {
-        let turn = &self.turns[seat.index()];
+        let view = &self.views[seat.index()];
         let max_throws = self.max_throws(seat);
         let (turnable, max_turn) = self.turnable(seat);
         ShakeDecision {
             max_throws,
-            can_reroll: turn.view.throws < max_throws,
+            can_reroll: view.throws < max_throws,
             turnable,
             max_turn,
             turn_needs_reroll: !self.settings.turn_on_last_throw,
-            locked: turn.view.turned,
+            locked: view.turned,
         }
     }
 
@@ -799,15 +801,28 @@ impl ShakeState {
         Ok(())
     }
 
+    #[inline]
     fn check_turn(
         &self,
         seat: Seat,
         turn: DieMask,
         decision: &ShakeDecision,
     ) -> Result<(), ActionError> {
-        if turn.is_empty() {
+        if turn.is_subset(decision.turnable) && turn.len() <= decision.max_turn as usize {
             return Ok(());
         }
+        self.turn_error(seat, turn, decision)
+    }
+
+    /// Why turning `turn` is refused (the slow path of [`ShakeState::check_turn`]).
+    #[cold]
+    #[inline(never)]
+    fn turn_error(
+        &self,
+        seat: Seat,
+        turn: DieMask,
+        decision: &ShakeDecision,
+    ) -> Result<(), ActionError> {
         let state = &self.turns[seat.index()];
         for slot in turn.slots() {
             if decision.turnable.contains(slot) {
@@ -815,9 +830,9 @@ impl ShakeState {
             }
             let reason = if state.dice[slot] != 6 {
                 "it does not show a six"
-            } else if !state.view.rolled.contains(slot) {
+            } else if !self.views[seat.index()].rolled.contains(slot) {
                 "it was not rolled in the last throw"
-            } else if self.is_sjokken() && state.view.throws != 1 {
+            } else if self.is_sjokken() && self.views[seat.index()].throws != 1 {
                 "sjokken allows turning only after the first throw"
             } else {
                 "the last throw rolled fewer than two sixes"
@@ -856,7 +871,7 @@ impl ShakeState {
             Action::Reroll { dice, turn } => {
                 if !decision.can_reroll {
                     return Err(ActionError::NoThrowLeft {
-                        throws: self.turns[seat.index()].view.throws,
+                        throws: self.views[seat.index()].throws,
                         limit: decision.max_throws,
                     });
                 }
@@ -902,12 +917,13 @@ impl ShakeState {
             }
             state.public = state.public.union(turn);
             state.seen_by_owner = state.seen_by_owner.union(turn);
-            state.view.turned = state.view.turned.union(turn);
-            let (dice, rolled) = (state.dice, state.view.rolled);
+            let view = &mut self.views[seat.index()];
+            view.turned = view.turned.union(turn);
+            let (dice, rolled) = (state.dice, view.rolled);
             let hand = self.hand(dice, rolled);
             let state = &mut self.turns[seat.index()];
             state.hand = Some(hand);
-            state.show();
+            state.show(&mut self.views[seat.index()]);
             sink.event(Event::Turned { seat, dice: turn });
         }
         match reroll {
@@ -970,12 +986,7 @@ impl ShakeState {
         out.throw_limit = self.limit;
         out.to_act = (self.loser.is_none()).then(|| self.current());
         copy_into(&mut out.turn_order, &self.order[..self.order_len as usize]);
-        if out.turns.len() != n {
-            out.turns.resize_with(n, TurnView::default);
-        }
-        for (view, turn) in out.turns.iter_mut().zip(&self.turns[..n]) {
-            *view = turn.view;
-        }
+        copy_into(&mut out.turns, &self.views[..n]);
         // The observer also sees its own dice under the cup.
         if let (Some(turn), Some(view)) = (
             self.turns[..n].get(seat.index()),
@@ -995,7 +1006,7 @@ impl ShakeState {
 
     pub(crate) fn true_dice(&self, owner: Seat) -> ([u8; 3], u8) {
         let turn = &self.turns[owner.index()];
-        (turn.dice, turn.view.throws)
+        (turn.dice, self.views[owner.index()].throws)
     }
 }
 
