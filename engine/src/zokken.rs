@@ -731,24 +731,34 @@ impl ZokkenState {
         };
         out.chosen =
             choosing && mine && self.in_round.contains(seat) && !self.choosers.contains(seat);
-        out.seats.clear();
-        for i in 0..self.n() {
-            let owner = Seat(i as u8);
-            let status = if self.in_round.contains(owner) {
-                ZokkenSeatStatus::InRound
-            } else if self.playing.contains(owner) {
-                ZokkenSeatStatus::Folded
-            } else {
-                ZokkenSeatStatus::SittingOut
-            };
-            out.seats.push(ZokkenSeatView {
-                dice: self.hands[i],
-                figure: self.figures[i],
-                status,
-                put_in: self.put_in[i],
-                staked: if betting { self.staked[i] } else { 0 },
-                net: self.net[i],
-            });
+        let n = self.n();
+        out.seats.truncate(n);
+        while out.seats.len() < n {
+            out.seats.push(self.seat_view(out.seats.len(), betting));
+        }
+        for (i, view) in out.seats.iter_mut().enumerate() {
+            *view = self.seat_view(i, betting);
+        }
+    }
+
+    /// What everybody sees of seat `i`.
+    #[inline]
+    fn seat_view(&self, i: usize, betting: bool) -> ZokkenSeatView {
+        let owner = Seat(i as u8);
+        let status = if self.in_round.contains(owner) {
+            ZokkenSeatStatus::InRound
+        } else if self.playing.contains(owner) {
+            ZokkenSeatStatus::Folded
+        } else {
+            ZokkenSeatStatus::SittingOut
+        };
+        ZokkenSeatView {
+            dice: self.hands[i],
+            figure: self.figures[i],
+            status,
+            put_in: self.put_in[i],
+            staked: if betting { self.staked[i] } else { 0 },
+            net: self.net[i],
         }
     }
 
