@@ -978,15 +978,22 @@ impl ShakeState {
         out.round = self.round;
         out.pot = self.pot;
         out.removed = self.removed;
-        copy_into(&mut out.tokens, &self.tokens[..n]);
+        copy_prefix(&mut out.tokens, &self.tokens, n);
         out.in_play = self.in_play;
         out.half_losers.clear();
-        out.half_losers.extend(self.half_losers.iter().flatten());
+        if self.half_losers[0].is_some() {
+            out.half_losers.extend(self.half_losers.iter().flatten());
+        }
         out.starter = self.starter;
         out.throw_limit = self.limit;
         out.to_act = (self.loser.is_none()).then(|| self.current());
-        copy_into(&mut out.turn_order, &self.order[..self.order_len as usize]);
-        copy_into(&mut out.turns, &self.views[..n]);
+        copy_prefix(&mut out.turn_order, &self.order, self.order_len as usize);
+        if out.turns.len() != n {
+            out.turns.resize_with(n, TurnView::default);
+        }
+        for (view, public) in out.turns.iter_mut().zip(&self.views) {
+            *view = *public;
+        }
         // The observer also sees its own dice under the cup.
         if let (Some(turn), Some(view)) = (
             self.turns[..n].get(seat.index()),
@@ -1042,15 +1049,14 @@ fn visible_dice(dice: [u8; 3], visible: DieMask) -> [Option<u8>; 3] {
     ]
 }
 
-/// Makes `out` a copy of `src`, reusing its allocation.
+/// Makes `out` a copy of `src[..len]`, reusing its allocation. It copies the whole of `src`
+/// (a small array) and cuts the copy: a copy of known size is inlined, cheaper than a call
+/// to `memcpy` for a handful of bytes.
 #[inline]
-fn copy_into<T: Copy>(out: &mut Vec<T>, src: &[T]) {
-    if out.len() == src.len() {
-        out.copy_from_slice(src);
-    } else {
-        out.clear();
-        out.extend_from_slice(src);
-    }
+fn copy_prefix<T: Copy, const N: usize>(out: &mut Vec<T>, src: &[T; N], len: usize) {
+    out.clear();
+    out.extend_from_slice(src);
+    out.truncate(len);
 }
 
 #[cfg(test)]
