@@ -12,12 +12,12 @@ use std::time::Duration;
 use knobel_engine::policy::HeuristicPolicy;
 use knobel_engine::{Game, Rules};
 use rand::RngExt;
-use tokio::sync::watch;
+use tokio::sync::{oneshot, watch};
 use tokio_util::task::TaskTracker;
 use tracing::{info, warn};
 
 use crate::metrics::Metrics;
-use crate::referee::{BotSeat, MatchInfo, MatchReport, Player, TimeControl, run_match};
+use crate::referee::{AbsentBot, BotLink, MatchInfo, MatchReport, Player, TimeControl, run_match};
 use crate::store::{NewMatch, Store, now_ms};
 
 /// How the lobby forms matches.
@@ -50,7 +50,24 @@ impl Default for LobbyConfig {
 struct Waiting {
     ticket: u64,
     bot_name: String,
-    seat: BotSeat,
+    claim: Claim,
+}
+
+/// How a waiting connection is claimed for a match: the lobby sends it a sender through
+/// which the connection hands over its stream (a [`BotLink`]) for the match.
+pub type Claim = oneshot::Sender<Handoff>;
+
+/// Where a claimed connection hands over its stream.
+pub type Handoff = oneshot::Sender<Box<dyn BotLink>>;
+
+/// How long a starting match waits for a claimed connection to hand over its stream.
+const HANDOFF_TIMEOUT: Duration = Duration::from_secs(1);
+
+/// Who a starting match seats: a waiting bot (claimed when the match task starts) or a
+/// built-in player.
+enum Planned {
+    Bot(Claim),
+    Builtin,
 }
 
 /// Seats waiting bots into matches and runs them.
@@ -104,7 +121,7 @@ impl Lobby {
     }
 
     /// A bot seat waits for a match of `preset`.
-    pub fn join(self: &Arc<Self>, bot_name: String, preset: String, seat: BotSeat) {
+    pub fn join(self: &Arc<Self>, bot_name: String, preset: String, claim: Claim) {
         let ticket = {
             let mut next = self.next_ticket.lock().expect("lobby lock");
             *next += 1;
@@ -113,11 +130,11 @@ impl Lobby {
         let full = {
             let mut waiting = self.waiting.lock().expect("lobby lock");
             let queue = waiting.entry(preset.clone()).or_default();
-            queue.retain(|w| !w.seat.to_bot.is_closed());
+            queue.retain(|w| !w.claim.is_closed());
             queue.push(Waiting {
                 ticket,
                 bot_name,
-                seat,
+                claim,
             });
             if queue.len() >= self.config.seats {
                 Some(queue.drain(..self.config.seats).collect::<Vec<_>>())
@@ -140,7 +157,7 @@ impl Lobby {
                         .map(|i| queue.remove(i))
                 };
                 if let Some(entry) = entry
-                    && !entry.seat.to_bot.is_closed()
+                    && !entry.claim.is_closed()
                 {
                     lobby.start(preset, vec![entry]);
                 }
@@ -161,13 +178,13 @@ impl Lobby {
         let mut players = Vec::new();
         for bot in bots {
             seat_names.push(bot.bot_name);
-            players.push(Player::Bot(bot.seat));
+            players.push(Planned::Bot(bot.claim));
         }
         let mut builtin = 0;
         while players.len() < self.config.seats {
             builtin += 1;
             seat_names.push(format!("builtin-heuristic-{builtin}"));
-            players.push(Player::Builtin(Box::new(HeuristicPolicy)));
+            players.push(Planned::Builtin);
         }
         let info = Arc::new(MatchInfo {
             match_id: new_match_id(),
@@ -182,7 +199,8 @@ impl Lobby {
             .spawn(async move { lobby.play(info, seed, players).await });
     }
 
-    async fn play(&self, info: Arc<MatchInfo>, seed: u64, players: Vec<Player>) {
+    async fn play(&self, info: Arc<MatchInfo>, seed: u64, players: Vec<Planned>) {
+        let players = claim_all(players).await;
         let game = info.rules.game();
         let new = NewMatch {
             id: info.match_id.clone(),
@@ -246,4 +264,37 @@ impl Lobby {
             warn!("matches still running after the grace period");
         }
     }
+}
+
+/// Claims the streams of the planned bots (all at once) and builds the players; a bot
+/// whose connection is gone, or does not hand its stream over in time, is absent.
+async fn claim_all(planned: Vec<Planned>) -> Vec<Player> {
+    // `None`: a built-in player; `Some(None)`: a bot whose connection is gone.
+    let handoffs: Vec<_> = planned
+        .into_iter()
+        .map(|p| match p {
+            Planned::Bot(claim) => {
+                let (give, taken) = oneshot::channel::<Box<dyn BotLink>>();
+                Some(claim.send(give).ok().map(|()| taken))
+            }
+            Planned::Builtin => None,
+        })
+        .collect();
+    let mut players = Vec::with_capacity(handoffs.len());
+    for handoff in handoffs {
+        players.push(match handoff {
+            None => Player::Builtin(Box::new(HeuristicPolicy)),
+            Some(taken) => {
+                let link = match taken {
+                    Some(taken) => match tokio::time::timeout(HANDOFF_TIMEOUT, taken).await {
+                        Ok(Ok(link)) => link,
+                        _ => Box::new(AbsentBot),
+                    },
+                    None => Box::new(AbsentBot),
+                };
+                Player::Bot(link)
+            }
+        });
+    }
+    players
 }

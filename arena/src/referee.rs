@@ -1,7 +1,7 @@
 //! The referee: drives one engine [`Match`] with its seats under a time control.
 //!
-//! A seat is played by a connected bot ([`BotSeat`]: a pair of channels to and from the
-//! bot's connection task) or by a built-in policy. The referee speaks engine types only; the
+//! A seat is played by a connected bot (a [`BotLink`]: the bot's Play stream, lent to the
+//! match, which the referee reads and writes directly) or by a built-in policy. The referee speaks engine types only; the
 //! gRPC layer converts them at the wire boundary (`knobel_proto::convert`).
 //!
 //! Fairness rules (RULES.md and the arena's contract):
@@ -16,6 +16,8 @@
 //! - Nothing a bot does can stall the match beyond its own time: sends never block (a bot
 //!   that does not read its messages is forfeited), and waits are bounded.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -23,7 +25,7 @@ use std::time::Duration;
 use futures_util::future::join_all;
 use knobel_engine::policy::Policy;
 use knobel_engine::{Action, Event, Match, MatchLog, Observation, Outcome, Rules, Seat};
-use tokio::sync::{mpsc, watch};
+use tokio::sync::watch;
 use tokio::time::Instant;
 
 /// Strikes that forfeit a seat.
@@ -159,19 +161,44 @@ pub enum FromSeat {
     Disconnected,
 }
 
-/// The referee's end of a bot's connection.
-#[derive(Debug)]
-pub struct BotSeat {
-    /// Messages to the bot; never awaited (a full channel means the bot stopped reading).
-    pub to_bot: mpsc::Sender<ToSeat>,
-    /// Messages from the bot.
-    pub from_bot: mpsc::Receiver<FromSeat>,
+/// A boxed future, as [`BotLink::recv`] returns.
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// The referee's end of a bot's connection, lent to the match for its duration.
+pub trait BotLink: Send {
+    /// Queues `message` for the bot without waiting. False if the bot is gone or has
+    /// stopped reading (too many messages queued): it can no longer play.
+    fn send(&mut self, message: ToSeat) -> bool;
+    /// Waits for the bot's next decision, or learns that the bot is gone. Cancel-safe:
+    /// dropping the future loses no message.
+    fn recv(&mut self) -> BoxFuture<'_, FromSeat>;
+    /// A decision that has already arrived, without waiting (`None`: nothing yet).
+    fn try_recv(&mut self) -> Option<FromSeat>;
+    /// Gives the connection back after the match (once its last message is sent).
+    fn release(self: Box<Self>);
+}
+
+/// The link of a bot that left before its match began: it is forfeited at once.
+#[derive(Debug, Default)]
+pub struct AbsentBot;
+
+impl BotLink for AbsentBot {
+    fn send(&mut self, _: ToSeat) -> bool {
+        false
+    }
+    fn recv(&mut self) -> BoxFuture<'_, FromSeat> {
+        Box::pin(std::future::ready(FromSeat::Disconnected))
+    }
+    fn try_recv(&mut self) -> Option<FromSeat> {
+        Some(FromSeat::Disconnected)
+    }
+    fn release(self: Box<Self>) {}
 }
 
 /// Who plays a seat.
 pub enum Player {
     /// A connected bot.
-    Bot(BotSeat),
+    Bot(Box<dyn BotLink>),
     /// A built-in policy.
     Builtin(Box<dyn Policy + Send>),
 }
@@ -232,8 +259,8 @@ impl SeatState {
     }
 
     fn send_now(&mut self, message: ToSeat) {
-        if let Player::Bot(bot) = &self.player
-            && bot.to_bot.try_send(message).is_err()
+        if let Player::Bot(link) = &mut self.player
+            && !link.send(message)
         {
             // Closed, or full because the bot does not read: it can no longer play.
             self.forfeited = true;
@@ -264,20 +291,20 @@ async fn wait_for_answer(state: &mut SeatState, time: TimeControl) {
     let start = state.asked_at;
     let hard_deadline = start + time.decision + state.bank;
     loop {
-        let Player::Bot(bot) = &mut state.player else {
+        let Player::Bot(link) = &mut state.player else {
             state.answer = Some(Answer::Disconnected);
             return;
         };
-        let answer = match tokio::time::timeout_at(hard_deadline, bot.from_bot.recv()).await {
+        let answer = match tokio::time::timeout_at(hard_deadline, link.recv()).await {
             Err(_) => {
                 state.bank = Duration::ZERO;
                 Answer::Timeout
             }
-            Ok(None) | Ok(Some(FromSeat::Disconnected)) => Answer::Disconnected,
-            Ok(Some(FromSeat::Decision {
+            Ok(FromSeat::Disconnected) => Answer::Disconnected,
+            Ok(FromSeat::Decision {
                 request_id: id,
                 action,
-            })) if id == request_id => {
+            }) if id == request_id => {
                 let elapsed = start.elapsed();
                 state.bank = state
                     .bank
@@ -287,7 +314,7 @@ async fn wait_for_answer(state: &mut SeatState, time: TimeControl) {
                     Err(message) => Answer::Malformed(message),
                 }
             }
-            Ok(Some(FromSeat::Decision { request_id: id, .. })) => {
+            Ok(FromSeat::Decision { request_id: id, .. }) => {
                 let notice = stale_notice(
                     state,
                     id,
@@ -323,11 +350,11 @@ fn stale_notice(state: &SeatState, request_id: u64, message: String) -> ToSeat {
 /// telling the bot about each. Returns false if the bot is gone.
 fn drain_stale(state: &mut SeatState) -> bool {
     loop {
-        let Player::Bot(bot) = &mut state.player else {
+        let Player::Bot(link) = &mut state.player else {
             return true;
         };
-        match bot.from_bot.try_recv() {
-            Ok(FromSeat::Decision { request_id, .. }) => {
+        match link.try_recv() {
+            Some(FromSeat::Decision { request_id, .. }) => {
                 let notice = stale_notice(
                     state,
                     request_id,
@@ -340,10 +367,8 @@ fn drain_stale(state: &mut SeatState) -> bool {
                     return false;
                 }
             }
-            Ok(FromSeat::Disconnected) | Err(mpsc::error::TryRecvError::Disconnected) => {
-                return false;
-            }
-            Err(mpsc::error::TryRecvError::Empty) => return true,
+            Some(FromSeat::Disconnected) => return false,
+            None => return true,
         }
     }
 }
@@ -571,26 +596,27 @@ pub async fn run_match(
 /// The last message of a match to its bots, sent once the match is recorded (so that a
 /// bot that asks for the log right after its result finds the match ended).
 pub struct Announcement {
-    to_bots: Vec<mpsc::Sender<ToSeat>>,
+    links: Vec<Box<dyn BotLink>>,
     message: ToSeat,
 }
 
 impl Announcement {
     fn new(seats: Vec<SeatState>, message: ToSeat) -> Announcement {
-        let to_bots = seats
+        let links = seats
             .into_iter()
             .filter_map(|seat| match seat.player {
-                Player::Bot(bot) => Some(bot.to_bot),
+                Player::Bot(link) => Some(link),
                 Player::Builtin(_) => None,
             })
             .collect();
-        Announcement { to_bots, message }
+        Announcement { links, message }
     }
 
-    /// Sends the message to every bot still connected.
+    /// Sends the message to every bot still connected and gives the connections back.
     pub fn send(self) {
-        for to_bot in self.to_bots {
-            let _ = to_bot.try_send(self.message.clone());
+        for mut link in self.links {
+            let _ = link.send(self.message.clone());
+            link.release();
         }
     }
 }

@@ -11,22 +11,24 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use futures_util::FutureExt;
 use knobel_engine::{Game, Seat};
 use knobel_proto::v1 as pb;
 use knobel_proto::v1::admin_server::{Admin, AdminServer};
 use knobel_proto::v1::arena_server::{Arena, ArenaServer};
 use knobel_proto::{BotDecision, BotHello, convert};
 use tokio::net::TcpListener;
-use tokio::sync::{mpsc, watch};
+use tokio::sync::{mpsc, oneshot, watch};
+use tokio::time::Instant;
 use tokio_stream::Stream;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status, Streaming};
 use tracing::{info, warn};
 
 use crate::auth;
-use crate::lobby::{Lobby, LobbyConfig};
+use crate::lobby::{Handoff, Lobby, LobbyConfig};
 use crate::metrics::Metrics;
-use crate::referee::{FromSeat, MAX_STRIKES, Problem, ToSeat};
+use crate::referee::{BotLink, BoxFuture, FromSeat, MAX_STRIKES, Problem, ToSeat};
 use crate::store::{MatchFilter, MatchStatus, Store, StoreError};
 
 /// Largest message the arena accepts from a bot, in bytes.
@@ -248,16 +250,15 @@ impl Arena for ArenaService {
                 metrics: self.metrics.clone(),
             }
         };
-        let (out, out_rx) = mpsc::channel(64);
+        let (out, out_rx) = mpsc::channel(TO_BOT_BUFFER);
         let connection = Connection {
             bot_name: bot.name,
             lobby: self.lobby.clone(),
             metrics: self.metrics.clone(),
-            out,
             shutdown: self.shutdown.clone(),
             _slot: slot,
         };
-        tokio::spawn(connection.run(request.into_inner()));
+        tokio::spawn(connection.run(request.into_inner(), out));
         Ok(Response::new(Box::pin(ReceiverStream::new(out_rx))))
     }
 
@@ -459,17 +460,19 @@ impl Admin for AdminService {
     }
 }
 
-/// One Play stream: one seat, one match after another.
+/// One Play stream: one seat, one match after another. The connection task reads the
+/// stream while the bot waits for a match; during a match it lends the stream (a
+/// [`StreamLink`]) to the match, whose referee reads and writes it directly.
 struct Connection {
     bot_name: String,
     lobby: Arc<Lobby>,
     metrics: Metrics,
-    out: mpsc::Sender<Result<pb::ArenaMessage, Status>>,
     shutdown: watch::Receiver<bool>,
     _slot: StreamSlot,
 }
 
 /// How a match ended for a connection.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
 enum MatchEnd {
     /// Ready for the next match.
     Next,
@@ -477,16 +480,45 @@ enum MatchEnd {
     Closed,
 }
 
-impl Connection {
-    async fn send(&self, kind: pb::arena_message::Kind) -> bool {
-        self.out
-            .send(Ok(pb::ArenaMessage::from(kind)))
-            .await
-            .is_ok()
+/// What handling one message from the bot came to.
+enum Handled {
+    /// A decision for a request this stream was sent.
+    Decision(FromSeat),
+    /// Answered or ignored; nothing for the referee.
+    Done,
+    /// The bot can no longer be written to.
+    Gone,
+}
+
+/// A Play stream: its two directions and what the arena tracks about them.
+struct StreamLink {
+    bot_name: String,
+    inbound: Streaming<pb::BotMessage>,
+    out: mpsc::Sender<Result<pb::ArenaMessage, Status>>,
+    metrics: Metrics,
+    pings: PingLimiter,
+    /// Requests sent and not yet answered, with when they were sent (for the metrics).
+    open: HashMap<u64, Instant>,
+    /// The current match.
+    match_id: String,
+    game: Game,
+    seat: Seat,
+    /// How the current match ended for this stream, once its last message is sent.
+    ended: Option<MatchEnd>,
+    /// The stream closed or broke.
+    gone: bool,
+    /// Where the link goes back after its match.
+    back: Option<oneshot::Sender<StreamLink>>,
+}
+
+impl StreamLink {
+    /// Queues a message without waiting; false if the bot is gone or does not read.
+    fn push(&mut self, kind: pb::arena_message::Kind) -> bool {
+        !self.gone && self.out.try_send(Ok(pb::ArenaMessage::from(kind))).is_ok()
     }
 
-    async fn error(&self, request_id: u64, code: pb::ErrorCode, message: String) -> bool {
-        self.send(pb::arena_message::Kind::Error(pb::ErrorEvent {
+    fn error(&mut self, request_id: u64, code: pb::ErrorCode, message: String) -> bool {
+        self.push(pb::arena_message::Kind::Error(pb::ErrorEvent {
             request_id,
             code: code as i32,
             message,
@@ -494,58 +526,237 @@ impl Connection {
             strikes: 0,
             forfeited: false,
         }))
-        .await
     }
 
-    async fn run(self, mut inbound: Streaming<pb::BotMessage>) {
+    /// The wire form of a referee's message (the one place they are converted).
+    fn wire(&mut self, message: ToSeat) -> pb::arena_message::Kind {
+        match message {
+            ToSeat::Start { info, seat } => {
+                self.seat = seat;
+                self.match_id = info.match_id.clone();
+                self.game = info.rules.game();
+                self.open.clear();
+                let time_control = pb::TimeControl {
+                    decision_ms: info.time_control.decision.as_millis() as u32,
+                    time_bank_ms: info.time_control.bank.as_millis() as u32,
+                };
+                pb::arena_message::Kind::MatchStart(convert::match_start(
+                    &info.match_id,
+                    &info.preset,
+                    &info.rules,
+                    &info.seat_names,
+                    seat,
+                    time_control,
+                ))
+            }
+            ToSeat::Request(request) => {
+                self.open.insert(request.request_id, Instant::now());
+                pb::arena_message::Kind::DecisionRequest(convert::decision_request_from(
+                    request.request_id,
+                    &request.observation,
+                    &request.legal_actions,
+                    request.default_action,
+                    request.deadline.as_millis() as u32,
+                    request.time_bank.as_millis() as u32,
+                ))
+            }
+            ToSeat::Events(events) => pb::arena_message::Kind::Events(convert::events(&events)),
+            ToSeat::Notice(notice) => pb::arena_message::Kind::Error(pb::ErrorEvent {
+                request_id: notice.request_id,
+                code: wire_code(&notice.problem) as i32,
+                message: notice.message,
+                applied: notice.applied.map(pb::Action::from),
+                strikes: notice.strikes.into(),
+                forfeited: notice.forfeited,
+            }),
+            ToSeat::Result {
+                mut outcome,
+                placings,
+                ..
+            } => {
+                self.ended = Some(MatchEnd::Next);
+                outcome.placings = placings;
+                pb::arena_message::Kind::MatchResult(convert::match_result(
+                    &self.match_id,
+                    Some(&outcome),
+                    self.seat,
+                ))
+            }
+            ToSeat::Aborted { .. } => {
+                self.ended = Some(MatchEnd::Closed);
+                pb::arena_message::Kind::MatchResult(convert::match_result(
+                    &self.match_id,
+                    None,
+                    self.seat,
+                ))
+            }
+        }
+    }
+
+    /// Handles one message from the bot: decisions for open requests go to the referee,
+    /// everything else is answered here.
+    fn handle(&mut self, message: pb::BotMessage) -> Handled {
+        let sent = match message.kind {
+            Some(pb::bot_message::Kind::Decision(decision)) => {
+                let request_id = decision.request_id;
+                let Some(asked) = self.open.remove(&request_id) else {
+                    // Not a request this stream was sent (another seat's, an answered one,
+                    // a made-up id): refused here, the seat's referee never sees it.
+                    return if self.error(
+                        request_id,
+                        pb::ErrorCode::StaleRequest,
+                        format!(
+                            "request {request_id} is not open on this stream: answer only the requests this stream received; this answer is ignored"
+                        ),
+                    ) {
+                        Handled::Done
+                    } else {
+                        Handled::Gone
+                    };
+                };
+                self.metrics
+                    .decision_answered(self.game, asked.elapsed().as_secs_f64());
+                let action = BotDecision::try_from(&decision)
+                    .map(|d| d.action)
+                    .map_err(|e| e.to_string());
+                return Handled::Decision(FromSeat::Decision { request_id, action });
+            }
+            Some(pb::bot_message::Kind::Ping(ping)) => {
+                if self.pings.allow() {
+                    self.push(pb::arena_message::Kind::Pong(pb::Pong {
+                        nonce: ping.nonce,
+                        server_time_unix_ms: crate::store::now_ms().max(0) as u64,
+                    }))
+                } else {
+                    self.error(
+                        0,
+                        pb::ErrorCode::RateLimited,
+                        format!("too many pings: at most {MAX_PINGS_PER_MINUTE} a minute"),
+                    )
+                }
+            }
+            Some(pb::bot_message::Kind::Hello(_)) => self.error(
+                0,
+                pb::ErrorCode::UnexpectedMessage,
+                "a second Hello is ignored: send Hello once, as the first message".to_owned(),
+            ),
+            None => self.error(
+                0,
+                pb::ErrorCode::Malformed,
+                "an empty BotMessage is ignored: set hello, decision or ping".to_owned(),
+            ),
+        };
+        if sent { Handled::Done } else { Handled::Gone }
+    }
+
+    /// The next message from the bot, or `None` once the stream has ended or broken (bytes
+    /// that are not a message, an oversized message, a lost connection).
+    async fn next_message(&mut self) -> Option<pb::BotMessage> {
+        if self.gone {
+            return None;
+        }
+        match self.inbound.message().await {
+            Ok(Some(message)) => return Some(message),
+            Ok(None) => info!(bot = %self.bot_name, "bot closed its stream"),
+            // Unknown/Cancelled: the connection went away (the bot exited); anything else
+            // is a refused frame (not a message, too large).
+            Err(status)
+                if matches!(status.code(), tonic::Code::Unknown | tonic::Code::Cancelled) =>
+            {
+                info!(bot = %self.bot_name, error = %status.message(), "bot connection lost");
+            }
+            Err(status) => {
+                warn!(bot = %self.bot_name, code = ?status.code(), error = %status.message(), "bot stream refused");
+            }
+        }
+        self.gone = true;
+        None
+    }
+
+    /// Reads until a decision for an open request arrives or the bot is gone.
+    async fn next_decision(&mut self) -> FromSeat {
+        loop {
+            let Some(message) = self.next_message().await else {
+                return FromSeat::Disconnected;
+            };
+            match self.handle(message) {
+                Handled::Decision(decision) => return decision,
+                Handled::Done => {}
+                Handled::Gone => {
+                    self.gone = true;
+                    return FromSeat::Disconnected;
+                }
+            }
+        }
+    }
+}
+
+impl BotLink for StreamLink {
+    fn send(&mut self, message: ToSeat) -> bool {
+        let kind = self.wire(message);
+        self.push(kind)
+    }
+
+    fn recv(&mut self) -> BoxFuture<'_, FromSeat> {
+        Box::pin(self.next_decision())
+    }
+
+    fn try_recv(&mut self) -> Option<FromSeat> {
+        self.next_decision().now_or_never()
+    }
+
+    fn release(mut self: Box<Self>) {
+        if let Some(back) = self.back.take() {
+            let _ = back.send(*self);
+        }
+    }
+}
+
+impl Connection {
+    async fn run(
+        self,
+        mut inbound: Streaming<pb::BotMessage>,
+        out: mpsc::Sender<Result<pb::ArenaMessage, Status>>,
+    ) {
+        let refuse = |status: Status| {
+            let out = out.clone();
+            async move {
+                let _ = out.send(Err(status)).await;
+            }
+        };
         let hello = match tokio::time::timeout(HELLO_TIMEOUT, inbound.message()).await {
             Ok(Ok(Some(pb::BotMessage {
                 kind: Some(pb::bot_message::Kind::Hello(hello)),
             }))) => hello,
             Ok(Ok(Some(_))) => {
-                let _ = self
-                    .out
-                    .send(Err(Status::failed_precondition(
-                        "the first message must be a Hello",
-                    )))
-                    .await;
-                return;
+                return refuse(Status::failed_precondition(
+                    "the first message must be a Hello",
+                ))
+                .await;
             }
             Ok(Ok(None)) | Ok(Err(_)) => return,
             Err(_) => {
-                let _ = self
-                    .out
-                    .send(Err(Status::deadline_exceeded(format!(
-                        "no Hello within {} s: send a Hello first",
-                        HELLO_TIMEOUT.as_secs()
-                    ))))
-                    .await;
-                return;
+                return refuse(Status::deadline_exceeded(format!(
+                    "no Hello within {} s: send a Hello first",
+                    HELLO_TIMEOUT.as_secs()
+                )))
+                .await;
             }
         };
         let hello = match BotHello::try_from(&hello) {
             Ok(hello) => hello,
-            Err(error) => {
-                let _ = self
-                    .out
-                    .send(Err(Status::invalid_argument(error.to_string())))
-                    .await;
-                return;
-            }
+            Err(error) => return refuse(Status::invalid_argument(error.to_string())).await,
         };
         let preset = hello
             .preset
             .clone()
             .unwrap_or_else(|| hello.games[0].name().to_owned());
         if self.lobby.rules_for(&preset).is_none() {
-            let _ = self
-                .out
-                .send(Err(Status::invalid_argument(format!(
-                    "unknown preset {preset:?}: presets are {}",
-                    knobel_engine::PRESETS.join(", ")
-                ))))
-                .await;
-            return;
+            return refuse(Status::invalid_argument(format!(
+                "unknown preset {preset:?}: presets are {}",
+                knobel_engine::PRESETS.join(", ")
+            )))
+            .await;
         }
         let welcome = pb::Welcome {
             server_version: env!("CARGO_PKG_VERSION").to_owned(),
@@ -557,233 +768,85 @@ impl Connection {
             }),
             bot_name: self.bot_name.clone(),
         };
-        if !self.send(pb::arena_message::Kind::Welcome(welcome)).await {
+        let mut link = StreamLink {
+            bot_name: self.bot_name.clone(),
+            inbound,
+            out,
+            metrics: self.metrics.clone(),
+            pings: PingLimiter::default(),
+            open: HashMap::new(),
+            match_id: String::new(),
+            game: hello.games[0],
+            seat: Seat(0),
+            ended: None,
+            gone: false,
+            back: None,
+        };
+        if !link.push(pb::arena_message::Kind::Welcome(welcome)) {
             return;
         }
         info!(bot = %self.bot_name, %preset, client = %hello.client_version, "bot connected");
-        let mut pings = PingLimiter::default();
         let mut played = 0u32;
         loop {
             if *self.shutdown.borrow() {
                 return;
             }
-            match self.play_one(&mut inbound, &preset, &mut pings).await {
-                MatchEnd::Next => {
-                    played += 1;
-                    if hello.max_matches.is_some_and(|max| played >= max) {
-                        info!(bot = %self.bot_name, matches = played, "stream played the matches it asked for");
-                        return;
-                    }
-                }
-                MatchEnd::Closed => return,
+            let (claim, claimed) = oneshot::channel();
+            self.lobby
+                .join(self.bot_name.clone(), preset.clone(), claim);
+            let Some(give) = self.wait_for_match(&mut link, claimed).await else {
+                return;
+            };
+            // Lend the stream to the match; it comes back after the match's last message.
+            let (back, returned) = oneshot::channel();
+            link.back = Some(back);
+            link.ended = None;
+            if give.send(Box::new(link)).is_err() {
+                return;
+            }
+            link = match returned.await {
+                Ok(link) => link,
+                Err(_) => return,
+            };
+            if link.gone || link.ended != Some(MatchEnd::Next) {
+                return;
+            }
+            played += 1;
+            if hello.max_matches.is_some_and(|max| played >= max) {
+                info!(bot = %self.bot_name, matches = played, "stream played the matches it asked for");
+                return;
             }
         }
     }
 
-    /// Waits in the lobby, then plays one match, pumping messages both ways.
-    async fn play_one(
+    /// Waits in the lobby, answering the bot, until a match claims the stream. `None` if
+    /// the stream ended, or the arena is shutting down (the bot is told).
+    async fn wait_for_match(
         &self,
-        inbound: &mut Streaming<pb::BotMessage>,
-        preset: &str,
-        pings: &mut PingLimiter,
-    ) -> MatchEnd {
-        let (to_bot, mut from_referee) = mpsc::channel(TO_BOT_BUFFER);
-        let (to_referee, from_bot) = mpsc::channel(64);
-        self.lobby.join(
-            self.bot_name.clone(),
-            preset.to_owned(),
-            crate::referee::BotSeat { to_bot, from_bot },
-        );
-        let mut seat = Seat(0);
-        let mut match_id = String::new();
-        let mut game = Game::Schocken;
+        link: &mut StreamLink,
+        mut claimed: oneshot::Receiver<Handoff>,
+    ) -> Option<Handoff> {
         let mut shutdown = self.shutdown.clone();
-        let mut shutting_down = false;
-        // Requests sent and not yet answered, to time the answers for the metrics.
-        let mut open: HashMap<u64, tokio::time::Instant> = HashMap::new();
         loop {
             tokio::select! {
-                // On shutdown a waiting bot is told at once; a playing bot gets its
-                // match's MatchResult (ABORTED) from the referee first.
-                _ = crate::referee::shutting_down(&mut shutdown), if !shutting_down => {
-                    shutting_down = true;
-                    if match_id.is_empty() {
-                        let _ = self.out.send(Err(Status::unavailable("the arena is shutting down"))).await;
-                        return MatchEnd::Closed;
+                give = &mut claimed => {
+                    if give.is_err() && *self.shutdown.borrow() {
+                        // The lobby let go of its waiting bots: the arena is shutting down.
+                        let _ = link.out.try_send(Err(Status::unavailable("the arena is shutting down")));
+                    }
+                    return give.ok();
+                }
+                message = link.next_message() => {
+                    // No request is open while waiting: decisions are stale.
+                    match link.handle(message?) {
+                        Handled::Done => {}
+                        Handled::Decision(_) | Handled::Gone => return None,
                     }
                 }
-                message = inbound.message() => match message {
-                    Ok(Some(message)) => {
-                        if !self.handle_bot_message(message, &to_referee, pings, &mut open, game).await {
-                            return MatchEnd::Closed;
-                        }
-                    }
-                    // The stream ended, or broke (bytes that are not a message, an oversized
-                    // message): the seat is gone.
-                    Ok(None) => {
-                        info!(bot = %self.bot_name, "bot closed its stream");
-                        let _ = to_referee.try_send(FromSeat::Disconnected);
-                        return MatchEnd::Closed;
-                    }
-                    Err(status) => {
-                        // Unknown/Cancelled: the connection went away (the bot exited);
-                        // anything else is a refused frame (not a message, too large).
-                        if matches!(status.code(), tonic::Code::Unknown | tonic::Code::Cancelled) {
-                            info!(bot = %self.bot_name, error = %status.message(), "bot connection lost");
-                        } else {
-                            warn!(bot = %self.bot_name, code = ?status.code(), error = %status.message(), "bot stream refused");
-                        }
-                        let _ = to_referee.try_send(FromSeat::Disconnected);
-                        return MatchEnd::Closed;
-                    }
-                },
-                message = from_referee.recv() => {
-                    // Forward everything the referee has queued in one go, so that the
-                    // transport can write it out together.
-                    let mut next = message;
-                    loop {
-                        let Some(message) = next else {
-                            return MatchEnd::Next;
-                        };
-                        let (kind, end) = match message {
-                            ToSeat::Start { info, seat: s } => {
-                                seat = s;
-                                match_id = info.match_id.clone();
-                                game = info.rules.game();
-                                let time_control = pb::TimeControl {
-                                    decision_ms: info.time_control.decision.as_millis() as u32,
-                                    time_bank_ms: info.time_control.bank.as_millis() as u32,
-                                };
-                                let start = convert::match_start(
-                                    &info.match_id,
-                                    &info.preset,
-                                    &info.rules,
-                                    &info.seat_names,
-                                    s,
-                                    time_control,
-                                );
-                                (pb::arena_message::Kind::MatchStart(start), None)
-                            }
-                            ToSeat::Request(request) => {
-                                open.insert(request.request_id, tokio::time::Instant::now());
-                                let request = convert::decision_request_from(
-                                    request.request_id,
-                                    &request.observation,
-                                    &request.legal_actions,
-                                    request.default_action,
-                                    request.deadline.as_millis() as u32,
-                                    request.time_bank.as_millis() as u32,
-                                );
-                                (pb::arena_message::Kind::DecisionRequest(request), None)
-                            }
-                            ToSeat::Events(events) => {
-                                (pb::arena_message::Kind::Events(convert::events(&events)), None)
-                            }
-                            ToSeat::Notice(notice) => (
-                                pb::arena_message::Kind::Error(pb::ErrorEvent {
-                                    request_id: notice.request_id,
-                                    code: wire_code(&notice.problem) as i32,
-                                    message: notice.message,
-                                    applied: notice.applied.map(pb::Action::from),
-                                    strikes: notice.strikes.into(),
-                                    forfeited: notice.forfeited,
-                                }),
-                                None,
-                            ),
-                            ToSeat::Result { mut outcome, placings, .. } => {
-                                outcome.placings = placings;
-                                let result = convert::match_result(&match_id, Some(&outcome), seat);
-                                (pb::arena_message::Kind::MatchResult(result), Some(MatchEnd::Next))
-                            }
-                            ToSeat::Aborted { .. } => {
-                                let result = convert::match_result(&match_id, None, seat);
-                                (pb::arena_message::Kind::MatchResult(result), Some(MatchEnd::Closed))
-                            }
-                        };
-                        if !self.send(kind).await {
-                            return MatchEnd::Closed;
-                        }
-                        if let Some(end) = end {
-                            return end;
-                        }
-                        match from_referee.try_recv() {
-                            Ok(message) => next = Some(message),
-                            Err(_) => break,
-                        }
-                    }
+                _ = crate::referee::shutting_down(&mut shutdown) => {
+                    let _ = link.out.try_send(Err(Status::unavailable("the arena is shutting down")));
+                    return None;
                 }
-            }
-        }
-    }
-
-    /// Handles one message from the bot. Returns false when the stream should close.
-    async fn handle_bot_message(
-        &self,
-        message: pb::BotMessage,
-        to_referee: &mpsc::Sender<FromSeat>,
-        pings: &mut PingLimiter,
-        open: &mut HashMap<u64, tokio::time::Instant>,
-        game: Game,
-    ) -> bool {
-        match message.kind {
-            Some(pb::bot_message::Kind::Decision(decision)) => {
-                let request_id = decision.request_id;
-                let Some(asked) = open.remove(&request_id) else {
-                    // Not a request this stream was sent (another seat's, an answered one,
-                    // a made-up id): refused here, the seat's referee never sees it.
-                    return self
-                        .error(
-                            request_id,
-                            pb::ErrorCode::StaleRequest,
-                            format!(
-                                "request {request_id} is not open on this stream: answer only the requests this stream received; this answer is ignored"
-                            ),
-                        )
-                        .await;
-                };
-                self.metrics
-                    .decision_answered(game, asked.elapsed().as_secs_f64());
-                let action = BotDecision::try_from(&decision)
-                    .map(|d| d.action)
-                    .map_err(|e| e.to_string());
-                // Bounded: a bot that floods decisions waits on its own stream only. After
-                // its match the referee is gone and a late answer is simply dropped.
-                let _ = to_referee
-                    .send(FromSeat::Decision { request_id, action })
-                    .await;
-                true
-            }
-            Some(pb::bot_message::Kind::Ping(ping)) => {
-                if pings.allow() {
-                    self.send(pb::arena_message::Kind::Pong(pb::Pong {
-                        nonce: ping.nonce,
-                        server_time_unix_ms: crate::store::now_ms().max(0) as u64,
-                    }))
-                    .await
-                } else {
-                    self.error(
-                        0,
-                        pb::ErrorCode::RateLimited,
-                        format!("too many pings: at most {MAX_PINGS_PER_MINUTE} a minute"),
-                    )
-                    .await
-                }
-            }
-            Some(pb::bot_message::Kind::Hello(_)) => {
-                self.error(
-                    0,
-                    pb::ErrorCode::UnexpectedMessage,
-                    "a second Hello is ignored: send Hello once, as the first message".to_owned(),
-                )
-                .await
-            }
-            None => {
-                self.error(
-                    0,
-                    pb::ErrorCode::Malformed,
-                    "an empty BotMessage is ignored: set hello, decision or ping".to_owned(),
-                )
-                .await
             }
         }
     }
