@@ -554,9 +554,10 @@ impl ShakeState {
             return;
         }
 
-        // Rank: higher strength, then (Schocken default) fewer throws, then earlier turn.
-        let mut best: Option<((u32, u32, usize), Seat, Hand)> = None;
-        let mut worst: Option<((u32, u32, usize), Seat)> = None;
+        // Rank: higher strength, then (Schocken default) fewer throws, then earlier turn,
+        // packed into one number in that order of significance.
+        let mut best: Option<(u64, Seat, Hand)> = None;
+        let mut worst: Option<(u64, Seat)> = None;
         for i in 0..self.order_len as usize {
             let seat = self.order[i];
             let Some(hand) = self.turns[seat.index()].hand else {
@@ -567,7 +568,8 @@ impl ShakeState {
             } else {
                 3 - self.views[seat.index()].throws as u32
             };
-            let rank = (hand.strength(), throws, MAX_SEATS - i);
+            let rank =
+                (hand.strength() as u64) << 16 | (throws as u64) << 8 | (MAX_SEATS - i) as u64;
             if best.is_none_or(|(b, _, _)| rank > b) {
                 best = Some((rank, seat, hand));
             }
