@@ -127,8 +127,6 @@ pub enum ToSeat {
     },
     /// A decision to make.
     Request(DecisionRequest),
-    /// Public events, oldest first.
-    Events(Vec<Event>),
     /// A problem with the bot's answer.
     Notice(Notice),
     /// The match is over.
@@ -166,9 +164,10 @@ pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// The referee's end of a bot's connection, lent to the match for its duration.
 pub trait BotLink: Send {
-    /// Queues `message` for the bot without waiting. False if the bot is gone or has
-    /// stopped reading (too many messages queued): it can no longer play.
-    fn send(&mut self, message: ToSeat) -> bool;
+    /// Queues one message for the bot without waiting: public `events` (oldest first) that
+    /// happened before `message`, and the message itself, if any. False if the bot is gone
+    /// or has stopped reading (too many messages queued): it can no longer play.
+    fn send(&mut self, events: Vec<Event>, message: Option<ToSeat>) -> bool;
     /// Waits for the bot's next decision, or learns that the bot is gone. Cancel-safe:
     /// dropping the future loses no message.
     fn recv(&mut self) -> BoxFuture<'_, FromSeat>;
@@ -183,7 +182,7 @@ pub trait BotLink: Send {
 pub struct AbsentBot;
 
 impl BotLink for AbsentBot {
-    fn send(&mut self, _: ToSeat) -> bool {
+    fn send(&mut self, _: Vec<Event>, _: Option<ToSeat>) -> bool {
         false
     }
     fn recv(&mut self) -> BoxFuture<'_, FromSeat> {
@@ -243,24 +242,23 @@ struct SeatState {
 }
 
 impl SeatState {
-    /// Sends `message` after the seat's pending events.
+    /// Sends `message` with the seat's pending events.
     fn send(&mut self, message: ToSeat) {
-        self.flush();
-        self.send_now(message);
+        self.send_with_pending(Some(message));
     }
 
-    /// Sends the seat's pending events, if any, as one message.
+    /// Sends the seat's pending events, if any, on their own.
     fn flush(&mut self) {
         if !self.pending.is_empty() {
-            let events = std::mem::take(&mut self.pending);
-            self.pending_since = None;
-            self.send_now(ToSeat::Events(events));
+            self.send_with_pending(None);
         }
     }
 
-    fn send_now(&mut self, message: ToSeat) {
+    fn send_with_pending(&mut self, message: Option<ToSeat>) {
+        let events = std::mem::take(&mut self.pending);
+        self.pending_since = None;
         if let Player::Bot(link) = &mut self.player
-            && !link.send(message)
+            && !link.send(events, message)
         {
             // Closed, or full because the bot does not read: it can no longer play.
             self.forfeited = true;
@@ -615,7 +613,7 @@ impl Announcement {
     /// Sends the message to every bot still connected and gives the connections back.
     pub fn send(self) {
         for mut link in self.links {
-            let _ = link.send(self.message.clone());
+            let _ = link.send(Vec::new(), Some(self.message.clone()));
             link.release();
         }
     }

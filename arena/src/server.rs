@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures_util::FutureExt;
-use knobel_engine::{Game, Seat};
+use knobel_engine::{Event, Game, Seat};
 use knobel_proto::v1 as pb;
 use knobel_proto::v1::admin_server::{Admin, AdminServer};
 use knobel_proto::v1::arena_server::{Arena, ArenaServer};
@@ -560,7 +560,6 @@ impl StreamLink {
                     request.time_bank.as_millis() as u32,
                 ))
             }
-            ToSeat::Events(events) => pb::arena_message::Kind::Events(convert::events(&events)),
             ToSeat::Notice(notice) => pb::arena_message::Kind::Error(pb::ErrorEvent {
                 request_id: notice.request_id,
                 code: wire_code(&notice.problem) as i32,
@@ -692,9 +691,13 @@ impl StreamLink {
 }
 
 impl BotLink for StreamLink {
-    fn send(&mut self, message: ToSeat) -> bool {
-        let kind = self.wire(message);
-        self.push(kind)
+    fn send(&mut self, events: Vec<Event>, message: Option<ToSeat>) -> bool {
+        let kind = message.map(|message| self.wire(message));
+        !self.gone
+            && self
+                .out
+                .try_send(Ok(convert::arena_message(&events, kind)))
+                .is_ok()
     }
 
     fn recv(&mut self) -> BoxFuture<'_, FromSeat> {

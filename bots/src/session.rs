@@ -397,13 +397,6 @@ impl<P: BotPolicy> Bot<P> {
                         }
                     }
                 }
-                Some(Kind::Events(events)) => {
-                    for event in &events.events {
-                        if let Some(kind) = &event.kind {
-                            debug!(event = ?kind, "event");
-                        }
-                    }
-                }
                 Some(Kind::Error(error)) => {
                     let code = pb::ErrorCode::try_from(error.code).unwrap_or_default();
                     warn!(

@@ -1480,10 +1480,11 @@ pub fn decision_request_from(
     }
 }
 
-/// The [`pb::Events`] message carrying `events`, oldest first.
-pub fn events(events: &[Event]) -> pb::Events {
-    pb::Events {
+/// The [`pb::ArenaMessage`] carrying `events` (oldest first) and then `kind`, if any.
+pub fn arena_message(events: &[Event], kind: Option<pb::arena_message::Kind>) -> pb::ArenaMessage {
+    pb::ArenaMessage {
         events: events.iter().map(pb::Event::from).collect(),
+        kind,
     }
 }
 
@@ -1509,7 +1510,10 @@ pub fn match_result(match_id: &str, outcome: Option<&Outcome>, your_seat: Seat) 
 /// Wraps a message kind into an [`pb::ArenaMessage`].
 impl From<pb::arena_message::Kind> for pb::ArenaMessage {
     fn from(kind: pb::arena_message::Kind) -> pb::ArenaMessage {
-        pb::ArenaMessage { kind: Some(kind) }
+        pb::ArenaMessage {
+            events: Vec::new(),
+            kind: Some(kind),
+        }
     }
 }
 

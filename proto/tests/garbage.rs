@@ -37,6 +37,11 @@ fn convert_bot_message(message: &pb::BotMessage) {
 
 fn convert_arena_message(message: &pb::ArenaMessage) {
     use pb::arena_message::Kind;
+    for event in &message.events {
+        if let Ok(event) = Event::try_from(event) {
+            let _ = pb::Event::from(event);
+        }
+    }
     match &message.kind {
         Some(Kind::DecisionRequest(request)) => {
             if let Some(o) = &request.observation
@@ -47,13 +52,6 @@ fn convert_arena_message(message: &pb::ArenaMessage) {
             }
             for action in &request.legal_actions {
                 let _ = Action::try_from(action);
-            }
-        }
-        Some(Kind::Events(events)) => {
-            for event in &events.events {
-                if let Ok(event) = Event::try_from(event) {
-                    let _ = pb::Event::from(event);
-                }
             }
         }
         Some(Kind::MatchResult(result)) => {
@@ -185,10 +183,8 @@ fn damaged_messages_never_panic() {
                     .encode_to_vec(),
             );
             let action = m.default_action(seat).unwrap();
-            let events = knobel_proto::convert::events(m.apply(seat, action).unwrap());
-            samples.push(
-                pb::ArenaMessage::from(pb::arena_message::Kind::Events(events)).encode_to_vec(),
-            );
+            let events = m.apply(seat, action).unwrap();
+            samples.push(knobel_proto::convert::arena_message(events, None).encode_to_vec());
         }
     }
     let mut random = Bytes(42);

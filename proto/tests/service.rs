@@ -76,13 +76,17 @@ impl Arena for ToyArena {
                     server_time_unix_ms: 0,
                 }),
                 Some(In::Decision(decision)) => match BotDecision::try_from(&decision) {
-                    Ok(decision) => Out::Events(knobel_proto::convert::events(&[
-                        knobel_engine::Event::Betting {
-                            seat: knobel_engine::Seat(0),
-                            action: decision.action,
-                            chips: 0,
-                        },
-                    ])),
+                    Ok(decision) => {
+                        replies.push(Ok(knobel_proto::convert::arena_message(
+                            &[knobel_engine::Event::Betting {
+                                seat: knobel_engine::Seat(0),
+                                action: decision.action,
+                                chips: 0,
+                            }],
+                            None,
+                        )));
+                        continue;
+                    }
                     Err(error) => Out::Error(pb::ErrorEvent {
                         request_id: decision.request_id,
                         code: pb::ErrorCode::Malformed as i32,
@@ -175,11 +179,12 @@ fn play_stream_round_trip() {
         replies
     });
     use pb::arena_message::Kind as Out;
-    let kinds: Vec<&Out> = replies.iter().map(|r| r.kind.as_ref().unwrap()).collect();
-    assert!(matches!(kinds[0], Out::Welcome(w) if w.bot_name == "toy bot"));
-    assert!(matches!(kinds[1], Out::Pong(p) if p.nonce == 42));
-    assert!(matches!(&kinds[2], Out::Events(batch) if batch.events.len() == 1));
-    let Out::Error(error) = kinds[3] else {
+    assert_eq!(replies.len(), 4);
+    assert!(replies[2].kind.is_none() && replies[2].events.len() == 1);
+    let kinds: Vec<Option<&Out>> = replies.iter().map(|r| r.kind.as_ref()).collect();
+    assert!(matches!(kinds[0], Some(Out::Welcome(w)) if w.bot_name == "toy bot"));
+    assert!(matches!(kinds[1], Some(Out::Pong(p)) if p.nonce == 42));
+    let Some(Out::Error(error)) = kinds[3] else {
         panic!("a bad die slot is an error event: {kinds:?}");
     };
     assert_eq!(error.request_id, 2);

@@ -296,9 +296,7 @@ fn engine_request() -> pb::ArenaMessage {
     let seat = m.to_act().iter().next().expect("a seat to act");
     let request = knobel_proto::convert::decision_request(&m, seat, 1, 1000, 10_000)
         .expect("a decision request");
-    pb::ArenaMessage {
-        kind: Some(Kind::DecisionRequest(request)),
-    }
+    pb::ArenaMessage::from(Kind::DecisionRequest(request))
 }
 
 /// The captured DecisionRequest of median encoded size.
@@ -329,14 +327,14 @@ async fn connections(url: &str, n: usize) -> Vec<Channel> {
     channels
 }
 
-fn hello() -> pb::BotMessage {
+fn hello(max_matches: u32) -> pb::BotMessage {
     pb::BotMessage {
         kind: Some(pb::bot_message::Kind::Hello(pb::Hello {
             name: "bench".into(),
             games: vec![pb::Game::Schocken as i32],
             client_version: "knobel-bench".into(),
             preset: None,
-            max_matches: 0,
+            max_matches,
         })),
     }
 }
@@ -350,13 +348,14 @@ fn decision(request_id: u64, action: Option<pb::Action>) -> pb::BotMessage {
     }
 }
 
-/// Opens a Play stream that has sent its Hello.
+/// Opens a Play stream that has sent its Hello (asking for `max_matches`, 0: no limit).
 async fn open(
     channel: Channel,
     token: &str,
+    max_matches: u32,
 ) -> (mpsc::Sender<pb::BotMessage>, Streaming<pb::ArenaMessage>) {
     let (tx, rx) = mpsc::channel(16);
-    tx.send(hello()).await.expect("queue the hello");
+    tx.send(hello(max_matches)).await.expect("queue the hello");
     let inbound = ArenaClient::new(channel)
         .play(authorized(ReceiverStream::new(rx), token))
         .await
@@ -424,16 +423,15 @@ fn measure_latency(servers: &Runtime, clients: &Runtime) -> (Latency, Latency, p
 }
 
 /// One bot answering every request at once with its first legal action, for one round.
-/// It plays one practice match per stream and then opens a new stream, so the arena's
-/// pause before it seats a stream again (`REJOIN_DELAY`) does not thin out the samples;
-/// only round trips within a match are measured.
+/// It plays one practice match per stream (Hello.max_matches = 1) and then opens a new
+/// stream; only round trips within a match are measured.
 async fn arena_latency_bot(url: &str, token: &str) -> Latency {
     let channel = connect(url).await;
     let warm = Instant::now() + LATENCY_WARMUP;
     let end = warm + LATENCY_RUN;
     let mut out = Latency::default();
     while Instant::now() < end {
-        let (tx, mut inbound) = open(channel.clone(), token).await;
+        let (tx, mut inbound) = open(channel.clone(), token, 1).await;
         let mut sent: Option<Instant> = None;
         let mut messages = 0u64;
         loop {
@@ -478,7 +476,7 @@ async fn arena_latency_bot(url: &str, token: &str) -> Latency {
 
 /// One echo stream doing request/response ping-pong for one round.
 async fn echo_latency_client(url: &str) -> Latency {
-    let (tx, mut inbound) = open(connect(url).await, "echo").await;
+    let (tx, mut inbound) = open(connect(url).await, "echo", 0).await;
     inbound.message().await.expect("echo").expect("a reply");
     let warm = Instant::now() + LATENCY_WARMUP;
     let end = warm + LATENCY_RUN;
@@ -629,7 +627,7 @@ async fn heuristic_bot(
     counters: Arc<Counters>,
     mut stop: watch::Receiver<bool>,
 ) {
-    let (tx, mut inbound) = open(channel, &token).await;
+    let (tx, mut inbound) = open(channel, &token, 0).await;
     let mut policy = HeuristicPolicy;
     let mut playing = false;
     loop {
@@ -709,7 +707,7 @@ async fn echo_ping_pong(
     counter: Arc<AtomicU64>,
     mut stop: watch::Receiver<bool>,
 ) {
-    let (tx, mut inbound) = open(channel, "echo").await;
+    let (tx, mut inbound) = open(channel, "echo", 0).await;
     let action = Some(pb::Action::from(knobel_engine::Action::STOP));
     let play = async {
         while let Ok(Some(_)) = inbound.message().await {
@@ -914,7 +912,7 @@ async fn idle_stream(
     ready: Arc<AtomicUsize>,
     mut stop: watch::Receiver<bool>,
 ) {
-    let (_tx, mut inbound) = open(channel, &token).await;
+    let (_tx, mut inbound) = open(channel, &token, 0).await;
     let read = async {
         let mut counted = false;
         while let Ok(Some(message)) = inbound.message().await {

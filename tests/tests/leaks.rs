@@ -38,10 +38,10 @@ async fn record_match(arena: &Arena, token: &str, game: pb::Game) -> Vec<pb::Are
             .expect("the match stalled")
             .expect("stream error")
             .expect("stream ended before the match result");
-        let kind = message.kind.clone().expect("a message kind");
+        let kind = message.kind.clone();
         received.push(message);
         match kind {
-            Kind::DecisionRequest(request) => {
+            Some(Kind::DecisionRequest(request)) => {
                 // Answer with the last legal action: exercises rerolls, bets and raises.
                 let action = request.legal_actions.last().cloned();
                 tx.send(pb::BotMessage {
@@ -53,7 +53,7 @@ async fn record_match(arena: &Arena, token: &str, game: pb::Game) -> Vec<pb::Are
                 .await
                 .unwrap();
             }
-            Kind::MatchResult(_) => break,
+            Some(Kind::MatchResult(_)) => break,
             _ => {}
         }
     }
@@ -101,13 +101,12 @@ async fn a_bot_receives_exactly_its_observations_and_public_events() {
         let mut events_so_far = 0;
         let mut requests = received
             .iter()
-            .filter_map(|m| match &m.kind {
-                Some(Kind::DecisionRequest(r)) => Some((r, events_so_far)),
-                Some(Kind::Events(batch)) => {
-                    events_so_far += batch.events.len();
-                    None
+            .filter_map(|m| {
+                events_so_far += m.events.len();
+                match &m.kind {
+                    Some(Kind::DecisionRequest(r)) => Some((r, events_so_far)),
+                    _ => None,
                 }
-                _ => None,
             })
             .collect::<Vec<_>>()
             .into_iter();
@@ -151,16 +150,15 @@ async fn a_bot_receives_exactly_its_observations_and_public_events() {
         checked_total += checked;
         let events: Vec<Event> = received
             .iter()
-            .flat_map(|m| match &m.kind {
-                Some(Kind::Events(batch)) => {
-                    assert!(!batch.events.is_empty(), "an empty Events message");
-                    batch
-                        .events
-                        .iter()
-                        .map(|e| Event::try_from(e).unwrap())
-                        .collect()
-                }
-                _ => Vec::new(),
+            .flat_map(|m| {
+                assert!(
+                    m.kind.is_some() || !m.events.is_empty(),
+                    "a message with neither events nor a kind"
+                );
+                m.events
+                    .iter()
+                    .map(|e| Event::try_from(e).unwrap())
+                    .collect::<Vec<_>>()
             })
             .collect();
         assert_eq!(

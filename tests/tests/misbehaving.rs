@@ -369,7 +369,9 @@ async fn two_streams_of_one_bot_cannot_act_for_the_same_seat() {
     while !(a_done && b_done) {
         tokio::select! {
             message = a.message(), if !a_done => {
-                let kind = message.unwrap().expect("stream A open").kind.unwrap();
+                let Some(kind) = message.unwrap().expect("stream A open").kind else {
+                    continue; // events only
+                };
                 match kind {
                     Kind::DecisionRequest(request) => {
                         // B tries to act for A's seat first, then A answers.
@@ -387,7 +389,9 @@ async fn two_streams_of_one_bot_cannot_act_for_the_same_seat() {
                 }
             }
             message = b.message(), if !b_done => {
-                let kind = message.unwrap().expect("stream B open").kind.unwrap();
+                let Some(kind) = message.unwrap().expect("stream B open").kind else {
+                    continue; // events only
+                };
                 match kind {
                     Kind::DecisionRequest(request) => senders[1].send(decide(&request)).await.unwrap(),
                     Kind::Error(error) => {
