@@ -158,9 +158,11 @@ impl DiceSource {
         self.seed
     }
 
-    /// The face indices (each in `0..6`) of the three die slots of one throw: the throw's
-    /// key (seat, round, throw) is packed into one number `k`, the throw's word is the `k`-th
-    /// output of the SplitMix64 generator started from the mixed seed, and the word is mapped to one of the 216 ways three dice can land by Lemire's multiply-shift
+    /// The face indices (each in `0..6`) of the three die slots of one throw.
+    ///
+    /// The throw's key (seat, round, throw) is packed into one number `k`; the throw's word
+    /// is the `k`-th output of the SplitMix64 generator started from the mixed seed. The
+    /// word is mapped to one of the 216 ways three dice can land by Lemire's multiply-shift
     /// with rejection, so every outcome is exactly equally likely: each slot is uniform on
     /// its six faces and independent of the other two. The slots are that outcome's digits
     /// in base 6.
@@ -208,7 +210,8 @@ impl DiceSource {
         }
     }
 
-    /// The face index in `0..6` of the die with `key` (one slot of [`DiceSource::throw_faces`]).
+    /// The face index in `0..6` of the die with `key` (its slot of
+    /// [`DiceSource::throw_faces`]; slots beyond 2 wrap round).
     pub fn face(&self, key: DiceKey) -> u8 {
         self.throw_faces(key.seat, key.round, key.throw)[key.slot as usize % 3]
     }
