@@ -31,8 +31,8 @@ use tokio::time::Instant;
 /// Strikes that forfeit a seat.
 pub const MAX_STRIKES: u8 = 3;
 /// The longest a public event waits for later ones before it is sent to a seat. Events
-/// are batched: a seat's pending events go out with its next message, at the start of
-/// every round, and at the latest this long after the first of them happened.
+/// are batched: a seat's pending events go out with its next message, at the latest this
+/// long after the first of them happened, and at the end of the match.
 pub const EVENTS_MAX_DELAY: Duration = Duration::from_millis(50);
 
 /// How long a seat may think.
@@ -643,20 +643,18 @@ fn strike(state: &mut SeatState, request_id: u64, problem: Problem, message: Str
     });
 }
 
-/// Queues public events for every bot seat; at the start of a round (and at the end of
-/// the match) every seat's queue is sent.
+/// Queues public events for every bot seat; at the end of the match every seat's queue is
+/// sent.
 fn broadcast(seats: &mut [SeatState], events: &[Event]) {
     if events.is_empty() {
         return;
     }
     let now = Instant::now();
-    let round_starts = events
-        .iter()
-        .any(|e| matches!(e, Event::RoundStarted { .. } | Event::MatchOver { .. }));
+    let over = events.iter().any(|e| matches!(e, Event::MatchOver { .. }));
     for seat in seats.iter_mut().filter(|s| s.is_bot()) {
         seat.pending_since.get_or_insert(now);
         seat.pending.extend_from_slice(events);
-        if round_starts {
+        if over {
             seat.flush();
         }
     }
@@ -701,6 +699,114 @@ mod tests {
         assert_eq!(
             placings_with_forfeits(&[1, 2, 2], &[false, true, true]),
             [1, 2, 2]
+        );
+    }
+}
+
+#[cfg(test)]
+mod event_delivery {
+    use std::sync::Mutex;
+
+    use knobel_engine::policy::HeuristicPolicy;
+    use tokio::sync::mpsc;
+
+    use super::*;
+
+    /// What a fake bot received: when, how many events, and the message.
+    type Received = Arc<Mutex<Vec<(Instant, usize, Option<ToSeat>)>>>;
+
+    /// A bot link over channels; the test plays the bot.
+    struct FakeLink {
+        received: Received,
+        to_bot: mpsc::UnboundedSender<ToSeat>,
+        answers: mpsc::UnboundedReceiver<FromSeat>,
+    }
+
+    impl BotLink for FakeLink {
+        fn send(&mut self, events: Vec<Event>, message: Option<ToSeat>) -> bool {
+            let record = (Instant::now(), events.len(), message.clone());
+            self.received.lock().unwrap().push(record);
+            match message {
+                Some(message) => self.to_bot.send(message).is_ok(),
+                None => true,
+            }
+        }
+        fn recv(&mut self) -> BoxFuture<'_, FromSeat> {
+            Box::pin(async { self.answers.recv().await.unwrap_or(FromSeat::Disconnected) })
+        }
+        fn try_recv(&mut self) -> Option<FromSeat> {
+            self.answers.try_recv().ok()
+        }
+        fn release(self: Box<Self>) {}
+    }
+
+    /// A bot that answers every request with its default action after `think`, and notes
+    /// when it answered.
+    fn fake_bot(think: Duration, answered: Arc<Mutex<Vec<Instant>>>) -> (Player, Received) {
+        let received = Received::default();
+        let (to_bot, mut requests) = mpsc::unbounded_channel();
+        let (answer, answers) = mpsc::unbounded_channel();
+        tokio::spawn(async move {
+            while let Some(message) = requests.recv().await {
+                if let ToSeat::Request(request) = message {
+                    tokio::time::sleep(think).await;
+                    answered.lock().unwrap().push(Instant::now());
+                    let decision = FromSeat::Decision {
+                        request_id: request.request_id,
+                        action: Ok(request.default_action),
+                    };
+                    if answer.send(decision).is_err() {
+                        return;
+                    }
+                }
+            }
+        });
+        let link = FakeLink {
+            received: received.clone(),
+            to_bot,
+            answers,
+        };
+        (Player::Bot(Box::new(link)), received)
+    }
+
+    /// Every event reaches every bot within [`EVENTS_MAX_DELAY`], also while another seat
+    /// thinks; events never come after the request they preceded.
+    #[tokio::test(start_paused = true)]
+    async fn events_reach_waiting_seats_within_the_max_delay() {
+        let answered = Arc::new(Mutex::new(Vec::new()));
+        let (slow, _) = fake_bot(Duration::from_millis(300), answered.clone());
+        let (fast, fast_received) = fake_bot(Duration::ZERO, answered.clone());
+        let info = Arc::new(MatchInfo {
+            match_id: "m".to_owned(),
+            preset: "schocken".to_owned(),
+            rules: Rules::preset("schocken").unwrap(),
+            seat_names: vec!["slow".into(), "fast".into(), "builtin".into()],
+            time_control: TimeControl::default(),
+        });
+        let players = vec![slow, fast, Player::Builtin(Box::new(HeuristicPolicy))];
+        let (_stop, shutdown) = watch::channel(false);
+        let (report, announcement) = run_match(info, 11, players, shutdown).await;
+        announcement.send();
+        assert!(report.outcome.is_some());
+        assert_eq!(report.timeouts, 0);
+
+        let received = fast_received.lock().unwrap();
+        let answered = answered.lock().unwrap();
+        assert!(answered.len() > 10);
+        // Every action of a bot makes events: each must reach the fast bot within the delay.
+        for &at in answered.iter() {
+            assert!(
+                received
+                    .iter()
+                    .any(|&(t, events, _)| events > 0 && t >= at && t <= at + EVENTS_MAX_DELAY),
+                "events of the action at {at:?} did not arrive within {EVENTS_MAX_DELAY:?}"
+            );
+        }
+        // Some of them came on their own, while the slow seat was thinking.
+        assert!(
+            received
+                .iter()
+                .any(|(_, events, message)| *events > 0 && message.is_none())
         );
     }
 }
