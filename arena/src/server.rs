@@ -323,7 +323,9 @@ impl Arena for ArenaService {
                     .parse::<Game>()
                     .map_or(0, |g| pb::Game::from(g) as i32),
                 preset: m.preset,
-                variants: Vec::new(),
+                variants: serde_json::from_str::<knobel_engine::Rules>(&m.rules_json)
+                    .map(|rules| rules.variants_on().into_iter().map(str::to_owned).collect())
+                    .unwrap_or_default(),
                 seat_names: m.seat_names,
                 status: wire_status(m.status) as i32,
                 outcome: m.placings.map(|placings| pb::Outcome {

@@ -545,6 +545,7 @@ async fn match_lifecycle(db: TestDb) {
             abort_reason: None,
             started_at_ms: 1_000,
             finished_at_ms: None,
+            rules_json: new.rules_json.clone(),
         }
     );
     assert!(store.get_match("m-unknown").await.unwrap().is_none());

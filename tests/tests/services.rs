@@ -111,3 +111,28 @@ async fn health_reflection_and_read_only_rpcs() {
     assert!(status.message().contains("42"), "{}", status.message());
     assert!(arena.stop().await.success());
 }
+
+/// ListMatches shows a match's preset and the rule variants it plays with.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn list_matches_shows_preset_and_variants() {
+    let arena = Arena::start(ArenaOptions {
+        log_file: None,
+        args: vec!["--practice".into(), "--practice-wait-ms".into(), "0".into()],
+    })
+    .await;
+    let token = arena.add_bot("lister").await;
+    let bot = arena.bot(
+        &token,
+        &["--preset", "schocken-typenclub", "--matches", "1"],
+    );
+    let (status, lines) = knobel_e2e::finish(bot, std::time::Duration::from_secs(60)).await;
+    assert!(status.success(), "{lines:?}");
+    let matches = arena.matches().await;
+    assert_eq!(matches.len(), 1, "{matches:?}");
+    assert_eq!(matches[0].preset, "schocken-typenclub");
+    assert_eq!(matches[0].game, pb::Game::Schocken as i32);
+    let mut variants = matches[0].variants.clone();
+    variants.sort();
+    assert_eq!(variants, ["tie_later_loses", "turn_on_last_throw"]);
+    assert!(arena.stop().await.success());
+}

@@ -10,12 +10,12 @@ use super::{
 macro_rules! summary_columns {
     () => {
         "id, game, preset, seat_names, status, placings, abort_reason, started_at_ms, \
-         finished_at_ms"
+         finished_at_ms, rules_json"
     };
 }
 
 /// A match row as listed: id, game, preset, seat_names, status, placings, abort_reason,
-/// started_at_ms, finished_at_ms.
+/// started_at_ms, finished_at_ms, rules_json.
 type SummaryRow = (
     String,
     String,
@@ -26,9 +26,10 @@ type SummaryRow = (
     Option<String>,
     i64,
     Option<i64>,
+    String,
 );
 
-/// A [`SummaryRow`] followed by rules_json and seed.
+/// A [`SummaryRow`] followed by the seed.
 type RecordRow = (
     String,
     String,
@@ -75,6 +76,7 @@ fn summary_from_row(row: SummaryRow) -> Result<MatchSummary, StoreError> {
         abort_reason,
         started_at_ms,
         finished_at_ms,
+        rules_json,
     ) = row;
     let status = parse_status(&id, &status)?;
     let seat_names = parse_seat_names(&id, &seat_names)?;
@@ -97,6 +99,7 @@ fn summary_from_row(row: SummaryRow) -> Result<MatchSummary, StoreError> {
         abort_reason,
         started_at_ms,
         finished_at_ms,
+        rules_json,
     })
 }
 
@@ -287,19 +290,20 @@ impl Store {
             sqlx::query_as(concat!(
                 "SELECT ",
                 summary_columns!(),
-                ", rules_json, seed FROM matches WHERE id = $1"
+                ", seed FROM matches WHERE id = $1"
             ))
             .bind(id)
             .fetch_optional(pool)
             .await
         })
         .map_err(StoreError::db("reading a match"))?;
-        let Some((a, b, c, d, e, f, g, h, i, rules_json, seed)) = row else {
+        let Some((a, b, c, d, e, f, g, h, i, j, seed)) = row else {
             return Ok(None);
         };
+        let summary = summary_from_row((a, b, c, d, e, f, g, h, i, j))?;
         Ok(Some(MatchRecord {
-            summary: summary_from_row((a, b, c, d, e, f, g, h, i))?,
-            rules_json,
+            rules_json: summary.rules_json.clone(),
+            summary,
             seed,
         }))
     }

@@ -142,6 +142,8 @@ pub struct MatchSummary {
     pub started_at_ms: i64,
     /// When the match finished or was aborted, in unix milliseconds.
     pub finished_at_ms: Option<i64>,
+    /// The full rules, as JSON text (for the rule variants a listing shows).
+    pub rules_json: String,
 }
 
 /// A stored match with everything but its log (see [`Store::get_match`](super::Store::get_match)).
