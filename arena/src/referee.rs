@@ -239,6 +239,8 @@ struct SeatState {
     /// Public events not yet sent to this seat, and when the first of them happened.
     pending: Vec<Event>,
     pending_since: Option<Instant>,
+    /// The bot's connection is gone (seen while it was not asked).
+    gone: bool,
 }
 
 impl SeatState {
@@ -344,6 +346,31 @@ fn stale_notice(state: &SeatState, request_id: u64, message: String) -> ToSeat {
     })
 }
 
+/// Reads a bot that is not asked while others are: its answers are stale (it is told), and
+/// if its connection goes the seat is forfeited. Never ends by itself.
+async fn watch_idle(state: &mut SeatState) {
+    while let Player::Bot(link) = &mut state.player {
+        match link.recv().await {
+            FromSeat::Decision { request_id, .. } => {
+                let notice = stale_notice(
+                    state,
+                    request_id,
+                    format!(
+                        "request {request_id} is not open for your seat: this answer is ignored"
+                    ),
+                );
+                state.send(notice);
+            }
+            FromSeat::Disconnected => {
+                state.gone = true;
+                state.forfeited = true;
+                break;
+            }
+        }
+    }
+    std::future::pending::<()>().await;
+}
+
 /// Drops answers that arrived while no request was open for the seat (they are stale),
 /// telling the bot about each. Returns false if the bot is gone.
 fn drain_stale(state: &mut SeatState) -> bool {
@@ -403,6 +430,7 @@ pub async fn run_match(
             notice: None,
             pending: Vec::new(),
             pending_since: None,
+            gone: false,
         })
         .collect();
     for (i, seat) in seats.iter_mut().enumerate() {
@@ -489,16 +517,23 @@ pub async fn run_match(
                     .min()
                     .map(|since| since + EVENTS_MAX_DELAY);
                 let woke = {
-                    let waits = seats
-                        .iter_mut()
-                        .enumerate()
-                        .filter(|(i, state)| {
-                            state.answer.is_none() && asked.iter().any(|s| s.index() == *i)
-                        })
-                        .map(|(_, state)| wait_for_answer(state, time))
-                        .collect::<Vec<_>>();
+                    // The asked seats are waited for; the other bots are read meanwhile, so
+                    // that their pings, stale answers and disconnects are handled at once.
+                    let mut waits = Vec::new();
+                    let mut idle = Vec::new();
+                    for (i, state) in seats.iter_mut().enumerate() {
+                        if asked.iter().any(|s| s.index() == i) {
+                            if state.answer.is_none() {
+                                waits.push(wait_for_answer(state, time));
+                            }
+                        } else if state.is_bot() && !state.gone {
+                            idle.push(watch_idle(state));
+                        }
+                    }
                     tokio::select! {
                         _ = join_all(waits) => Woke::Answered,
+                        // Never ends: each watch runs until it is dropped.
+                        _ = join_all(idle), if !idle.is_empty() => Woke::Flush,
                         _ = tokio::time::sleep_until(flush_at.unwrap_or_else(Instant::now)), if flush_at.is_some() => Woke::Flush,
                         _ = shutting_down(&mut shutdown) => Woke::Shutdown,
                     }

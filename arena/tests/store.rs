@@ -91,7 +91,27 @@ impl TestDb {
 
     /// How many rows `table` has.
     async fn count(&self, table: &str) -> i64 {
-        let sql = AssertSqlSafe(format!("SELECT COUNT(*) FROM {table}"));
+        self.scalar(&format!("SELECT COUNT(*) FROM {table}")).await
+    }
+
+    /// Runs `sql` (a statement that returns no rows).
+    async fn execute(&self, sql: &str) {
+        let sql = AssertSqlSafe(sql.to_owned());
+        match self.kind {
+            Kind::Sqlite => {
+                let mut conn = sqlx::SqliteConnection::connect(&self.url).await.unwrap();
+                sqlx::raw_sql(sql).execute(&mut conn).await.unwrap();
+            }
+            Kind::Postgres => {
+                let mut conn = PgConnection::connect(&self.url).await.unwrap();
+                sqlx::raw_sql(sql).execute(&mut conn).await.unwrap();
+            }
+        }
+    }
+
+    /// The one 64-bit integer that `sql` selects.
+    async fn scalar(&self, sql: &str) -> i64 {
+        let sql = AssertSqlSafe(sql.to_owned());
         match self.kind {
             Kind::Sqlite => {
                 let mut conn = sqlx::SqliteConnection::connect(&self.url).await.unwrap();
@@ -287,6 +307,7 @@ store_tests!(
     mark_running_as_aborted,
     seat_results_and_results_for_bot,
     concurrent_writes,
+    logs_are_stored_compressed,
 );
 
 // ----------------------------------------------------------------------------------------------
@@ -344,7 +365,11 @@ async fn migrations_apply_twice(db: TestDb) {
         }
     );
     third.close().await;
-    assert_eq!(db.count("_sqlx_migrations").await, 1);
+    assert_eq!(
+        db.count("_sqlx_migrations").await,
+        2,
+        "every migration applied once"
+    );
 }
 
 async fn bot_registry_roundtrip(db: TestDb) {
@@ -703,6 +728,52 @@ async fn abort_match_keeps_given_log(db: TestDb) {
         .unwrap_err();
     assert!(matches!(err, StoreError::MatchNotRunning { .. }), "{err:?}");
     assert_eq!(db.count("seat_results").await, 0);
+}
+
+async fn logs_are_stored_compressed(db: TestDb) {
+    let store = db.store().await;
+    for id in ["m-1", "m-2", "m-3"] {
+        store
+            .insert_match(&new_match(id, "schocken", &["alice", "bob"], 1_000))
+            .await
+            .unwrap();
+    }
+    // A log as repetitive as the engine's JSON logs.
+    let entry = r#"{"kind":"throw","seat":1,"round":3,"throw":2,"rolled":[0,2],"dice":[1,4,6]},"#;
+    let log = format!("{{\"entries\":[{}{{}}]}}", entry.repeat(500));
+    store
+        .finish_match("m-1", &log, &[1, 2], 2_000)
+        .await
+        .unwrap();
+    store
+        .abort_match("m-2", "the arena shut down", Some(&log), 2_000)
+        .await
+        .unwrap();
+    for id in ["m-1", "m-2"] {
+        let (_, stored) = store.match_log(id).await.unwrap().unwrap();
+        assert_eq!(stored.as_deref(), Some(log.as_str()));
+        let packed = db
+            .scalar(&format!(
+                "SELECT CAST(length(log_lz4) AS BIGINT) FROM matches \
+                 WHERE id = '{id}' AND log_json IS NULL"
+            ))
+            .await;
+        assert!(
+            packed > 0 && packed * 10 < log.len() as i64,
+            "{id}: {packed} bytes stored for a {} byte log",
+            log.len()
+        );
+    }
+    // A log stored before compression (in log_json) still reads.
+    store
+        .finish_match("m-3", "{}", &[2, 1], 2_000)
+        .await
+        .unwrap();
+    db.execute("UPDATE matches SET log_lz4 = NULL, log_json = '{\"old\":true}' WHERE id = 'm-3'")
+        .await;
+    let (status, stored) = store.match_log("m-3").await.unwrap().unwrap();
+    assert_eq!(status, MatchStatus::Finished);
+    assert_eq!(stored.as_deref(), Some(r#"{"old":true}"#));
 }
 
 async fn list_matches_filters_and_order(db: TestDb) {

@@ -51,6 +51,20 @@ fn corrupt(what: String) -> StoreError {
     StoreError::Corrupt { what }
 }
 
+/// The stored form of a match log: lz4 (block format, uncompressed length in front). JSON
+/// logs shrink about tenfold.
+fn pack_log(log_json: &str) -> Vec<u8> {
+    lz4_flex::compress_prepend_size(log_json.as_bytes())
+}
+
+/// The log JSON back from its stored form.
+fn unpack_log(id: &str, packed: &[u8]) -> Result<String, StoreError> {
+    let bytes = lz4_flex::decompress_size_prepended(packed)
+        .map_err(|e| corrupt(format!("the log of match {id:?} does not decompress: {e}")))?;
+    String::from_utf8(bytes)
+        .map_err(|_| corrupt(format!("the log of match {id:?} is not UTF-8 text")))
+}
+
 fn parse_status(id: &str, status: &str) -> Result<MatchStatus, StoreError> {
     status
         .parse()
@@ -159,16 +173,17 @@ impl Store {
         const CONTEXT: &str = "recording the end of a match";
         let db = || StoreError::db(CONTEXT);
         let placings_json = serde_json::to_string(placings).expect("a list of numbers serializes");
+        let log = pack_log(log_json);
         with_pool!(self, pool => async {
             let mut tx = pool.begin().await.map_err(db())?;
             let seat_names: Option<String> = sqlx::query_scalar(
                 "UPDATE matches \
-                 SET status = 'finished', log_json = $2, placings = $3, finished_at_ms = $4 \
+                 SET status = 'finished', log_lz4 = $2, placings = $3, finished_at_ms = $4 \
                  WHERE id = $1 AND status = 'running' \
                  RETURNING seat_names",
             )
             .bind(id)
-            .bind(log_json)
+            .bind(&log)
             .bind(&placings_json)
             .bind(finished_at_ms)
             .fetch_optional(&mut *tx)
@@ -219,13 +234,13 @@ impl Store {
         let aborted = with_pool!(self, pool => {
             sqlx::query(
                 "UPDATE matches \
-                 SET status = 'aborted', abort_reason = $2, log_json = COALESCE($3, log_json), \
+                 SET status = 'aborted', abort_reason = $2, log_lz4 = COALESCE($3, log_lz4), \
                      finished_at_ms = $4 \
                  WHERE id = $1 AND status = 'running'",
             )
             .bind(id)
             .bind(reason)
-            .bind(log_json)
+            .bind(log_json.map(pack_log))
             .bind(finished_at_ms)
             .execute(pool)
             .await
@@ -314,15 +329,22 @@ impl Store {
         &self,
         id: &str,
     ) -> Result<Option<(MatchStatus, Option<String>)>, StoreError> {
-        let row: Option<(String, Option<String>)> = with_pool!(self, pool => {
-            sqlx::query_as("SELECT status, log_json FROM matches WHERE id = $1")
+        let row: Option<(String, Option<Vec<u8>>, Option<String>)> = with_pool!(self, pool => {
+            sqlx::query_as("SELECT status, log_lz4, log_json FROM matches WHERE id = $1")
                 .bind(id)
                 .fetch_optional(pool)
                 .await
         })
         .map_err(StoreError::db("reading a match log"))?;
-        row.map(|(status, log)| Ok((parse_status(id, &status)?, log)))
-            .transpose()
+        let Some((status, packed, plain)) = row else {
+            return Ok(None);
+        };
+        let log = match packed {
+            Some(packed) => Some(unpack_log(id, &packed)?),
+            // Stored before logs were compressed.
+            None => plain,
+        };
+        Ok(Some((parse_status(id, &status)?, log)))
     }
 
     /// Every seat the bot named `name` held in a finished match, oldest match first (the

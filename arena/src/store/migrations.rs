@@ -16,16 +16,28 @@ use sqlx::migrate::{Migration, MigrationType, Migrator};
 type Embedded = (&'static str, &'static str);
 
 /// The SQLite migrations, oldest first.
-pub(crate) const SQLITE: &[Embedded] = &[(
-    "0001_init.sql",
-    include_str!("../../migrations/sqlite/0001_init.sql"),
-)];
+pub(crate) const SQLITE: &[Embedded] = &[
+    (
+        "0001_init.sql",
+        include_str!("../../migrations/sqlite/0001_init.sql"),
+    ),
+    (
+        "0002_compressed_logs.sql",
+        include_str!("../../migrations/sqlite/0002_compressed_logs.sql"),
+    ),
+];
 
 /// The PostgreSQL migrations, oldest first.
-pub(crate) const POSTGRES: &[Embedded] = &[(
-    "0001_init.sql",
-    include_str!("../../migrations/postgres/0001_init.sql"),
-)];
+pub(crate) const POSTGRES: &[Embedded] = &[
+    (
+        "0001_init.sql",
+        include_str!("../../migrations/postgres/0001_init.sql"),
+    ),
+    (
+        "0002_compressed_logs.sql",
+        include_str!("../../migrations/postgres/0002_compressed_logs.sql"),
+    ),
+];
 
 /// A migrator running `files`.
 pub(crate) fn migrator(files: &[Embedded]) -> Migrator {
