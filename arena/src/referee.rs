@@ -346,20 +346,23 @@ fn stale_notice(state: &SeatState, request_id: u64, message: String) -> ToSeat {
     })
 }
 
+/// Tells a seat that its answer to `request_id` is ignored: no request is open for it.
+fn refuse_unasked(state: &mut SeatState, request_id: u64) {
+    let notice = stale_notice(
+        state,
+        request_id,
+        format!("request {request_id} is not open for your seat: this answer is ignored"),
+    );
+    state.send(notice);
+}
+
 /// Reads a bot that is not asked while others are: its answers are stale (it is told), and
 /// if its connection goes the seat is forfeited. Never ends by itself.
 async fn watch_idle(state: &mut SeatState) {
     while let Player::Bot(link) = &mut state.player {
         match link.recv().await {
             FromSeat::Decision { request_id, .. } => {
-                let notice = stale_notice(
-                    state,
-                    request_id,
-                    format!(
-                        "request {request_id} is not open for your seat: this answer is ignored"
-                    ),
-                );
-                state.send(notice);
+                refuse_unasked(state, request_id);
             }
             FromSeat::Disconnected => {
                 state.gone = true;
@@ -380,14 +383,7 @@ fn drain_stale(state: &mut SeatState) -> bool {
         };
         match link.try_recv() {
             Some(FromSeat::Decision { request_id, .. }) => {
-                let notice = stale_notice(
-                    state,
-                    request_id,
-                    format!(
-                        "request {request_id} is not open for your seat: this answer is ignored"
-                    ),
-                );
-                state.send(notice);
+                refuse_unasked(state, request_id);
                 if state.forfeited {
                     return false;
                 }
