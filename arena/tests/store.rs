@@ -37,6 +37,23 @@ struct TestDb {
     _dir: Option<tempfile::TempDir>,
 }
 
+/// Evaluates `$body` with `$conn`, a new connection to the test database `$db`, of its
+/// backend's type (the body is written once and compiled for each backend).
+macro_rules! with_conn {
+    ($db:expr, $conn:ident => $body:expr) => {
+        match $db.kind {
+            Kind::Sqlite => {
+                let mut $conn = sqlx::SqliteConnection::connect(&$db.url).await.unwrap();
+                $body
+            }
+            Kind::Postgres => {
+                let mut $conn = PgConnection::connect(&$db.url).await.unwrap();
+                $body
+            }
+        }
+    };
+}
+
 impl TestDb {
     /// A store on the test database (migrations applied).
     async fn store(&self) -> Store {
@@ -49,44 +66,25 @@ impl TestDb {
     /// the database would see.
     async fn raw_rows(&self, table: &str) -> Vec<Vec<String>> {
         let sql = AssertSqlSafe(format!("SELECT * FROM {table}"));
-        match self.kind {
-            Kind::Sqlite => {
-                let mut conn = sqlx::SqliteConnection::connect(&self.url).await.unwrap();
-                let rows = sqlx::query(sql).fetch_all(&mut conn).await.unwrap();
-                rows.iter()
-                    .map(|row| {
-                        (0..row.len())
-                            .map(|i| {
-                                row.try_get::<Option<String>, _>(i)
-                                    .map(|v| v.unwrap_or_default())
-                                    .or_else(|_| row.try_get::<i64, _>(i).map(|v| v.to_string()))
-                                    .unwrap()
-                            })
-                            .collect()
-                    })
-                    .collect()
-            }
-            Kind::Postgres => {
-                let mut conn = PgConnection::connect(&self.url).await.unwrap();
-                let rows = sqlx::query(sql).fetch_all(&mut conn).await.unwrap();
-                rows.iter()
-                    .map(|row| {
-                        (0..row.len())
-                            .map(|i| {
-                                row.try_get::<Option<String>, _>(i)
-                                    .map(|v| v.unwrap_or_default())
-                                    .or_else(|_| {
-                                        row.try_get::<Option<i64>, _>(i)
-                                            .map(|v| v.map(|v| v.to_string()).unwrap_or_default())
-                                    })
-                                    .or_else(|_| row.try_get::<i32, _>(i).map(|v| v.to_string()))
-                                    .unwrap()
-                            })
-                            .collect()
-                    })
-                    .collect()
-            }
-        }
+        with_conn!(self, conn => {
+            let rows = sqlx::query(sql).fetch_all(&mut conn).await.unwrap();
+            rows.iter()
+                .map(|row| {
+                    (0..row.len())
+                        .map(|i| {
+                            row.try_get::<Option<String>, _>(i)
+                                .map(|v| v.unwrap_or_default())
+                                .or_else(|_| {
+                                    row.try_get::<Option<i64>, _>(i)
+                                        .map(|v| v.map(|v| v.to_string()).unwrap_or_default())
+                                })
+                                .or_else(|_| row.try_get::<i32, _>(i).map(|v| v.to_string()))
+                                .unwrap()
+                        })
+                        .collect()
+                })
+                .collect()
+        })
     }
 
     /// How many rows `table` has.
@@ -97,31 +95,15 @@ impl TestDb {
     /// Runs `sql` (a statement that returns no rows).
     async fn execute(&self, sql: &str) {
         let sql = AssertSqlSafe(sql.to_owned());
-        match self.kind {
-            Kind::Sqlite => {
-                let mut conn = sqlx::SqliteConnection::connect(&self.url).await.unwrap();
-                sqlx::raw_sql(sql).execute(&mut conn).await.unwrap();
-            }
-            Kind::Postgres => {
-                let mut conn = PgConnection::connect(&self.url).await.unwrap();
-                sqlx::raw_sql(sql).execute(&mut conn).await.unwrap();
-            }
-        }
+        with_conn!(self, conn => {
+            sqlx::raw_sql(sql).execute(&mut conn).await.unwrap();
+        })
     }
 
     /// The one 64-bit integer that `sql` selects.
     async fn scalar(&self, sql: &str) -> i64 {
         let sql = AssertSqlSafe(sql.to_owned());
-        match self.kind {
-            Kind::Sqlite => {
-                let mut conn = sqlx::SqliteConnection::connect(&self.url).await.unwrap();
-                sqlx::query_scalar(sql).fetch_one(&mut conn).await.unwrap()
-            }
-            Kind::Postgres => {
-                let mut conn = PgConnection::connect(&self.url).await.unwrap();
-                sqlx::query_scalar(sql).fetch_one(&mut conn).await.unwrap()
-            }
-        }
+        with_conn!(self, conn => sqlx::query_scalar(sql).fetch_one(&mut conn).await.unwrap())
     }
 }
 
@@ -557,7 +539,7 @@ async fn match_lifecycle(db: TestDb) {
 
     let record = store.get_match("m-1").await.unwrap().expect("stored");
     assert_eq!(record.seed as u64, u64::MAX);
-    assert_eq!(record.rules_json, new.rules_json);
+    assert_eq!(record.summary.rules_json, new.rules_json);
     assert_eq!(
         record.summary,
         MatchSummary {

@@ -6,31 +6,17 @@ use super::{
     now_ms,
 };
 
-/// The columns of a [`MatchSummary`], in [`SummaryRow`] order.
-macro_rules! summary_columns {
+/// The columns of a match row, in [`MatchRow`] order.
+macro_rules! match_columns {
     () => {
         "id, game, preset, seat_names, status, placings, abort_reason, started_at_ms, \
-         finished_at_ms, rules_json"
+         finished_at_ms, rules_json, seed"
     };
 }
 
-/// A match row as listed: id, game, preset, seat_names, status, placings, abort_reason,
-/// started_at_ms, finished_at_ms, rules_json.
-type SummaryRow = (
-    String,
-    String,
-    String,
-    String,
-    String,
-    Option<String>,
-    Option<String>,
-    i64,
-    Option<i64>,
-    String,
-);
-
-/// A [`SummaryRow`] followed by the seed.
-type RecordRow = (
+/// A match row without its log: id, game, preset, seat_names, status, placings,
+/// abort_reason, started_at_ms, finished_at_ms, rules_json, seed.
+type MatchRow = (
     String,
     String,
     String,
@@ -79,7 +65,8 @@ fn parse_seat_names(id: &str, json: &str) -> Result<Vec<String>, StoreError> {
     })
 }
 
-fn summary_from_row(row: SummaryRow) -> Result<MatchSummary, StoreError> {
+/// The match of a row, as a [`MatchRecord`].
+fn record_from_row(row: MatchRow) -> Result<MatchRecord, StoreError> {
     let (
         id,
         game,
@@ -91,6 +78,7 @@ fn summary_from_row(row: SummaryRow) -> Result<MatchSummary, StoreError> {
         started_at_ms,
         finished_at_ms,
         rules_json,
+        seed,
     ) = row;
     let status = parse_status(&id, &status)?;
     let seat_names = parse_seat_names(&id, &seat_names)?;
@@ -103,7 +91,7 @@ fn summary_from_row(row: SummaryRow) -> Result<MatchSummary, StoreError> {
             })
         })
         .transpose()?;
-    Ok(MatchSummary {
+    let summary = MatchSummary {
         id,
         game,
         preset,
@@ -114,7 +102,8 @@ fn summary_from_row(row: SummaryRow) -> Result<MatchSummary, StoreError> {
         started_at_ms,
         finished_at_ms,
         rules_json,
-    })
+    };
+    Ok(MatchRecord { summary, seed })
 }
 
 fn small(id: &str, what: &str, value: i64) -> Result<u8, StoreError> {
@@ -280,10 +269,10 @@ impl Store {
         let limit = i64::from(filter.limit.clamp(1, MatchFilter::MAX_LIMIT));
         let offset = i64::from(filter.offset);
         let status = filter.status.map(MatchStatus::as_str);
-        let rows: Vec<SummaryRow> = with_pool!(self, pool => {
+        let rows: Vec<MatchRow> = with_pool!(self, pool => {
             sqlx::query_as(concat!(
                 "SELECT ",
-                summary_columns!(),
+                match_columns!(),
                 " FROM matches \
                  WHERE ($1 IS NULL OR game = $1) AND ($2 IS NULL OR status = $2) \
                  ORDER BY started_at_ms DESC, id DESC \
@@ -297,31 +286,25 @@ impl Store {
             .await
         })
         .map_err(StoreError::db("listing matches"))?;
-        rows.into_iter().map(summary_from_row).collect()
+        rows.into_iter()
+            .map(|row| record_from_row(row).map(|record| record.summary))
+            .collect()
     }
 
     /// The match `id` with everything but its log, if it is stored.
     pub async fn get_match(&self, id: &str) -> Result<Option<MatchRecord>, StoreError> {
-        let row: Option<RecordRow> = with_pool!(self, pool => {
+        let row: Option<MatchRow> = with_pool!(self, pool => {
             sqlx::query_as(concat!(
                 "SELECT ",
-                summary_columns!(),
-                ", seed FROM matches WHERE id = $1"
+                match_columns!(),
+                " FROM matches WHERE id = $1"
             ))
             .bind(id)
             .fetch_optional(pool)
             .await
         })
         .map_err(StoreError::db("reading a match"))?;
-        let Some((a, b, c, d, e, f, g, h, i, j, seed)) = row else {
-            return Ok(None);
-        };
-        let summary = summary_from_row((a, b, c, d, e, f, g, h, i, j))?;
-        Ok(Some(MatchRecord {
-            rules_json: summary.rules_json.clone(),
-            summary,
-            seed,
-        }))
+        row.map(record_from_row).transpose()
     }
 
     /// The status and stored log of match `id`, if it is stored. A running match has no log

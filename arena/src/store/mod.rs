@@ -125,6 +125,14 @@ impl Store {
     }
 }
 
+/// The error for a `url` the driver cannot parse (its password redacted).
+fn invalid_url(url: &str, error: sqlx::Error) -> StoreError {
+    StoreError::InvalidUrl {
+        url: redact_url(url),
+        reason: error.to_string(),
+    }
+}
+
 /// Opens a pool on the SQLite file named by `url`.
 async fn connect_sqlite(url: &str) -> Result<SqlitePool, StoreError> {
     let lower = url.to_ascii_lowercase();
@@ -132,10 +140,7 @@ async fn connect_sqlite(url: &str) -> Result<SqlitePool, StoreError> {
         return Err(StoreError::InMemorySqlite);
     }
     let options = SqliteConnectOptions::from_str(url)
-        .map_err(|e| StoreError::InvalidUrl {
-            url: redact_url(url),
-            reason: e.to_string(),
-        })?
+        .map_err(|e| invalid_url(url, e))?
         .create_if_missing(true)
         .journal_mode(SqliteJournalMode::Wal)
         // With WAL, NORMAL is durable across application crashes (not power loss) and much
@@ -157,10 +162,7 @@ async fn connect_sqlite(url: &str) -> Result<SqlitePool, StoreError> {
 /// Opens a pool on the PostgreSQL database named by `url`.
 async fn connect_postgres(url: &str) -> Result<PgPool, StoreError> {
     let options = PgConnectOptions::from_str(url)
-        .map_err(|e| StoreError::InvalidUrl {
-            url: redact_url(url),
-            reason: e.to_string(),
-        })?
+        .map_err(|e| invalid_url(url, e))?
         .application_name("knobel-arena");
     PgPoolOptions::new()
         .max_connections(MAX_CONNECTIONS)

@@ -151,8 +151,6 @@ pub struct MatchSummary {
 pub struct MatchRecord {
     /// What [`Store::list_matches`](super::Store::list_matches) shows of it.
     pub summary: MatchSummary,
-    /// The full rules, as JSON text.
-    pub rules_json: String,
     /// The seed as stored: the engine's `u64` seed is `seed as u64`.
     pub seed: i64,
 }
