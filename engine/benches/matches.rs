@@ -4,45 +4,12 @@
 //! Run: `cargo bench -p knobel-engine --bench matches`
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use knobel_engine::policy::{HeuristicPolicy, play_out};
-use knobel_engine::{Event, Match, Rules};
+use knobel_engine::{Match, Rules};
 
-const SEATS: usize = 4;
+mod common;
+use common::{play, rounds};
+
 const SEEDS: std::ops::Range<u64> = 0..32;
-
-fn play(rules: &Rules, seed: u64, log: bool) -> Match {
-    let mut m = if log {
-        Match::new_with_log(rules.clone(), seed, SEATS)
-    } else {
-        Match::new(rules.clone(), seed, SEATS)
-    }
-    .expect("valid setup");
-    let mut players: Vec<Box<HeuristicPolicy>> =
-        (0..SEATS).map(|_| Box::new(HeuristicPolicy)).collect();
-    play_out(&mut m, &mut players);
-    m
-}
-
-/// Rounds played over all seeds (counted from a logged run).
-fn rounds(rules: &Rules) -> u64 {
-    SEEDS
-        .map(|seed| {
-            let m = play(rules, seed, true);
-            let log = m.log().expect("logged");
-            log.entries
-                .iter()
-                .filter(|e| {
-                    matches!(
-                        e,
-                        knobel_engine::LogEntry::Event {
-                            event: Event::RoundStarted { replay: 0, .. }
-                        }
-                    )
-                })
-                .count() as u64
-        })
-        .sum()
-}
 
 fn matches(c: &mut Criterion) {
     eprintln!(
@@ -52,7 +19,9 @@ fn matches(c: &mut Criterion) {
     for preset in ["schocken", "sjokken", "zokken"] {
         let rules = Rules::preset(preset).expect("preset");
         let mut group = c.benchmark_group(preset);
-        group.throughput(Throughput::Elements(rounds(&rules)));
+        group.throughput(Throughput::Elements(
+            SEEDS.map(|seed| rounds(&rules, seed)).sum(),
+        ));
         for log in [false, true] {
             let id = BenchmarkId::new(
                 if log { "log_on" } else { "log_off" },
