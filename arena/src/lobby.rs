@@ -269,13 +269,15 @@ impl Lobby {
 /// Claims the streams of the planned bots (all at once) and builds the players; a bot
 /// whose connection is gone, or does not hand its stream over in time, is absent.
 async fn claim_all(planned: Vec<Planned>) -> Vec<Player> {
-    // `None`: a built-in player; `Some(None)`: a bot whose connection is gone.
+    // `None`: a built-in player. A claim that cannot be sent (the connection is gone) drops
+    // its sender, so the handoff fails at once.
     let handoffs: Vec<_> = planned
         .into_iter()
         .map(|p| match p {
             Planned::Bot(claim) => {
                 let (give, taken) = oneshot::channel::<Box<dyn BotLink>>();
-                Some(claim.send(give).ok().map(|()| taken))
+                let _ = claim.send(give);
+                Some(taken)
             }
             Planned::Builtin => None,
         })
@@ -284,16 +286,10 @@ async fn claim_all(planned: Vec<Planned>) -> Vec<Player> {
     for handoff in handoffs {
         players.push(match handoff {
             None => Player::Builtin(Box::new(HeuristicPolicy)),
-            Some(taken) => {
-                let link = match taken {
-                    Some(taken) => match tokio::time::timeout(HANDOFF_TIMEOUT, taken).await {
-                        Ok(Ok(link)) => link,
-                        _ => Box::new(AbsentBot),
-                    },
-                    None => Box::new(AbsentBot),
-                };
-                Player::Bot(link)
-            }
+            Some(taken) => match tokio::time::timeout(HANDOFF_TIMEOUT, taken).await {
+                Ok(Ok(link)) => Player::Bot(link),
+                _ => Player::Bot(Box::new(AbsentBot)),
+            },
         });
     }
     players

@@ -516,7 +516,12 @@ struct StreamLink {
 impl StreamLink {
     /// Queues a message without waiting; false if the bot is gone or does not read.
     fn push(&mut self, kind: pb::arena_message::Kind) -> bool {
-        !self.gone && self.out.try_send(Ok(pb::ArenaMessage::from(kind))).is_ok()
+        self.queue(pb::ArenaMessage::from(kind))
+    }
+
+    /// Queues a message without waiting; false if the bot is gone or does not read.
+    fn queue(&mut self, message: pb::ArenaMessage) -> bool {
+        !self.gone && self.out.try_send(Ok(message)).is_ok()
     }
 
     fn error(&mut self, request_id: u64, code: pb::ErrorCode, message: String) -> bool {
@@ -695,11 +700,7 @@ impl StreamLink {
 impl BotLink for StreamLink {
     fn send(&mut self, events: Vec<Event>, message: Option<ToSeat>) -> bool {
         let kind = message.map(|message| self.wire(message));
-        !self.gone
-            && self
-                .out
-                .try_send(Ok(convert::arena_message(&events, kind)))
-                .is_ok()
+        self.queue(convert::arena_message(&events, kind))
     }
 
     fn recv(&mut self) -> BoxFuture<'_, FromSeat> {

@@ -31,7 +31,7 @@ const PLAY_PATH: &str = "/knobel.v1.Arena/Play";
 /// How one match went for this bot. Its `Display` is the one-line summary
 /// `match <id> <game> place <p>/<n>` (with ` aborted` appended, and place 0, when the match
 /// was aborted).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct MatchSummary {
     /// The match id.
     pub match_id: String,
@@ -337,6 +337,9 @@ impl<P: BotPolicy> Bot<P> {
                 Ok(None) => return Ok(SessionEnd::Closed),
                 Err(status) => return Err(BotError::from_status(&status)),
             };
+            for event in &message.events {
+                debug!(event = ?event.kind, "event");
+            }
             match message.kind {
                 Some(Kind::Welcome(welcome)) => {
                     run.welcomed = true;
@@ -367,13 +370,7 @@ impl<P: BotPolicy> Bot<P> {
                             preset: start.preset,
                             seats: start.seats,
                             your_seat: start.your_seat,
-                            place: 0,
-                            finished: false,
-                            outcome: None,
-                            requests: 0,
-                            errors: Vec::new(),
-                            strikes: 0,
-                            forfeited: false,
+                            ..MatchSummary::default()
                         },
                     });
                 }
@@ -421,17 +418,8 @@ impl<P: BotPolicy> Bot<P> {
                         }
                         _ => MatchSummary {
                             match_id: result.match_id.clone(),
-                            game: None,
-                            preset: String::new(),
-                            seats: 0,
                             your_seat: result.your_seat,
-                            place: 0,
-                            finished: false,
-                            outcome: None,
-                            requests: 0,
-                            errors: Vec::new(),
-                            strikes: 0,
-                            forfeited: false,
+                            ..MatchSummary::default()
                         },
                     };
                     summary.finished = result.status == pb::MatchStatus::Finished as i32;
