@@ -198,6 +198,7 @@ async fn run_serve(args: ServeArgs) -> Result<()> {
     if aborted > 0 {
         info!(aborted, "matches of an earlier run marked aborted");
     }
+    let shutdown = shutdown_signal()?;
     let listener = TcpListener::bind(args.listen)
         .await
         .with_context(|| format!("cannot listen on {}", args.listen))?;
@@ -224,31 +225,36 @@ async fn run_serve(args: ServeArgs) -> Result<()> {
         shutdown_grace: Duration::from_secs(args.shutdown_grace_secs),
         admin_token: args.admin_token.as_deref().map(auth::AdminToken::new),
     };
-    serve(
-        config,
-        store,
-        listener,
-        Some(metrics_listener),
-        shutdown_signal(),
-    )
-    .await
-    .context("the arena failed")
+    serve(config, store, listener, Some(metrics_listener), shutdown)
+        .await
+        .context("the arena failed")
 }
 
-/// Resolves on SIGINT or SIGTERM.
-async fn shutdown_signal() {
-    let interrupt = tokio::signal::ctrl_c();
+/// Installs the SIGINT and SIGTERM handlers now and returns a future that resolves on
+/// either. Installing them before the listening lines are printed matters: a script (or a
+/// test) may send SIGTERM as soon as it sees them, and a handler that is only installed when
+/// the future is first polled would let that signal kill the process.
+fn shutdown_signal() -> Result<impl Future<Output = ()> + Send + 'static> {
     #[cfg(unix)]
     {
+        use tokio::signal::unix::{SignalKind, signal};
+        let mut interrupt =
+            signal(SignalKind::interrupt()).context("cannot install the SIGINT handler")?;
         let mut terminate =
-            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-                .expect("cannot install the SIGTERM handler");
-        tokio::select! {
-            _ = interrupt => {},
-            _ = terminate.recv() => {},
-        }
+            signal(SignalKind::terminate()).context("cannot install the SIGTERM handler")?;
+        Ok(async move {
+            tokio::select! {
+                _ = interrupt.recv() => {},
+                _ = terminate.recv() => {},
+            }
+            info!("shutting down");
+        })
     }
     #[cfg(not(unix))]
-    let _ = interrupt.await;
-    info!("shutting down");
+    {
+        Ok(async {
+            let _ = tokio::signal::ctrl_c().await;
+            info!("shutting down");
+        })
+    }
 }
