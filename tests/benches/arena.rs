@@ -67,6 +67,8 @@ const RATE_MATCHES: usize = 64;
 const RATE_STREAMS: usize = RATE_MATCHES * 4;
 /// HTTP/2 connections the throughput streams share.
 const RATE_CONNECTIONS: usize = 8;
+/// DecisionRequest messages kept from the first arena round to pick the echo's reply.
+const RATE_SAMPLES: usize = 4096;
 /// Bots registered for the throughput part (the arena allows 8 streams per bot).
 const RATE_BOTS: usize = RATE_STREAMS / 8;
 /// Idle streams per memory measurement (two batches are opened).
@@ -75,6 +77,8 @@ const IDLE_STREAMS: usize = 1000;
 const IDLE_CONNECTIONS: usize = 10;
 /// Seats per match in the memory part: every 10 idle streams fill one table.
 const IDLE_SEATS: usize = 10;
+/// `arena` or `echo`: the throughput part measures only that side (for profiling).
+const RATE_ONLY_ENV: &str = "KNOBEL_BENCH_RATE_ONLY";
 /// Set in the environment of the bench binary when it runs as the echo server process.
 const ECHO_CHILD_ENV: &str = "KNOBEL_BENCH_ECHO_SERVER";
 
@@ -549,10 +553,16 @@ struct Counters {
     messages: AtomicU64,
     matches: AtomicU64,
     errors: AtomicU64,
+    /// The first `RATE_SAMPLES` messages with a DecisionRequest the bots received, to size
+    /// the echo's reply like the arena's messages in this part (four seats, their events).
+    samples: std::sync::Mutex<Vec<pb::ArenaMessage>>,
 }
 
 /// What the throughput part measured.
 struct Rates {
+    /// Encoded size of the echo's reply: the median DecisionRequest message of the arena
+    /// in this part.
+    reply_bytes: usize,
     /// The arena with `RATE_STREAMS` bot streams at `RATE_MATCHES` tables.
     arena: Rate,
     /// The echo with `RATE_STREAMS` ping-pong streams (the target's reference).
@@ -563,29 +573,50 @@ struct Rates {
 }
 
 /// Alternates arena and echo rounds at the same concurrency.
-fn measure_rate(servers: &Runtime, clients: &Runtime, reply: pb::ArenaMessage) -> Rates {
+///
+/// The echo answers with the median-sized DecisionRequest message the bots received in the
+/// first arena round (`fallback` if there was none): the same message sizes as the arena's.
+fn measure_rate(servers: &Runtime, clients: &Runtime, fallback: pb::ArenaMessage) -> Rates {
     let lobby = LobbyConfig {
         seats: 4,
         practice: false,
         ..LobbyConfig::default()
     };
     let arena_server = start_arena(servers, lobby, RATE_BOTS);
-    let echo_server = start_echo(servers, reply);
+    let samples = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let mut echo_server: Option<Server> = None;
+    let mut reply_bytes = 0;
     let mut arena = Rate::default();
     let mut echo = Rate::default();
     let mut echo_in_flight = Rate::default();
+    // For profiling one side: `KNOBEL_BENCH_RATE_ONLY=arena` (or `echo`) skips the others.
+    let only = std::env::var(RATE_ONLY_ENV).ok();
+    let side = |name: &str| only.as_deref().is_none_or(|only| only == name);
     for _ in 0..ROUNDS {
-        clients.block_on(arena_rate_round(&arena_server, &mut arena));
-        clients.block_on(echo_rate_round(&echo_server, RATE_STREAMS, &mut echo));
-        clients.block_on(echo_rate_round(
-            &echo_server,
-            RATE_MATCHES,
-            &mut echo_in_flight,
-        ));
+        if side("arena") || echo_server.is_none() {
+            clients.block_on(arena_rate_round(&arena_server, &samples, &mut arena));
+        }
+        let echo_server = echo_server.get_or_insert_with(|| {
+            let samples = samples.lock().expect("samples lock");
+            let reply = median_request(&samples).unwrap_or_else(|| fallback.clone());
+            reply_bytes = reply.encoded_len();
+            start_echo(servers, reply)
+        });
+        if side("echo") {
+            clients.block_on(echo_rate_round(echo_server, RATE_STREAMS, &mut echo));
+            clients.block_on(echo_rate_round(
+                echo_server,
+                RATE_MATCHES,
+                &mut echo_in_flight,
+            ));
+        }
     }
     arena_server.stop(servers);
-    echo_server.stop(servers);
+    if let Some(echo_server) = echo_server {
+        echo_server.stop(servers);
+    }
     Rates {
+        reply_bytes,
         arena,
         echo,
         echo_in_flight,
@@ -594,7 +625,11 @@ fn measure_rate(servers: &Runtime, clients: &Runtime, reply: pb::ArenaMessage) -
 
 /// One round of 256 heuristic bots: counts decisions over the window, then lets every bot
 /// finish its match and leave.
-async fn arena_rate_round(server: &Server, rate: &mut Rate) {
+async fn arena_rate_round(
+    server: &Server,
+    samples: &Arc<std::sync::Mutex<Vec<pb::ArenaMessage>>>,
+    rate: &mut Rate,
+) {
     let channels = connections(&server.url, RATE_CONNECTIONS).await;
     let counters = Arc::new(Counters::default());
     let (stop, stopped) = watch::channel(false);
@@ -617,6 +652,10 @@ async fn arena_rate_round(server: &Server, rate: &mut Rate) {
     rate.errors += counters.errors.load(Ordering::Relaxed);
     rate.messages += counters.messages.load(Ordering::Relaxed);
     rate.decisions += counters.decisions.load(Ordering::Relaxed);
+    let mut kept = samples.lock().expect("samples lock");
+    if kept.is_empty() {
+        *kept = std::mem::take(&mut *counters.samples.lock().expect("samples lock"));
+    }
 }
 
 /// A Rust heuristic bot: converts every observation to the engine's and decides with
@@ -644,6 +683,12 @@ async fn heuristic_bot(
             return;
         };
         counters.messages.fetch_add(1, Ordering::Relaxed);
+        if matches!(message.kind, Some(Kind::DecisionRequest(_))) {
+            let mut samples = counters.samples.lock().expect("samples lock");
+            if samples.len() < RATE_SAMPLES {
+                samples.push(message.clone());
+            }
+        }
         match message.kind {
             Some(Kind::DecisionRequest(request)) => {
                 let observation =
@@ -997,6 +1042,7 @@ fn print_latency(arena: &Latency, echo: &Latency, bytes: usize) {
 
 fn print_rate(rates: &Rates) {
     let Rates {
+        reply_bytes,
         arena,
         echo,
         echo_in_flight,
@@ -1004,7 +1050,7 @@ fn print_rate(rates: &Rates) {
     let ratio = arena.per_second() / echo.per_second();
     println!();
     println!(
-        "(b) throughput over {RATE_CONNECTIONS} connections, {ROUNDS} alternating rounds of {:.1} s",
+        "(b) throughput over {RATE_CONNECTIONS} connections, {ROUNDS} alternating rounds of {:.1} s; echo reply {reply_bytes} B (the arena's median DecisionRequest here)",
         RATE_RUN.as_secs_f64()
     );
     println!("    {:<56} {:>10} {:>24}", "", "per second", "rounds");

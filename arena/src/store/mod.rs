@@ -151,6 +151,9 @@ async fn connect_sqlite(url: &str) -> Result<SqlitePool, StoreError> {
     SqlitePoolOptions::new()
         .max_connections(MAX_CONNECTIONS)
         .acquire_timeout(WAIT)
+        // A connection to a local file does not go stale: pinging it before every use is a
+        // round trip to its worker thread for nothing.
+        .test_before_acquire(false)
         .connect_with(options)
         .await
         .map_err(|source| StoreError::Connect {
