@@ -17,12 +17,12 @@
 //!   that does not read its messages is forfeited), and waits are bounded.
 
 use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::task::{Context, Poll, Wake, Waker};
 use std::time::Duration;
 
-use futures_util::future::join_all;
+use futures_util::task::AtomicWaker;
 use knobel_engine::policy::Policy;
 use knobel_engine::{Action, Event, Match, MatchLog, Observation, Outcome, Rules, Seat};
 use tokio::sync::watch;
@@ -159,20 +159,16 @@ pub enum FromSeat {
     Disconnected,
 }
 
-/// A boxed future, as [`BotLink::recv`] returns.
-pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
-
 /// The referee's end of a bot's connection, lent to the match for its duration.
 pub trait BotLink: Send {
     /// Queues one message for the bot without waiting: public `events` (oldest first) that
     /// happened before `message`, and the message itself, if any. False if the bot is gone
     /// or has stopped reading (too many messages queued): it can no longer play.
     fn send(&mut self, events: Vec<Event>, message: Option<ToSeat>) -> bool;
-    /// Waits for the bot's next decision, or learns that the bot is gone. Cancel-safe:
-    /// dropping the future loses no message.
-    fn recv(&mut self) -> BoxFuture<'_, FromSeat>;
-    /// A decision that has already arrived, without waiting (`None`: nothing yet).
-    fn try_recv(&mut self) -> Option<FromSeat>;
+    /// Polls for the bot's next decision, or learns that the bot is gone. While it is
+    /// pending, `cx`'s waker is woken once there may be more to read. The referee polls each
+    /// seat with a waker of its own, so that a wake-up tells it which seat to read.
+    fn poll_recv(&mut self, cx: &mut Context<'_>) -> Poll<FromSeat>;
     /// Gives the connection back after the match (once its last message is sent).
     fn release(self: Box<Self>);
 }
@@ -185,11 +181,8 @@ impl BotLink for AbsentBot {
     fn send(&mut self, _: Vec<Event>, _: Option<ToSeat>) -> bool {
         false
     }
-    fn recv(&mut self) -> BoxFuture<'_, FromSeat> {
-        Box::pin(std::future::ready(FromSeat::Disconnected))
-    }
-    fn try_recv(&mut self) -> Option<FromSeat> {
-        Some(FromSeat::Disconnected)
+    fn poll_recv(&mut self, _: &mut Context<'_>) -> Poll<FromSeat> {
+        Poll::Ready(FromSeat::Disconnected)
     }
     fn release(self: Box<Self>) {}
 }
@@ -239,8 +232,12 @@ struct SeatState {
     /// Public events not yet sent to this seat, and when the first of them happened.
     pending: Vec<Event>,
     pending_since: Option<Instant>,
-    /// The bot's connection is gone (seen while it was not asked).
+    /// The bot's connection is gone.
     gone: bool,
+    /// The waker this seat's link is polled with: it marks the seat as ready to read.
+    waker: Waker,
+    readiness: Arc<Readiness>,
+    index: usize,
 }
 
 impl SeatState {
@@ -270,6 +267,52 @@ impl SeatState {
     fn is_bot(&self) -> bool {
         matches!(self.player, Player::Bot(_))
     }
+
+    /// Polls the seat's link with the seat's own waker; `None` for a built-in player.
+    fn poll_link(&mut self) -> Option<Poll<FromSeat>> {
+        let Player::Bot(link) = &mut self.player else {
+            return None;
+        };
+        Some(link.poll_recv(&mut Context::from_waker(&self.waker)))
+    }
+}
+
+/// Which seats' links may have something to read, and the waker of the match task.
+///
+/// Each seat's link is polled with a waker of its own (a [`SeatWaker`]) that sets the
+/// seat's bit and wakes the match task, so a wake-up reads only the seats that woke it,
+/// rather than every bot of the match.
+#[derive(Default)]
+struct Readiness {
+    seats: AtomicU32,
+    task: AtomicWaker,
+}
+
+impl Readiness {
+    /// The seats marked ready since the last call (and clears the marks).
+    fn take(&self) -> u32 {
+        self.seats.swap(0, Ordering::AcqRel)
+    }
+
+    fn mark(&self, seat: usize) {
+        self.seats.fetch_or(1 << seat, Ordering::AcqRel);
+    }
+}
+
+struct SeatWaker {
+    readiness: Arc<Readiness>,
+    seat: usize,
+}
+
+impl Wake for SeatWaker {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.readiness.mark(self.seat);
+        self.readiness.task.wake();
+    }
 }
 
 /// How a bot's wait for an answer ended.
@@ -280,59 +323,60 @@ enum Answer {
     Disconnected,
 }
 
-/// Waits for the answer to the seat's open request until the deadline plus the seat's bank
-/// (both counted from when it was asked), charging the bank for any overrun, and keeps it
-/// in `state.answer`. Answers to other requests get a stale-request notice. Cancelling the
-/// wait loses nothing: it can be started again.
-async fn wait_for_answer(state: &mut SeatState, time: TimeControl) {
-    let Some(request_id) = state.open_request else {
-        return;
-    };
-    let start = state.asked_at;
-    let hard_deadline = start + time.decision + state.bank;
-    loop {
-        let Player::Bot(link) = &mut state.player else {
-            state.answer = Some(Answer::Disconnected);
+/// Reads what a bot seat has sent, until its link has nothing more or, for an asked seat,
+/// until its answer is in `state.answer`. An asked seat's answer to another request gets a
+/// stale-request notice; any answer of a seat that is not asked is refused the same way.
+/// A seat whose bot is gone is marked so (and, if not asked, forfeited at once).
+fn read_seat(state: &mut SeatState, asked: bool, time: TimeControl) {
+    while !(state.gone || (asked && state.answer.is_some())) {
+        let Some(Poll::Ready(from)) = state.poll_link() else {
             return;
         };
-        let answer = match tokio::time::timeout_at(hard_deadline, link.recv()).await {
-            Err(_) => {
-                state.bank = Duration::ZERO;
-                Answer::Timeout
-            }
-            Ok(FromSeat::Disconnected) => Answer::Disconnected,
-            Ok(FromSeat::Decision {
-                request_id: id,
-                action,
-            }) if id == request_id => {
-                let elapsed = start.elapsed();
-                state.bank = state
-                    .bank
-                    .saturating_sub(elapsed.saturating_sub(time.decision));
-                match action {
-                    Ok(action) => Answer::Action(action),
-                    Err(message) => Answer::Malformed(message),
-                }
-            }
-            Ok(FromSeat::Decision { request_id: id, .. }) => {
-                let notice = stale_notice(
-                    state,
-                    id,
-                    format!(
-                        "request {id} is not your open request: answer request {request_id}; this answer is ignored"
-                    ),
-                );
-                state.send(notice);
-                if state.forfeited {
-                    Answer::Disconnected
+        match from {
+            FromSeat::Disconnected => {
+                state.gone = true;
+                if asked {
+                    state.answer = Some(Answer::Disconnected);
                 } else {
-                    continue;
+                    state.forfeited = true;
                 }
             }
-        };
-        state.answer = Some(answer);
-        return;
+            FromSeat::Decision { request_id, action } if asked => {
+                let open = state.open_request.unwrap_or(0);
+                if request_id == open {
+                    let elapsed = state.asked_at.elapsed();
+                    state.bank = state
+                        .bank
+                        .saturating_sub(elapsed.saturating_sub(time.decision));
+                    state.answer = Some(match action {
+                        Ok(action) => Answer::Action(action),
+                        Err(message) => Answer::Malformed(message),
+                    });
+                    // More may be waiting behind the answer: read the seat again next time.
+                    state.readiness.mark(state.index);
+                } else {
+                    let notice = stale_notice(
+                        state,
+                        request_id,
+                        format!(
+                            "request {request_id} is not your open request: answer request {open}; this answer is ignored"
+                        ),
+                    );
+                    state.send(notice);
+                    if state.forfeited {
+                        state.answer = Some(Answer::Disconnected);
+                    }
+                }
+            }
+            FromSeat::Decision { request_id, .. } => refuse_unasked(state, request_id),
+        }
     }
+}
+
+/// The latest time an asked seat may answer: its deadline plus its time bank, counted from
+/// when it was asked.
+fn hard_deadline(state: &SeatState, time: TimeControl) -> Instant {
+    state.asked_at + time.decision + state.bank
 }
 
 fn stale_notice(state: &SeatState, request_id: u64, message: String) -> ToSeat {
@@ -356,44 +400,6 @@ fn refuse_unasked(state: &mut SeatState, request_id: u64) {
     state.send(notice);
 }
 
-/// Reads a bot that is not asked while others are: its answers are stale (it is told), and
-/// if its connection goes the seat is forfeited. Never ends by itself.
-async fn watch_idle(state: &mut SeatState) {
-    while let Player::Bot(link) = &mut state.player {
-        match link.recv().await {
-            FromSeat::Decision { request_id, .. } => {
-                refuse_unasked(state, request_id);
-            }
-            FromSeat::Disconnected => {
-                state.gone = true;
-                state.forfeited = true;
-                break;
-            }
-        }
-    }
-    std::future::pending::<()>().await;
-}
-
-/// Drops answers that arrived while no request was open for the seat (they are stale),
-/// telling the bot about each. Returns false if the bot is gone.
-fn drain_stale(state: &mut SeatState) -> bool {
-    loop {
-        let Player::Bot(link) = &mut state.player else {
-            return true;
-        };
-        match link.try_recv() {
-            Some(FromSeat::Decision { request_id, .. }) => {
-                refuse_unasked(state, request_id);
-                if state.forfeited {
-                    return false;
-                }
-            }
-            Some(FromSeat::Disconnected) => return false,
-            None => return true,
-        }
-    }
-}
-
 /// What ended a wait for answers.
 enum Woke {
     Answered,
@@ -407,15 +413,17 @@ pub async fn run_match(
     info: Arc<MatchInfo>,
     seed: u64,
     players: Vec<Player>,
-    mut shutdown: watch::Receiver<bool>,
+    shutdown: watch::Receiver<bool>,
 ) -> (MatchReport, Announcement) {
     let n = players.len();
     let mut m =
         Match::new_with_log(info.rules.clone(), seed, n).expect("the lobby seats 2..=10 players");
     let time = info.time_control;
+    let readiness = Arc::new(Readiness::default());
     let mut seats: Vec<SeatState> = players
         .into_iter()
-        .map(|player| SeatState {
+        .enumerate()
+        .map(|(seat, player)| SeatState {
             player,
             bank: time.bank,
             strikes: 0,
@@ -427,8 +435,18 @@ pub async fn run_match(
             pending: Vec::new(),
             pending_since: None,
             gone: false,
+            waker: Waker::from(Arc::new(SeatWaker {
+                readiness: readiness.clone(),
+                seat,
+            })),
+            readiness: readiness.clone(),
+            index: seat,
         })
         .collect();
+    // Every bot seat is read once before the first wake-up.
+    for seat in 0..seats.len() {
+        readiness.mark(seat);
+    }
     for (i, seat) in seats.iter_mut().enumerate() {
         seat.send(ToSeat::Start {
             info: info.clone(),
@@ -437,6 +455,14 @@ pub async fn run_match(
     }
     broadcast(&mut seats, m.last_events());
     let (mut decisions, mut timeouts) = (0u64, 0u64);
+    // One timer for the answers' deadlines and one for sending pending events, reset as
+    // needed rather than made anew for every decision.
+    let mut deadline_timer = std::pin::pin!(tokio::time::sleep_until(Instant::now()));
+    let mut flush_timer = std::pin::pin!(tokio::time::sleep_until(Instant::now()));
+    let mut stopping = std::pin::pin!({
+        let mut shutdown = shutdown.clone();
+        async move { shutting_down(&mut shutdown).await }
+    });
 
     'decisions: while !m.is_over() {
         if *shutdown.borrow() {
@@ -474,8 +500,9 @@ pub async fn run_match(
                 }
                 Player::Bot(_) if state.forfeited => answers.push((seat, None)),
                 Player::Bot(_) => {
-                    if !drain_stale(state) {
-                        state.forfeited = true;
+                    // Answers that came while no request was open are stale: say so first.
+                    read_seat(state, false, time);
+                    if state.forfeited {
                         answers.push((seat, None));
                         continue;
                     }
@@ -503,8 +530,9 @@ pub async fn run_match(
         }
         if !asked.is_empty() {
             decisions += asked.len() as u64;
-            // Wait for every asked seat; meanwhile, events of the others that have waited
-            // long enough are sent.
+            // Wait for every asked seat; meanwhile the other bots are read too (their
+            // pings, stale answers and disconnects are handled at once), and events of the
+            // others that have waited long enough are sent.
             loop {
                 flush_due(&mut seats, Instant::now());
                 let flush_at = seats
@@ -512,28 +540,54 @@ pub async fn run_match(
                     .filter_map(|s| s.pending_since)
                     .min()
                     .map(|since| since + EVENTS_MAX_DELAY);
-                let woke = {
-                    // The asked seats are waited for; the other bots are read meanwhile, so
-                    // that their pings, stale answers and disconnects are handled at once.
-                    let mut waits = Vec::new();
-                    let mut idle = Vec::new();
+                if let Some(at) = flush_at
+                    && flush_timer.deadline() != at
+                {
+                    flush_timer.as_mut().reset(at);
+                }
+                let woke = std::future::poll_fn(|cx| {
+                    readiness.task.register(cx.waker());
+                    let ready = readiness.take();
                     for (i, state) in seats.iter_mut().enumerate() {
-                        if asked.iter().any(|s| s.index() == i) {
-                            if state.answer.is_none() {
-                                waits.push(wait_for_answer(state, time));
-                            }
-                        } else if state.is_bot() && !state.gone {
-                            idle.push(watch_idle(state));
+                        if ready & (1 << i) != 0 && state.is_bot() {
+                            let is_asked = asked.iter().any(|s| s.index() == i);
+                            read_seat(state, is_asked, time);
                         }
                     }
-                    tokio::select! {
-                        _ = join_all(waits) => Woke::Answered,
-                        // Never ends: each watch runs until it is dropped.
-                        _ = join_all(idle), if !idle.is_empty() => Woke::Flush,
-                        _ = tokio::time::sleep_until(flush_at.unwrap_or_else(Instant::now)), if flush_at.is_some() => Woke::Flush,
-                        _ = shutting_down(&mut shutdown) => Woke::Shutdown,
+                    loop {
+                        let unanswered = asked
+                            .iter()
+                            .map(|s| &seats[s.index()])
+                            .filter(|state| state.answer.is_none());
+                        let Some(deadline) =
+                            unanswered.map(|state| hard_deadline(state, time)).min()
+                        else {
+                            return Poll::Ready(Woke::Answered);
+                        };
+                        if deadline_timer.deadline() != deadline {
+                            deadline_timer.as_mut().reset(deadline);
+                        }
+                        if deadline_timer.as_mut().poll(cx).is_pending() {
+                            break;
+                        }
+                        let now = Instant::now();
+                        for seat in &asked {
+                            let state = &mut seats[seat.index()];
+                            if state.answer.is_none() && hard_deadline(state, time) <= now {
+                                state.bank = Duration::ZERO;
+                                state.answer = Some(Answer::Timeout);
+                            }
+                        }
                     }
-                };
+                    if flush_at.is_some() && flush_timer.as_mut().poll(cx).is_ready() {
+                        return Poll::Ready(Woke::Flush);
+                    }
+                    if stopping.as_mut().poll(cx).is_ready() {
+                        return Poll::Ready(Woke::Shutdown);
+                    }
+                    Poll::Pending
+                })
+                .await;
                 match woke {
                     Woke::Answered => break,
                     Woke::Flush => continue,
@@ -762,11 +816,10 @@ mod event_delivery {
                 None => true,
             }
         }
-        fn recv(&mut self) -> BoxFuture<'_, FromSeat> {
-            Box::pin(async { self.answers.recv().await.unwrap_or(FromSeat::Disconnected) })
-        }
-        fn try_recv(&mut self) -> Option<FromSeat> {
-            self.answers.try_recv().ok()
+        fn poll_recv(&mut self, cx: &mut Context<'_>) -> Poll<FromSeat> {
+            self.answers
+                .poll_recv(cx)
+                .map(|answer| answer.unwrap_or(FromSeat::Disconnected))
         }
         fn release(self: Box<Self>) {}
     }

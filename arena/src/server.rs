@@ -9,9 +9,9 @@ use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll, ready};
 use std::time::Duration;
 
-use futures_util::FutureExt;
 use knobel_engine::{Event, Game, Seat};
 use knobel_proto::v1 as pb;
 use knobel_proto::v1::admin_server::{Admin, AdminServer};
@@ -28,7 +28,7 @@ use tracing::{info, warn};
 use crate::auth;
 use crate::lobby::{Handoff, Lobby, LobbyConfig};
 use crate::metrics::Metrics;
-use crate::referee::{BotLink, BoxFuture, FromSeat, MAX_STRIKES, Problem, ToSeat};
+use crate::referee::{BotLink, FromSeat, MAX_STRIKES, Problem, ToSeat};
 use crate::store::{MatchFilter, MatchStatus, Store, StoreError};
 
 /// Largest message the arena accepts from a bot, in bytes.
@@ -657,43 +657,30 @@ impl StreamLink {
 
     /// The next message from the bot, or `None` once the stream has ended or broken (bytes
     /// that are not a message, an oversized message, a lost connection).
-    async fn next_message(&mut self) -> Option<pb::BotMessage> {
+    fn poll_message(&mut self, cx: &mut Context<'_>) -> Poll<Option<pb::BotMessage>> {
         if self.gone {
-            return None;
+            return Poll::Ready(None);
         }
-        match self.inbound.message().await {
-            Ok(Some(message)) => return Some(message),
-            Ok(None) => info!(bot = %self.bot_name, "bot closed its stream"),
+        match ready!(Pin::new(&mut self.inbound).poll_next(cx)) {
+            Some(Ok(message)) => return Poll::Ready(Some(message)),
+            None => info!(bot = %self.bot_name, "bot closed its stream"),
             // Unknown/Cancelled: the connection went away (the bot exited); anything else
             // is a refused frame (not a message, too large).
-            Err(status)
+            Some(Err(status))
                 if matches!(status.code(), tonic::Code::Unknown | tonic::Code::Cancelled) =>
             {
                 info!(bot = %self.bot_name, error = %status.message(), "bot connection lost");
             }
-            Err(status) => {
+            Some(Err(status)) => {
                 warn!(bot = %self.bot_name, code = ?status.code(), error = %status.message(), "bot stream refused");
             }
         }
         self.gone = true;
-        None
+        Poll::Ready(None)
     }
 
-    /// Reads until a decision for an open request arrives or the bot is gone.
-    async fn next_decision(&mut self) -> FromSeat {
-        loop {
-            let Some(message) = self.next_message().await else {
-                return FromSeat::Disconnected;
-            };
-            match self.handle(message) {
-                Handled::Decision(decision) => return decision,
-                Handled::Done => {}
-                Handled::Gone => {
-                    self.gone = true;
-                    return FromSeat::Disconnected;
-                }
-            }
-        }
+    async fn next_message(&mut self) -> Option<pb::BotMessage> {
+        std::future::poll_fn(|cx| self.poll_message(cx)).await
     }
 }
 
@@ -703,12 +690,22 @@ impl BotLink for StreamLink {
         self.queue(convert::arena_message(&events, kind))
     }
 
-    fn recv(&mut self) -> BoxFuture<'_, FromSeat> {
-        Box::pin(self.next_decision())
-    }
-
-    fn try_recv(&mut self) -> Option<FromSeat> {
-        self.next_decision().now_or_never()
+    /// Reads until a decision for an open request arrives or the bot is gone; everything
+    /// else (pings, stale answers, a second hello) is answered here.
+    fn poll_recv(&mut self, cx: &mut Context<'_>) -> Poll<FromSeat> {
+        loop {
+            let Some(message) = ready!(self.poll_message(cx)) else {
+                return Poll::Ready(FromSeat::Disconnected);
+            };
+            match self.handle(message) {
+                Handled::Decision(decision) => return Poll::Ready(decision),
+                Handled::Done => {}
+                Handled::Gone => {
+                    self.gone = true;
+                    return Poll::Ready(FromSeat::Disconnected);
+                }
+            }
+        }
     }
 
     fn release(mut self: Box<Self>) {
