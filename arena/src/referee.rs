@@ -17,11 +17,12 @@
 //!   that does not read its messages is forfeited), and waits are bounded.
 
 use std::future::Future;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::task::{Context, Poll, Wake, Waker};
 use std::time::Duration;
 
+use bytes::Bytes;
 use futures_util::task::AtomicWaker;
 use knobel_engine::policy::Policy;
 use knobel_engine::{Action, Event, Match, MatchLog, Observation, Outcome, Rules, Seat};
@@ -159,12 +160,41 @@ pub enum FromSeat {
     Disconnected,
 }
 
+/// Public events of one step of a match, shared by every seat they are sent to.
+#[derive(Debug)]
+pub struct EventBatch {
+    events: Vec<Event>,
+    /// The batch's wire form, made by the first link that sends it and reused by the
+    /// others: events are encoded once per match, not once per seat.
+    wire: OnceLock<Bytes>,
+}
+
+impl EventBatch {
+    /// A batch of `events`, oldest first.
+    pub fn new(events: Vec<Event>) -> EventBatch {
+        EventBatch {
+            events,
+            wire: OnceLock::new(),
+        }
+    }
+
+    /// The events, oldest first.
+    pub fn events(&self) -> &[Event] {
+        &self.events
+    }
+
+    /// The batch's wire form: `encode` makes it the first time, later calls share it.
+    pub fn wire(&self, encode: impl FnOnce(&[Event]) -> Bytes) -> Bytes {
+        self.wire.get_or_init(|| encode(&self.events)).clone()
+    }
+}
+
 /// The referee's end of a bot's connection, lent to the match for its duration.
 pub trait BotLink: Send {
     /// Queues one message for the bot without waiting: public `events` (oldest first) that
     /// happened before `message`, and the message itself, if any. False if the bot is gone
     /// or has stopped reading (too many messages queued): it can no longer play.
-    fn send(&mut self, events: Vec<Event>, message: Option<ToSeat>) -> bool;
+    fn send(&mut self, events: &[Arc<EventBatch>], message: Option<ToSeat>) -> bool;
     /// Polls for the bot's next decision, or learns that the bot is gone. While it is
     /// pending, `cx`'s waker is woken once there may be more to read. The referee polls each
     /// seat with a waker of its own, so that a wake-up tells it which seat to read.
@@ -178,7 +208,7 @@ pub trait BotLink: Send {
 pub struct AbsentBot;
 
 impl BotLink for AbsentBot {
-    fn send(&mut self, _: Vec<Event>, _: Option<ToSeat>) -> bool {
+    fn send(&mut self, _: &[Arc<EventBatch>], _: Option<ToSeat>) -> bool {
         false
     }
     fn poll_recv(&mut self, _: &mut Context<'_>) -> Poll<FromSeat> {
@@ -230,7 +260,7 @@ struct SeatState {
     /// A notice to send once the action applied instead is known.
     notice: Option<Notice>,
     /// Public events not yet sent to this seat, and when the first of them happened.
-    pending: Vec<Event>,
+    pending: Vec<Arc<EventBatch>>,
     pending_since: Option<Instant>,
     /// The bot's connection is gone.
     gone: bool,
@@ -254,14 +284,14 @@ impl SeatState {
     }
 
     fn send_with_pending(&mut self, message: Option<ToSeat>) {
-        let events = std::mem::take(&mut self.pending);
         self.pending_since = None;
         if let Player::Bot(link) = &mut self.player
-            && !link.send(events, message)
+            && !link.send(&self.pending, message)
         {
             // Closed, or full because the bot does not read: it can no longer play.
             self.forfeited = true;
         }
+        self.pending.clear();
     }
 
     fn is_bot(&self) -> bool {
@@ -698,7 +728,7 @@ impl Announcement {
     /// Sends the message to every bot still connected and gives the connections back.
     pub fn send(self) {
         for mut link in self.links {
-            let _ = link.send(Vec::new(), Some(self.message.clone()));
+            let _ = link.send(&[], Some(self.message.clone()));
             link.release();
         }
     }
@@ -736,9 +766,10 @@ fn broadcast(seats: &mut [SeatState], events: &[Event]) {
     }
     let now = Instant::now();
     let over = events.iter().any(|e| matches!(e, Event::MatchOver { .. }));
+    let batch = Arc::new(EventBatch::new(events.to_vec()));
     for seat in seats.iter_mut().filter(|s| s.is_bot()) {
         seat.pending_since.get_or_insert(now);
-        seat.pending.extend_from_slice(events);
+        seat.pending.push(batch.clone());
         if over {
             seat.flush();
         }
@@ -808,8 +839,9 @@ mod event_delivery {
     }
 
     impl BotLink for FakeLink {
-        fn send(&mut self, events: Vec<Event>, message: Option<ToSeat>) -> bool {
-            let record = (Instant::now(), events.len(), message.clone());
+        fn send(&mut self, events: &[Arc<EventBatch>], message: Option<ToSeat>) -> bool {
+            let count = events.iter().map(|batch| batch.events().len()).sum();
+            let record = (Instant::now(), count, message.clone());
             self.received.lock().unwrap().push(record);
             match message {
                 Some(message) => self.to_bot.send(message).is_ok(),

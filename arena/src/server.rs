@@ -12,10 +12,11 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, ready};
 use std::time::Duration;
 
-use knobel_engine::{Event, Game, Seat};
+use knobel_engine::{Game, Seat};
 use knobel_proto::v1 as pb;
 use knobel_proto::v1::admin_server::{Admin, AdminServer};
-use knobel_proto::v1::arena_server::{Arena, ArenaServer};
+use knobel_proto::outbound::arena_server::{Arena, ArenaServer};
+use knobel_proto::outbound::{self, OutboundMessage};
 use knobel_proto::{BotDecision, BotHello, convert};
 use tokio::net::TcpListener;
 use tokio::sync::{mpsc, oneshot, watch};
@@ -28,7 +29,7 @@ use tracing::{info, warn};
 use crate::auth;
 use crate::lobby::{Handoff, Lobby, LobbyConfig};
 use crate::metrics::Metrics;
-use crate::referee::{BotLink, FromSeat, MAX_STRIKES, Problem, ToSeat};
+use crate::referee::{BotLink, EventBatch, FromSeat, MAX_STRIKES, Problem, ToSeat};
 use crate::store::{MatchFilter, MatchStatus, Store, StoreError};
 
 /// Largest message the arena accepts from a bot, in bytes.
@@ -200,7 +201,7 @@ fn internal(error: StoreError) -> Status {
     Status::internal("internal error")
 }
 
-type PlayStream = Pin<Box<dyn Stream<Item = Result<pb::ArenaMessage, Status>> + Send>>;
+type PlayStream = Pin<Box<dyn Stream<Item = Result<OutboundMessage, Status>> + Send>>;
 
 #[tonic::async_trait]
 impl Arena for ArenaService {
@@ -496,7 +497,7 @@ enum Handled {
 struct StreamLink {
     bot_name: String,
     inbound: Streaming<pb::BotMessage>,
-    out: mpsc::Sender<Result<pb::ArenaMessage, Status>>,
+    out: mpsc::Sender<Result<OutboundMessage, Status>>,
     metrics: Metrics,
     pings: PingLimiter,
     /// Requests sent and not yet answered, with when they were sent (for the metrics).
@@ -516,11 +517,11 @@ struct StreamLink {
 impl StreamLink {
     /// Queues a message without waiting; false if the bot is gone or does not read.
     fn push(&mut self, kind: pb::arena_message::Kind) -> bool {
-        self.queue(pb::ArenaMessage::from(kind))
+        self.queue(OutboundMessage::from(kind))
     }
 
     /// Queues a message without waiting; false if the bot is gone or does not read.
-    fn queue(&mut self, message: pb::ArenaMessage) -> bool {
+    fn queue(&mut self, message: OutboundMessage) -> bool {
         !self.gone && self.out.try_send(Ok(message)).is_ok()
     }
 
@@ -685,9 +686,13 @@ impl StreamLink {
 }
 
 impl BotLink for StreamLink {
-    fn send(&mut self, events: Vec<Event>, message: Option<ToSeat>) -> bool {
+    fn send(&mut self, events: &[Arc<EventBatch>], message: Option<ToSeat>) -> bool {
         let kind = message.map(|message| self.wire(message));
-        self.queue(convert::arena_message(&events, kind))
+        let events = events
+            .iter()
+            .map(|batch| batch.wire(outbound::encode_events))
+            .collect();
+        self.queue(OutboundMessage { events, kind })
     }
 
     /// Reads until a decision for an open request arrives or the bot is gone; everything
@@ -719,7 +724,7 @@ impl Connection {
     async fn run(
         self,
         mut inbound: Streaming<pb::BotMessage>,
-        out: mpsc::Sender<Result<pb::ArenaMessage, Status>>,
+        out: mpsc::Sender<Result<OutboundMessage, Status>>,
     ) {
         let refuse = |status: Status| {
             let out = out.clone();
