@@ -43,7 +43,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .build_transport(false)
         .emit_rerun_if_changed(false)
         .extern_path(".knobel.v1", "crate::v1")
-        .extern_path(".knobel.v1.ArenaMessage", "crate::outbound::OutboundMessage")
+        .extern_path(
+            ".knobel.v1.ArenaMessage",
+            "crate::outbound::OutboundMessage",
+        )
         .out_dir(&outbound_dir)
         .compile_fds(compiler.file_descriptor_set())?;
     Ok(())

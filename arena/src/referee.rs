@@ -17,8 +17,8 @@
 //!   that does not read its messages is forfeited), and waits are bounded.
 
 use std::future::Future;
-use std::sync::{Arc, OnceLock};
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::task::{Context, Poll, Wake, Waker};
 use std::time::Duration;
 

@@ -13,10 +13,10 @@ use std::task::{Context, Poll, ready};
 use std::time::Duration;
 
 use knobel_engine::{Game, Seat};
-use knobel_proto::v1 as pb;
-use knobel_proto::v1::admin_server::{Admin, AdminServer};
 use knobel_proto::outbound::arena_server::{Arena, ArenaServer};
 use knobel_proto::outbound::{self, OutboundMessage};
+use knobel_proto::v1 as pb;
+use knobel_proto::v1::admin_server::{Admin, AdminServer};
 use knobel_proto::{BotDecision, BotHello, convert};
 use tokio::net::TcpListener;
 use tokio::sync::{mpsc, oneshot, watch};

@@ -97,7 +97,9 @@ impl Message for OutboundMessage {
     }
 
     fn encoded_len(&self) -> usize {
-        self.kind.as_ref().map_or(0, pb::arena_message::Kind::encoded_len)
+        self.kind
+            .as_ref()
+            .map_or(0, pb::arena_message::Kind::encoded_len)
             + self.events.iter().map(Bytes::len).sum::<usize>()
     }
 

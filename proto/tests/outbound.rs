@@ -24,7 +24,11 @@ fn check_same_bytes(runs: &[Vec<Event>], kind: Option<Kind>) {
     // MatchStart.settings is a map, which two equal messages may encode in different
     // orders: there the decoded messages are compared (below) instead of the bytes.
     if !matches!(plain.kind, Some(Kind::MatchStart(_))) {
-        assert_eq!(bytes, plain.encode_to_vec(), "the same bytes as the plain message");
+        assert_eq!(
+            bytes,
+            plain.encode_to_vec(),
+            "the same bytes as the plain message"
+        );
     }
     assert_eq!(pb::ArenaMessage::decode(bytes.as_slice()).unwrap(), plain);
     let decoded = OutboundMessage::decode(bytes.as_slice()).unwrap();
@@ -71,7 +75,11 @@ fn play(rules: Rules, seed: u64, seats: usize) -> usize {
     let outcome = m.outcome().unwrap();
     check_same_bytes(
         &runs,
-        Some(Kind::MatchResult(match_result("m-1", Some(&outcome), Seat(1)))),
+        Some(Kind::MatchResult(match_result(
+            "m-1",
+            Some(&outcome),
+            Seat(1),
+        ))),
     );
     checked + 1
 }

@@ -36,7 +36,7 @@ impl Store {
             return Err(StoreError::InvalidTokenHash);
         }
         let created_at_ms = now_ms();
-        let inserted: Result<i64, sqlx::Error> = with_pool!(self, pool => {
+        let inserted: Result<i64, sqlx::Error> = with_writer!(self, pool => {
             sqlx::query_scalar(
                 "INSERT INTO bots (name, token_hash, created_at_ms) VALUES ($1, $2, $3) \
                  RETURNING id",
@@ -97,7 +97,7 @@ impl Store {
     /// Revokes the token of the bot named `name`. Returns whether a valid token was revoked:
     /// `false` if there is no such bot or it was revoked already. The name stays taken.
     pub async fn revoke_bot(&self, name: &str) -> Result<bool, StoreError> {
-        let done = with_pool!(self, pool => {
+        let done = with_writer!(self, pool => {
             sqlx::query(
                 "UPDATE bots SET revoked_at_ms = $2 WHERE name = $1 AND revoked_at_ms IS NULL",
             )

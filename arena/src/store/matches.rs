@@ -118,7 +118,7 @@ impl Store {
     pub async fn insert_match(&self, new: &NewMatch) -> Result<(), StoreError> {
         let seat_names =
             serde_json::to_string(&new.seat_names).expect("a list of strings serializes");
-        let inserted = with_pool!(self, pool => {
+        let inserted = with_writer!(self, pool => {
             sqlx::query(
                 "INSERT INTO matches \
                  (id, game, preset, rules_json, seed, seat_names, status, started_at_ms) \
@@ -163,7 +163,7 @@ impl Store {
         let db = || StoreError::db(CONTEXT);
         let placings_json = serde_json::to_string(placings).expect("a list of numbers serializes");
         let log = pack_log(log_json);
-        with_pool!(self, pool => async {
+        with_writer!(self, pool => async {
             let mut tx = pool.begin().await.map_err(db())?;
             let seat_names: Option<String> = sqlx::query_scalar(
                 "UPDATE matches \
@@ -221,7 +221,7 @@ impl Store {
         log_json: Option<&str>,
         finished_at_ms: i64,
     ) -> Result<(), StoreError> {
-        let aborted = with_pool!(self, pool => {
+        let aborted = with_writer!(self, pool => {
             sqlx::query(
                 "UPDATE matches \
                  SET status = 'aborted', abort_reason = $2, log_lz4 = COALESCE($3, log_lz4), \
@@ -246,7 +246,7 @@ impl Store {
     /// Marks every running match as aborted for `reason`, now: for a clean start (matches
     /// left running by a crash cannot go on) or a shutdown. Returns how many were aborted.
     pub async fn mark_running_as_aborted(&self, reason: &str) -> Result<u64, StoreError> {
-        with_pool!(self, pool => {
+        with_writer!(self, pool => {
             sqlx::query(
                 "UPDATE matches SET status = 'aborted', abort_reason = $1, finished_at_ms = $2 \
                  WHERE status = 'running'",

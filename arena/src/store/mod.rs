@@ -22,10 +22,22 @@ use sqlx::sqlite::{
 ///
 /// The body is expanded once per backend, so it may use the backend's concrete types (rows,
 /// transactions) while being written once.
+/// Reads go to SQLite's pool of readers; [`with_writer!`] is for statements that write.
 macro_rules! with_pool {
     ($store:expr, $pool:ident => $body:expr) => {
         match &$store.backend {
-            $crate::store::Backend::Sqlite($pool) => $body,
+            $crate::store::Backend::Sqlite { readers: $pool, .. } => $body,
+            $crate::store::Backend::Postgres($pool) => $body,
+        }
+    };
+}
+
+/// Like [`with_pool!`], for statements that write: on SQLite they all go through its one
+/// writer connection.
+macro_rules! with_writer {
+    ($store:expr, $pool:ident => $body:expr) => {
+        match &$store.backend {
+            $crate::store::Backend::Sqlite { writer: $pool, .. } => $body,
             $crate::store::Backend::Postgres($pool) => $body,
         }
     };
@@ -60,8 +72,14 @@ pub struct Store {
 /// The pool of the backend in use.
 #[derive(Clone)]
 enum Backend {
-    /// A SQLite file.
-    Sqlite(SqlitePool),
+    /// A SQLite file, written by one connection and read by several. SQLite lets one
+    /// connection write at a time anyway; a single writer also keeps its page cache valid
+    /// from one transaction to the next (a connection must re-read pages that another one
+    /// has changed), and WAL checkpoints are not held up by several writers.
+    Sqlite {
+        readers: SqlitePool,
+        writer: SqlitePool,
+    },
     /// A PostgreSQL database.
     Postgres(PgPool),
 }
@@ -87,7 +105,10 @@ impl Store {
             .split_once(':')
             .map(|(scheme, _)| scheme.to_ascii_lowercase());
         let backend = match scheme.as_deref() {
-            Some("sqlite") => Backend::Sqlite(connect_sqlite(url).await?),
+            Some("sqlite") => {
+                let (readers, writer) = connect_sqlite(url).await?;
+                Backend::Sqlite { readers, writer }
+            }
             Some("postgres" | "postgresql") => Backend::Postgres(connect_postgres(url).await?),
             _ => {
                 return Err(StoreError::InvalidUrl {
@@ -104,7 +125,7 @@ impl Store {
     /// The backend in use: "sqlite" or "postgres".
     pub fn backend_name(&self) -> &'static str {
         match self.backend {
-            Backend::Sqlite(_) => "sqlite",
+            Backend::Sqlite { .. } => "sqlite",
             Backend::Postgres(_) => "postgres",
         }
     }
@@ -112,13 +133,21 @@ impl Store {
     /// Closes the pool, waiting for connections in use to be returned. Clones of this store
     /// cannot be used afterwards.
     pub async fn close(&self) {
-        with_pool!(self, pool => pool.close().await)
+        match &self.backend {
+            Backend::Sqlite { readers, writer } => {
+                readers.close().await;
+                writer.close().await;
+            }
+            Backend::Postgres(pool) => pool.close().await,
+        }
     }
 
     /// Applies the embedded migrations that the database has not seen yet.
     async fn migrate(&self) -> Result<(), StoreError> {
         let result = match &self.backend {
-            Backend::Sqlite(pool) => migrations::migrator(migrations::SQLITE).run(pool).await,
+            Backend::Sqlite { writer, .. } => {
+                migrations::migrator(migrations::SQLITE).run(writer).await
+            }
             Backend::Postgres(pool) => migrations::migrator(migrations::POSTGRES).run(pool).await,
         };
         result.map_err(|source| StoreError::Migrate { source })
@@ -133,8 +162,8 @@ fn invalid_url(url: &str, error: sqlx::Error) -> StoreError {
     }
 }
 
-/// Opens a pool on the SQLite file named by `url`.
-async fn connect_sqlite(url: &str) -> Result<SqlitePool, StoreError> {
+/// Opens the pools of readers and of the one writer on the SQLite file named by `url`.
+async fn connect_sqlite(url: &str) -> Result<(SqlitePool, SqlitePool), StoreError> {
     let lower = url.to_ascii_lowercase();
     if lower.contains(":memory:") || lower.contains("mode=memory") {
         return Err(StoreError::InMemorySqlite);
@@ -148,18 +177,28 @@ async fn connect_sqlite(url: &str) -> Result<SqlitePool, StoreError> {
         .synchronous(SqliteSynchronous::Normal)
         .busy_timeout(WAIT)
         .foreign_keys(true);
-    SqlitePoolOptions::new()
-        .max_connections(MAX_CONNECTIONS)
-        .acquire_timeout(WAIT)
-        // A connection to a local file does not go stale: pinging it before every use is a
-        // round trip to its worker thread for nothing.
-        .test_before_acquire(false)
+    let pool = |connections: u32| {
+        SqlitePoolOptions::new()
+            .max_connections(connections)
+            .acquire_timeout(WAIT)
+            // A connection to a local file does not go stale: pinging it before every use
+            // is a round trip to its worker thread for nothing.
+            .test_before_acquire(false)
+    };
+    let connect_error = |source| StoreError::Connect {
+        url: redact_url(url),
+        source,
+    };
+    // The writer first: it creates the file and switches it to WAL.
+    let writer = pool(1)
+        .connect_with(options.clone())
+        .await
+        .map_err(connect_error)?;
+    let readers = pool(MAX_CONNECTIONS)
         .connect_with(options)
         .await
-        .map_err(|source| StoreError::Connect {
-            url: redact_url(url),
-            source,
-        })
+        .map_err(connect_error)?;
+    Ok((readers, writer))
 }
 
 /// Opens a pool on the PostgreSQL database named by `url`.
