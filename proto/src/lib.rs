@@ -30,7 +30,9 @@
 //!
 //! The crate enables no tonic transport: the generated client has no `connect` helper.
 //! A Rust bot builds a channel with tonic's `transport` feature and wraps it:
-//! `ArenaClient::new(channel)`; the arena adds `ArenaServer::new(service)` to its router.
+//! `ArenaClient::new(channel)`. A server adds `ArenaServer::new(service)` to its router; the
+//! arena uses [`outbound::arena_server::ArenaServer`], the same service sending events encoded
+//! once per match.
 #![warn(missing_docs)]
 
 pub mod convert;
