@@ -211,19 +211,13 @@ impl Lobby {
             seat_names: info.seat_names.clone(),
             started_at_ms: now_ms(),
         };
-        // The match starts while its start is being recorded: its bots need not wait for
-        // the database. Its end is recorded after its start.
-        let store = self.store.clone();
-        let started = tokio::spawn(async move {
-            if let Err(error) = store.insert_match(&new).await {
-                warn!(match_id = %new.id, error = %error, "cannot record the match start");
-            }
-        });
+        if let Err(error) = self.store.insert_match(&new).await {
+            warn!(match_id = %info.match_id, error = %error, "cannot record the match start");
+        }
         info!(match_id = %info.match_id, preset = %info.preset, seats = ?info.seat_names, "match started");
         self.metrics.match_started(game);
         let (report, announcement) =
             run_match(info.clone(), seed, players, self.shutdown.clone()).await;
-        let _ = started.await;
         self.record(&info, &report).await;
         announcement.send();
     }

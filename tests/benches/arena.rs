@@ -52,7 +52,7 @@ use tonic::{Request, Response, Status, Streaming};
 
 /// Arena and echo measurements alternate this many times in parts (a) and (b), so that both
 /// see the same load of the shared machine; the samples of all rounds are pooled.
-const ROUNDS: usize = 3;
+const ROUNDS: usize = 6;
 /// Latency samples of the first part of a round are dropped (connection set-up).
 const LATENCY_WARMUP: Duration = Duration::from_millis(200);
 /// How long each latency round measures after its warm-up.
