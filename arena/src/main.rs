@@ -236,25 +236,25 @@ async fn run_serve(args: ServeArgs) -> Result<()> {
 /// the future is first polled would let that signal kill the process.
 fn shutdown_signal() -> Result<impl Future<Output = ()> + Send + 'static> {
     #[cfg(unix)]
-    {
+    let signal = {
         use tokio::signal::unix::{SignalKind, signal};
         let mut interrupt =
             signal(SignalKind::interrupt()).context("cannot install the SIGINT handler")?;
         let mut terminate =
             signal(SignalKind::terminate()).context("cannot install the SIGTERM handler")?;
-        Ok(async move {
+        async move {
             tokio::select! {
                 _ = interrupt.recv() => {},
                 _ = terminate.recv() => {},
             }
-            info!("shutting down");
-        })
-    }
+        }
+    };
     #[cfg(not(unix))]
-    {
-        Ok(async {
-            let _ = tokio::signal::ctrl_c().await;
-            info!("shutting down");
-        })
-    }
+    let signal = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    Ok(async move {
+        signal.await;
+        info!("shutting down");
+    })
 }

@@ -1,8 +1,9 @@
 //! The referee: drives one engine [`Match`] with its seats under a time control.
 //!
 //! A seat is played by a connected bot (a [`BotLink`]: the bot's Play stream, lent to the
-//! match, which the referee reads and writes directly) or by a built-in policy. The referee speaks engine types only; the
-//! gRPC layer converts them at the wire boundary (`knobel_proto::convert`).
+//! match, which the referee reads and writes directly) or by a built-in policy. The referee
+//! speaks engine types only; the gRPC layer converts them at the wire boundary
+//! (`knobel_proto::convert`).
 //!
 //! Fairness rules (RULES.md and the arena's contract):
 //! - Each decision has a deadline `D` plus a per-match time bank `B` that pays for overruns.
@@ -17,9 +18,10 @@
 //!   that does not read its messages is forfeited), and waits are bounded.
 
 use std::future::Future;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
-use std::task::{Context, Poll, Wake, Waker};
+use std::task::{Context, Poll, Wake, Waker, ready};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -27,7 +29,7 @@ use futures_util::task::AtomicWaker;
 use knobel_engine::policy::Policy;
 use knobel_engine::{Action, Event, Match, MatchLog, Observation, Outcome, Rules, Seat};
 use tokio::sync::watch;
-use tokio::time::Instant;
+use tokio::time::{Instant, Sleep};
 
 /// Strikes that forfeit a seat.
 pub const MAX_STRIKES: u8 = 3;
@@ -264,10 +266,8 @@ struct SeatState {
     pending_since: Option<Instant>,
     /// The bot's connection is gone.
     gone: bool,
-    /// The waker this seat's link is polled with: it marks the seat as ready to read.
-    waker: Waker,
-    readiness: Arc<Readiness>,
-    index: usize,
+    /// What this seat's link is polled with: it marks the seat as ready to read.
+    waker: Arc<SeatWaker>,
 }
 
 impl SeatState {
@@ -303,7 +303,8 @@ impl SeatState {
         let Player::Bot(link) = &mut self.player else {
             return None;
         };
-        Some(link.poll_recv(&mut Context::from_waker(&self.waker)))
+        let waker = Waker::from(self.waker.clone());
+        Some(link.poll_recv(&mut Context::from_waker(&waker)))
     }
 }
 
@@ -334,13 +335,20 @@ struct SeatWaker {
     seat: usize,
 }
 
+impl SeatWaker {
+    /// Marks the seat as ready to read, without waking the match task.
+    fn mark(&self) {
+        self.readiness.mark(self.seat);
+    }
+}
+
 impl Wake for SeatWaker {
     fn wake(self: Arc<Self>) {
         self.wake_by_ref();
     }
 
     fn wake_by_ref(self: &Arc<Self>) {
-        self.readiness.mark(self.seat);
+        self.mark();
         self.readiness.task.wake();
     }
 }
@@ -383,7 +391,7 @@ fn read_seat(state: &mut SeatState, asked: bool, time: TimeControl) {
                         Err(message) => Answer::Malformed(message),
                     });
                     // More may be waiting behind the answer: read the seat again next time.
-                    state.readiness.mark(state.index);
+                    state.waker.mark();
                 } else {
                     let notice = stale_notice(
                         state,
@@ -407,6 +415,40 @@ fn read_seat(state: &mut SeatState, asked: bool, time: TimeControl) {
 /// when it was asked.
 fn hard_deadline(state: &SeatState, time: TimeControl) -> Instant {
     state.asked_at + time.decision + state.bank
+}
+
+/// Gives every asked seat whose time is up a timeout (its bank spent) and keeps `timer` set
+/// to the next deadline of the others. Ready once every asked seat has its answer.
+fn poll_deadlines(
+    seats: &mut [SeatState],
+    asked: &[Seat],
+    time: TimeControl,
+    mut timer: Pin<&mut Sleep>,
+    cx: &mut Context<'_>,
+) -> Poll<()> {
+    loop {
+        let Some(deadline) = asked
+            .iter()
+            .map(|seat| &seats[seat.index()])
+            .filter(|state| state.answer.is_none())
+            .map(|state| hard_deadline(state, time))
+            .min()
+        else {
+            return Poll::Ready(());
+        };
+        if timer.deadline() != deadline {
+            timer.as_mut().reset(deadline);
+        }
+        ready!(timer.as_mut().poll(cx));
+        let now = Instant::now();
+        for seat in asked {
+            let state = &mut seats[seat.index()];
+            if state.answer.is_none() && hard_deadline(state, time) <= now {
+                state.bank = Duration::ZERO;
+                state.answer = Some(Answer::Timeout);
+            }
+        }
+    }
 }
 
 fn stale_notice(state: &SeatState, request_id: u64, message: String) -> ToSeat {
@@ -465,18 +507,14 @@ pub async fn run_match(
             pending: Vec::new(),
             pending_since: None,
             gone: false,
-            waker: Waker::from(Arc::new(SeatWaker {
+            waker: Arc::new(SeatWaker {
                 readiness: readiness.clone(),
                 seat,
-            })),
-            readiness: readiness.clone(),
-            index: seat,
+            }),
         })
         .collect();
-    // Every bot seat is read once before the first wake-up.
-    for seat in 0..seats.len() {
-        readiness.mark(seat);
-    }
+    // Every seat is read once before the first wake-up.
+    seats.iter().for_each(|seat| seat.waker.mark());
     for (i, seat) in seats.iter_mut().enumerate() {
         seat.send(ToSeat::Start {
             info: info.clone(),
@@ -584,30 +622,10 @@ pub async fn run_match(
                             read_seat(state, is_asked, time);
                         }
                     }
-                    loop {
-                        let unanswered = asked
-                            .iter()
-                            .map(|s| &seats[s.index()])
-                            .filter(|state| state.answer.is_none());
-                        let Some(deadline) =
-                            unanswered.map(|state| hard_deadline(state, time)).min()
-                        else {
-                            return Poll::Ready(Woke::Answered);
-                        };
-                        if deadline_timer.deadline() != deadline {
-                            deadline_timer.as_mut().reset(deadline);
-                        }
-                        if deadline_timer.as_mut().poll(cx).is_pending() {
-                            break;
-                        }
-                        let now = Instant::now();
-                        for seat in &asked {
-                            let state = &mut seats[seat.index()];
-                            if state.answer.is_none() && hard_deadline(state, time) <= now {
-                                state.bank = Duration::ZERO;
-                                state.answer = Some(Answer::Timeout);
-                            }
-                        }
+                    if poll_deadlines(&mut seats, &asked, time, deadline_timer.as_mut(), cx)
+                        .is_ready()
+                    {
+                        return Poll::Ready(Woke::Answered);
                     }
                     if flush_at.is_some() && flush_timer.as_mut().poll(cx).is_ready() {
                         return Poll::Ready(Woke::Flush);

@@ -525,6 +525,13 @@ impl StreamLink {
         !self.gone && self.out.try_send(Ok(message)).is_ok()
     }
 
+    /// Ends the call: the arena is shutting down.
+    fn refuse_shutting_down(&mut self) {
+        let _ = self
+            .out
+            .try_send(Err(Status::unavailable("the arena is shutting down")));
+    }
+
     fn error(&mut self, request_id: u64, code: pb::ErrorCode, message: String) -> bool {
         self.push(pb::arena_message::Kind::Error(pb::ErrorEvent {
             request_id,
@@ -840,7 +847,7 @@ impl Connection {
                 give = &mut claimed => {
                     if give.is_err() && *self.shutdown.borrow() {
                         // The lobby let go of its waiting bots: the arena is shutting down.
-                        let _ = link.out.try_send(Err(Status::unavailable("the arena is shutting down")));
+                        link.refuse_shutting_down();
                     }
                     return give.ok();
                 }
@@ -852,7 +859,7 @@ impl Connection {
                     }
                 }
                 _ = crate::referee::shutting_down(&mut shutdown) => {
-                    let _ = link.out.try_send(Err(Status::unavailable("the arena is shutting down")));
+                    link.refuse_shutting_down();
                     return None;
                 }
             }

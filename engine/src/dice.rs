@@ -203,11 +203,7 @@ impl DiceSource {
     /// [`DiceSource::throw`] with faces 1..=6).
     #[inline]
     pub fn throw_d6(&self, seat: Seat, round: u32, throw: u8) -> [u8; 3] {
-        let values = self.throw_faces(seat, round, throw).map(|face| face + 1);
-        match &self.script {
-            None => values,
-            Some(script) => script.override_throw(seat, round, throw, values),
-        }
+        self.throw(seat, round, throw, &D6_FACES)
     }
 
     /// The face index in `0..6` of the die with `key` (its slot of

@@ -15,6 +15,7 @@ use knobel_engine::Event;
 use prost::encoding::{DecodeContext, WireType};
 use prost::{DecodeError, Message};
 
+use crate::convert;
 use crate::v1 as pb;
 
 /// Generated server halves of the `knobel.v1` services that send [`OutboundMessage`].
@@ -49,18 +50,9 @@ impl From<pb::arena_message::Kind> for OutboundMessage {
 }
 
 /// Encodes `events` (oldest first) as `ArenaMessage.events` entries, once, to be shared by
-/// every message that carries them.
+/// every message that carries them: the encoding of an `ArenaMessage` with only these events.
 pub fn encode_events(events: &[Event]) -> Bytes {
-    let wire: Vec<pb::Event> = events.iter().map(pb::Event::from).collect();
-    let len = wire
-        .iter()
-        .map(|event| prost::encoding::message::encoded_len(EVENTS_FIELD, event))
-        .sum();
-    let mut buf = BytesMut::with_capacity(len);
-    for event in &wire {
-        prost::encoding::message::encode(EVENTS_FIELD, event, &mut buf);
-    }
-    buf.freeze()
+    Bytes::from(convert::arena_message(events, None).encode_to_vec())
 }
 
 impl Message for OutboundMessage {
@@ -90,6 +82,7 @@ impl Message for OutboundMessage {
             self.events.push(entry.freeze());
             Ok(())
         } else if matches!(tag, 1..=3 | 5..=7) {
+            // The tags of `ArenaMessage.kind` (4 is reserved); `Kind::merge` takes no other.
             pb::arena_message::Kind::merge(&mut self.kind, tag, wire_type, buf, ctx)
         } else {
             prost::encoding::skip_field(wire_type, tag, buf, ctx)

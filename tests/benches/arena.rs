@@ -67,8 +67,9 @@ const RATE_MATCHES: usize = 64;
 const RATE_STREAMS: usize = RATE_MATCHES * 4;
 /// HTTP/2 connections the throughput streams share.
 const RATE_CONNECTIONS: usize = 8;
-/// DecisionRequest messages kept from the first arena round to pick the echo's reply.
-const RATE_SAMPLES: usize = 4096;
+/// DecisionRequest messages each bot keeps from the first arena round (16 × 256 = 4096 in
+/// all), to pick the echo's reply.
+const RATE_SAMPLES_PER_BOT: usize = 16;
 /// Bots registered for the throughput part (the arena allows 8 streams per bot).
 const RATE_BOTS: usize = RATE_STREAMS / 8;
 /// Idle streams per memory measurement (two batches are opened).
@@ -553,9 +554,6 @@ struct Counters {
     messages: AtomicU64,
     matches: AtomicU64,
     errors: AtomicU64,
-    /// The first `RATE_SAMPLES` messages with a DecisionRequest the bots received, to size
-    /// the echo's reply like the arena's messages in this part (four seats, their events).
-    samples: std::sync::Mutex<Vec<pb::ArenaMessage>>,
 }
 
 /// What the throughput part measured.
@@ -583,7 +581,6 @@ fn measure_rate(servers: &Runtime, clients: &Runtime, fallback: pb::ArenaMessage
         ..LobbyConfig::default()
     };
     let arena_server = start_arena(servers, lobby, RATE_BOTS);
-    let samples = Arc::new(std::sync::Mutex::new(Vec::new()));
     let mut echo_server: Option<Server> = None;
     let mut reply_bytes = 0;
     let mut arena = Rate::default();
@@ -593,11 +590,12 @@ fn measure_rate(servers: &Runtime, clients: &Runtime, fallback: pb::ArenaMessage
     let only = std::env::var(RATE_ONLY_ENV).ok();
     let side = |name: &str| only.as_deref().is_none_or(|only| only == name);
     for _ in 0..ROUNDS {
+        let mut samples = Vec::new();
         if side("arena") || echo_server.is_none() {
-            clients.block_on(arena_rate_round(&arena_server, &samples, &mut arena));
+            let sample = echo_server.is_none();
+            samples = clients.block_on(arena_rate_round(&arena_server, sample, &mut arena));
         }
         let echo_server = echo_server.get_or_insert_with(|| {
-            let samples = samples.lock().expect("samples lock");
             let reply = median_request(&samples).unwrap_or_else(|| fallback.clone());
             reply_bytes = reply.encoded_len();
             start_echo(servers, reply)
@@ -624,12 +622,10 @@ fn measure_rate(servers: &Runtime, clients: &Runtime, fallback: pb::ArenaMessage
 }
 
 /// One round of 256 heuristic bots: counts decisions over the window, then lets every bot
-/// finish its match and leave.
-async fn arena_rate_round(
-    server: &Server,
-    samples: &Arc<std::sync::Mutex<Vec<pb::ArenaMessage>>>,
-    rate: &mut Rate,
-) {
+/// finish its match and leave. With `sample`, returns the first DecisionRequest messages
+/// each bot received (to size the echo's reply like the arena's messages in this part: four
+/// seats and their events).
+async fn arena_rate_round(server: &Server, sample: bool, rate: &mut Rate) -> Vec<pb::ArenaMessage> {
     let channels = connections(&server.url, RATE_CONNECTIONS).await;
     let counters = Arc::new(Counters::default());
     let (stop, stopped) = watch::channel(false);
@@ -640,32 +636,36 @@ async fn arena_rate_round(
                 server.tokens[i % server.tokens.len()].clone(),
                 counters.clone(),
                 stopped.clone(),
+                if sample { RATE_SAMPLES_PER_BOT } else { 0 },
             ))
         })
         .collect();
     rate.rounds.push(count_window(&counters.decisions).await);
     let _ = stop.send(true);
+    let mut samples = Vec::new();
     for bot in bots {
-        let _ = tokio::time::timeout(Duration::from_secs(10), bot).await;
+        if let Ok(Ok(kept)) = tokio::time::timeout(Duration::from_secs(10), bot).await {
+            samples.extend(kept);
+        }
     }
     rate.matches += counters.matches.load(Ordering::Relaxed);
     rate.errors += counters.errors.load(Ordering::Relaxed);
     rate.messages += counters.messages.load(Ordering::Relaxed);
     rate.decisions += counters.decisions.load(Ordering::Relaxed);
-    let mut kept = samples.lock().expect("samples lock");
-    if kept.is_empty() {
-        *kept = std::mem::take(&mut *counters.samples.lock().expect("samples lock"));
-    }
+    samples
 }
 
 /// A Rust heuristic bot: converts every observation to the engine's and decides with
-/// HeuristicPolicy. Once `stop` is set it leaves after its current match.
+/// HeuristicPolicy. Once `stop` is set it leaves after its current match. Returns the first
+/// `samples` messages with a DecisionRequest it received.
 async fn heuristic_bot(
     channel: Channel,
     token: String,
     counters: Arc<Counters>,
     mut stop: watch::Receiver<bool>,
-) {
+    samples: usize,
+) -> Vec<pb::ArenaMessage> {
+    let mut kept = Vec::with_capacity(samples);
     let (tx, mut inbound) = open(channel, &token, 0).await;
     let mut policy = HeuristicPolicy;
     let mut playing = false;
@@ -675,19 +675,16 @@ async fn heuristic_bot(
         } else {
             // Between matches: leave once `stop` is set.
             tokio::select! {
-                _ = stop.wait_for(|&s| s) => return,
+                _ = stop.wait_for(|&s| s) => return kept,
                 message = inbound.message() => message,
             }
         };
         let Ok(Some(message)) = message else {
-            return;
+            return kept;
         };
         counters.messages.fetch_add(1, Ordering::Relaxed);
-        if matches!(message.kind, Some(Kind::DecisionRequest(_))) {
-            let mut samples = counters.samples.lock().expect("samples lock");
-            if samples.len() < RATE_SAMPLES {
-                samples.push(message.clone());
-            }
+        if kept.len() < samples && matches!(message.kind, Some(Kind::DecisionRequest(_))) {
+            kept.push(message.clone());
         }
         match message.kind {
             Some(Kind::DecisionRequest(request)) => {
@@ -700,7 +697,7 @@ async fn heuristic_bot(
                     .await
                     .is_err()
                 {
-                    return;
+                    return kept;
                 }
                 counters.decisions.fetch_add(1, Ordering::Relaxed);
             }

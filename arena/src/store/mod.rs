@@ -21,12 +21,15 @@ use sqlx::sqlite::{
 /// Runs `$body` with `$pool` bound to the store's pool, whichever backend it is.
 ///
 /// The body is expanded once per backend, so it may use the backend's concrete types (rows,
-/// transactions) while being written once.
-/// Reads go to SQLite's pool of readers; [`with_writer!`] is for statements that write.
+/// transactions) while being written once. On SQLite this is the pool of readers; writes
+/// use [`with_writer!`].
 macro_rules! with_pool {
     ($store:expr, $pool:ident => $body:expr) => {
+        with_pool!(@sqlite readers, $store, $pool => $body)
+    };
+    (@sqlite $role:ident, $store:expr, $pool:ident => $body:expr) => {
         match &$store.backend {
-            $crate::store::Backend::Sqlite { readers: $pool, .. } => $body,
+            $crate::store::Backend::Sqlite { $role: $pool, .. } => $body,
             $crate::store::Backend::Postgres($pool) => $body,
         }
     };
@@ -36,10 +39,7 @@ macro_rules! with_pool {
 /// writer connection.
 macro_rules! with_writer {
     ($store:expr, $pool:ident => $body:expr) => {
-        match &$store.backend {
-            $crate::store::Backend::Sqlite { writer: $pool, .. } => $body,
-            $crate::store::Backend::Postgres($pool) => $body,
-        }
+        with_pool!(@sqlite writer, $store, $pool => $body)
     };
 }
 
