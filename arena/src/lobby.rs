@@ -18,7 +18,7 @@ use tracing::{info, warn};
 
 use crate::metrics::Metrics;
 use crate::referee::{AbsentBot, BotLink, MatchInfo, MatchReport, Player, TimeControl, run_match};
-use crate::store::{NewMatch, Store, now_ms};
+use crate::store::{AbortedMatch, FinishedMatch, MatchWrite, NewMatch, Recorder, Store, now_ms};
 
 /// How the lobby forms matches.
 #[derive(Clone, Debug)]
@@ -73,7 +73,7 @@ enum Planned {
 /// Seats waiting bots into matches and runs them.
 pub struct Lobby {
     config: LobbyConfig,
-    store: Store,
+    recorder: Recorder,
     metrics: Metrics,
     shutdown: watch::Receiver<bool>,
     waiting: Mutex<HashMap<String, Vec<Waiting>>>,
@@ -88,7 +88,9 @@ pub fn new_match_id() -> String {
 }
 
 impl Lobby {
-    /// A lobby writing its matches to `store`.
+    /// A lobby writing its matches to `store`, through a [`Recorder`] (group commit).
+    ///
+    /// Must be called within a tokio runtime: it starts the recorder's task.
     pub fn new(
         config: LobbyConfig,
         store: Store,
@@ -97,7 +99,7 @@ impl Lobby {
     ) -> Arc<Lobby> {
         Arc::new(Lobby {
             config,
-            store,
+            recorder: Recorder::spawn(store),
             metrics,
             shutdown,
             waiting: Mutex::new(HashMap::new()),
@@ -211,7 +213,7 @@ impl Lobby {
             seat_names: info.seat_names.clone(),
             started_at_ms: now_ms(),
         };
-        if let Err(error) = self.store.insert_match(&new).await {
+        if let Err(error) = self.recorder.write(MatchWrite::Start(new)).await {
             warn!(match_id = %info.match_id, error = %error, "cannot record the match start");
         }
         info!(match_id = %info.match_id, preset = %info.preset, seats = ?info.seat_names, "match started");
@@ -225,18 +227,26 @@ impl Lobby {
     async fn record(&self, info: &MatchInfo, report: &MatchReport) {
         let game = info.rules.game();
         self.metrics.match_ended(game, report);
-        let log = report.log.to_json();
-        let result = if report.outcome.is_some() {
+        let log_json = report.log.to_json();
+        let match_id = info.match_id.clone();
+        let write = if report.outcome.is_some() {
             info!(match_id = %info.match_id, placings = ?report.placings, forfeited = ?report.forfeited, "match finished");
-            self.store
-                .finish_match(&info.match_id, &log, &report.placings, now_ms())
-                .await
+            MatchWrite::Finish(FinishedMatch {
+                id: match_id,
+                log_json,
+                placings: report.placings.clone(),
+                finished_at_ms: now_ms(),
+            })
         } else {
             info!(match_id = %info.match_id, "match aborted");
-            self.store
-                .abort_match(&info.match_id, "the arena shut down", Some(&log), now_ms())
-                .await
+            MatchWrite::Abort(AbortedMatch {
+                id: match_id,
+                reason: "the arena shut down".to_owned(),
+                log_json: Some(log_json),
+                finished_at_ms: now_ms(),
+            })
         };
+        let result = self.recorder.write(write).await;
         if let Err(error) = result {
             warn!(match_id = %info.match_id, error = %error, "cannot record the match result");
         }

@@ -12,7 +12,8 @@ use std::time::Duration;
 
 use knobel_arena::auth::{generate_token, hash_token};
 use knobel_arena::store::{
-    BotRecord, MatchFilter, MatchStatus, MatchSummary, NewMatch, Store, StoreError, now_ms,
+    AbortedMatch, BotRecord, FinishedMatch, MatchFilter, MatchStatus, MatchSummary, MatchWrite,
+    NewMatch, Recorder, Store, StoreError, now_ms,
 };
 use sqlx::{AssertSqlSafe, Connection, PgConnection, Row};
 
@@ -290,6 +291,9 @@ store_tests!(
     seat_results_and_results_for_bot,
     concurrent_writes,
     logs_are_stored_compressed,
+    batched_writes_refuse_alone,
+    failed_batch_is_written_one_by_one,
+    recorder_batches_concurrent_writes,
 );
 
 // ----------------------------------------------------------------------------------------------
@@ -1009,6 +1013,195 @@ async fn concurrent_writes(db: TestDb) {
     assert_eq!(finished.len(), 16);
     assert_eq!(store.results_for_bot("alice").await.unwrap().len(), 16);
     assert_eq!(db.count("seat_results").await, 32);
+}
+
+fn finish(id: &str, placings: &[u8], finished_at_ms: i64) -> MatchWrite {
+    MatchWrite::Finish(FinishedMatch {
+        id: id.to_owned(),
+        log_json: format!(r#"{{"match":"{id}"}}"#),
+        placings: placings.to_vec(),
+        finished_at_ms,
+    })
+}
+
+fn abort(id: &str, finished_at_ms: i64) -> MatchWrite {
+    MatchWrite::Abort(AbortedMatch {
+        id: id.to_owned(),
+        reason: "the arena shut down".to_owned(),
+        log_json: None,
+        finished_at_ms,
+    })
+}
+
+async fn status_of(store: &Store, id: &str) -> Option<MatchStatus> {
+    store.get_match(id).await.unwrap().map(|m| m.summary.status)
+}
+
+/// In one batch, writes that find nothing to do (a taken id, a match that is not running)
+/// are refused on their own; the rest is committed, in order.
+async fn batched_writes_refuse_alone(db: TestDb) {
+    let store = db.store().await;
+    store
+        .insert_match(&new_match("old", "schocken", &["x", "y"], 1))
+        .await
+        .unwrap();
+    let writes = [
+        MatchWrite::Start(new_match("a", "schocken", &["alice", "bob"], 10)),
+        MatchWrite::Start(new_match("b", "zokken", &["bob", "carol"], 11)),
+        finish("a", &[2, 1], 20),
+        MatchWrite::Start(new_match("a", "schocken", &["again"], 21)),
+        MatchWrite::Start(new_match("old", "schocken", &["again"], 21)),
+        finish("unknown", &[1, 2], 22),
+        abort("b", 23),
+        finish("b", &[1, 2], 24),
+        abort("a", 25),
+    ];
+    let results = store.write_matches(&writes).await;
+    assert_eq!(results.len(), writes.len());
+    let described: Vec<String> = results
+        .iter()
+        .map(|r| match r {
+            Ok(()) => "ok".to_owned(),
+            Err(StoreError::MatchExists { id }) => format!("exists {id}"),
+            Err(StoreError::MatchNotRunning { id }) => format!("not running {id}"),
+            Err(other) => panic!("unexpected error {other:?}"),
+        })
+        .collect();
+    assert_eq!(
+        described,
+        [
+            "ok",
+            "ok",
+            "ok",
+            "exists a",
+            "exists old",
+            "not running unknown",
+            "ok",
+            "not running b",
+            "not running a",
+        ]
+    );
+    let a = store.get_match("a").await.unwrap().unwrap().summary;
+    assert_eq!(a.status, MatchStatus::Finished);
+    assert_eq!(a.seat_names, ["alice", "bob"]);
+    assert_eq!(a.placings, Some(vec![2, 1]));
+    assert_eq!(a.finished_at_ms, Some(20));
+    assert_eq!(
+        store.match_log("a").await.unwrap(),
+        Some((MatchStatus::Finished, Some(r#"{"match":"a"}"#.to_owned())))
+    );
+    let b = store.get_match("b").await.unwrap().unwrap().summary;
+    assert_eq!(b.status, MatchStatus::Aborted);
+    assert_eq!(b.abort_reason.as_deref(), Some("the arena shut down"));
+    assert_eq!(status_of(&store, "old").await, Some(MatchStatus::Running));
+    assert_eq!(db.count("matches").await, 3);
+    // Only the finished match has seat results.
+    assert_eq!(db.count("seat_results").await, 2);
+    let bob = store.results_for_bot("bob").await.unwrap();
+    assert_eq!(bob.len(), 1);
+    assert_eq!((bob[0].match_id.as_str(), bob[0].place), ("a", 1));
+    assert!(store.write_matches(&[]).await.is_empty());
+}
+
+/// A write that spoils its batch (placings that do not fit the seats) costs only itself:
+/// the batch is rolled back and written again one write at a time.
+async fn failed_batch_is_written_one_by_one(db: TestDb) {
+    let store = db.store().await;
+    for id in ["p", "q"] {
+        store
+            .insert_match(&new_match(id, "schocken", &["alice", "bob"], 1))
+            .await
+            .unwrap();
+    }
+    let writes = [
+        finish("p", &[1, 2], 10),
+        MatchWrite::Start(new_match("r", "sjokken", &["carol", "dave"], 11)),
+        finish("q", &[1, 2, 3], 12),
+        finish("r", &[2, 1], 13),
+    ];
+    let results = store.write_matches(&writes).await;
+    assert!(results[0].is_ok(), "{:?}", results[0]);
+    assert!(results[1].is_ok(), "{:?}", results[1]);
+    assert!(
+        matches!(
+            &results[2],
+            Err(StoreError::PlacingsMismatch { id, seats: 2, placings: 3 }) if id == "q"
+        ),
+        "{:?}",
+        results[2]
+    );
+    assert!(results[3].is_ok(), "{:?}", results[3]);
+    assert_eq!(status_of(&store, "p").await, Some(MatchStatus::Finished));
+    assert_eq!(status_of(&store, "q").await, Some(MatchStatus::Running));
+    assert_eq!(status_of(&store, "r").await, Some(MatchStatus::Finished));
+    assert_eq!(
+        store
+            .get_match("q")
+            .await
+            .unwrap()
+            .unwrap()
+            .summary
+            .placings,
+        None
+    );
+    assert_eq!(db.count("seat_results").await, 4);
+    assert_eq!(
+        db.scalar("SELECT COUNT(*) FROM seat_results WHERE match_id = 'q'")
+            .await,
+        0
+    );
+}
+
+/// Many matches starting and ending at once through one recorder: every write is
+/// committed and each caller gets its own answer.
+async fn recorder_batches_concurrent_writes(db: TestDb) {
+    let store = db.store().await;
+    let recorder = Recorder::spawn(store.clone());
+    let mut tasks = tokio::task::JoinSet::new();
+    for i in 0..200_i64 {
+        let recorder = recorder.clone();
+        tasks.spawn(async move {
+            let id = format!("m-{i:03}");
+            let seats = ["alice", "bob", "carol", "dave"];
+            recorder
+                .write(MatchWrite::Start(new_match(&id, "schocken", &seats, i)))
+                .await?;
+            // A second start of the same match is refused, and only for this caller.
+            let again = recorder
+                .write(MatchWrite::Start(new_match(&id, "schocken", &seats, i)))
+                .await;
+            assert!(
+                matches!(&again, Err(StoreError::MatchExists { id: taken }) if *taken == id),
+                "{again:?}"
+            );
+            if i % 4 == 0 {
+                recorder.write(abort(&id, 1_000 + i)).await
+            } else {
+                recorder.write(finish(&id, &[4, 3, 2, 1], 1_000 + i)).await
+            }
+        });
+    }
+    while let Some(joined) = tasks.join_next().await {
+        joined.expect("task").expect("write");
+    }
+    drop(recorder);
+    let finished = store
+        .list_matches(&filter(None, Some(MatchStatus::Finished), 500, 0))
+        .await
+        .unwrap();
+    assert_eq!(finished.len(), 150);
+    let aborted = store
+        .list_matches(&filter(None, Some(MatchStatus::Aborted), 500, 0))
+        .await
+        .unwrap();
+    assert_eq!(aborted.len(), 50);
+    assert_eq!(db.count("seat_results").await, 600);
+    let dave = store.results_for_bot("dave").await.unwrap();
+    assert_eq!(dave.len(), 150);
+    assert!(
+        dave.iter()
+            .all(|r| r.place == 1 && r.seat == 3 && r.seats == 4)
+    );
 }
 
 // ----------------------------------------------------------------------------------------------

@@ -354,19 +354,30 @@ fn decision(request_id: u64, action: Option<pb::Action>) -> pb::BotMessage {
 }
 
 /// Opens a Play stream that has sent its Hello (asking for `max_matches`, 0: no limit).
+///
+/// A bot's streams of the previous round may still count against its stream limit for a
+/// moment after they closed (the server sees them end asynchronously): it tries again then.
 async fn open(
     channel: Channel,
     token: &str,
     max_matches: u32,
 ) -> (mpsc::Sender<pb::BotMessage>, Streaming<pb::ArenaMessage>) {
-    let (tx, rx) = mpsc::channel(16);
-    tx.send(hello(max_matches)).await.expect("queue the hello");
-    let inbound = ArenaClient::new(channel)
-        .play(authorized(ReceiverStream::new(rx), token))
-        .await
-        .expect("play")
-        .into_inner();
-    (tx, inbound)
+    let mut attempts = 0;
+    loop {
+        let (tx, rx) = mpsc::channel(16);
+        tx.send(hello(max_matches)).await.expect("queue the hello");
+        match ArenaClient::new(channel.clone())
+            .play(authorized(ReceiverStream::new(rx), token))
+            .await
+        {
+            Ok(response) => return (tx, response.into_inner()),
+            Err(status) if status.code() == tonic::Code::ResourceExhausted && attempts < 200 => {
+                attempts += 1;
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+            Err(status) => panic!("play: {status:?}"),
+        }
+    }
 }
 
 // ---------------------------------------------------------------------------------------

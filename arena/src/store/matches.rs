@@ -1,10 +1,41 @@
 //! Matches, their logs and per-seat results.
 
-use super::error::is_unique_violation;
 use super::{
-    BotResult, MatchFilter, MatchRecord, MatchStatus, MatchSummary, NewMatch, Store, StoreError,
-    now_ms,
+    AbortedMatch, BotResult, FinishedMatch, MatchFilter, MatchRecord, MatchStatus, MatchSummary,
+    MatchWrite, NewMatch, Store, StoreError, now_ms,
 };
+
+/// Seat results written by one `INSERT` (four parameters each: 4 000 per statement).
+const SEAT_ROWS_PER_STATEMENT: usize = 1_000;
+
+/// A [`MatchWrite`] with its values encoded for the database, ready to be bound.
+enum Prepared<'a> {
+    /// The match and its seat names as a JSON array.
+    Start(&'a NewMatch, String),
+    /// The match, its packed log and its placings as a JSON array.
+    Finish(&'a FinishedMatch, Vec<u8>, String),
+    /// The match and its packed log, if one is given.
+    Abort(&'a AbortedMatch, Option<Vec<u8>>),
+}
+
+impl<'a> Prepared<'a> {
+    fn new(write: &'a MatchWrite) -> Prepared<'a> {
+        match write {
+            MatchWrite::Start(new) => Prepared::Start(
+                new,
+                serde_json::to_string(&new.seat_names).expect("a list of strings serializes"),
+            ),
+            MatchWrite::Finish(finished) => Prepared::Finish(
+                finished,
+                pack_log(&finished.log_json),
+                serde_json::to_string(&finished.placings).expect("a list of numbers serializes"),
+            ),
+            MatchWrite::Abort(aborted) => {
+                Prepared::Abort(aborted, aborted.log_json.as_deref().map(pack_log))
+            }
+        }
+    }
+}
 
 /// The columns of a match row, in [`MatchRow`] order.
 macro_rules! match_columns {
@@ -116,32 +147,7 @@ impl Store {
     ///
     /// Gives [`StoreError::MatchExists`] if the id is taken.
     pub async fn insert_match(&self, new: &NewMatch) -> Result<(), StoreError> {
-        let seat_names =
-            serde_json::to_string(&new.seat_names).expect("a list of strings serializes");
-        let inserted = with_writer!(self, pool => {
-            sqlx::query(
-                "INSERT INTO matches \
-                 (id, game, preset, rules_json, seed, seat_names, status, started_at_ms) \
-                 VALUES ($1, $2, $3, $4, $5, $6, 'running', $7)",
-            )
-            .bind(&new.id)
-            .bind(&new.game)
-            .bind(&new.preset)
-            .bind(&new.rules_json)
-            .bind(new.seed)
-            .bind(&seat_names)
-            .bind(new.started_at_ms)
-            .execute(pool)
-            .await
-            .map(|_| ())
-        });
-        match inserted {
-            Ok(_) => Ok(()),
-            Err(e) if is_unique_violation(&e) => {
-                Err(StoreError::MatchExists { id: new.id.clone() })
-            }
-            Err(e) => Err(StoreError::db("recording a new match")(e)),
-        }
+        self.write_match(MatchWrite::Start(new.clone())).await
     }
 
     /// Records the end of a running match: its log, the place of each seat (1 = first; ties
@@ -159,56 +165,13 @@ impl Store {
         placings: &[u8],
         finished_at_ms: i64,
     ) -> Result<(), StoreError> {
-        const CONTEXT: &str = "recording the end of a match";
-        let db = || StoreError::db(CONTEXT);
-        let placings_json = serde_json::to_string(placings).expect("a list of numbers serializes");
-        let log = pack_log(log_json);
-        with_writer!(self, pool => async {
-            let mut tx = pool.begin().await.map_err(db())?;
-            let seat_names: Option<String> = sqlx::query_scalar(
-                "UPDATE matches \
-                 SET status = 'finished', log_lz4 = $2, placings = $3, finished_at_ms = $4 \
-                 WHERE id = $1 AND status = 'running' \
-                 RETURNING seat_names",
-            )
-            .bind(id)
-            .bind(&log)
-            .bind(&placings_json)
-            .bind(finished_at_ms)
-            .fetch_optional(&mut *tx)
-            .await
-            .map_err(db())?;
-            let Some(seat_names) = seat_names else {
-                return Err(StoreError::MatchNotRunning { id: id.to_owned() });
-            };
-            let seat_names = parse_seat_names(id, &seat_names)?;
-            if !seat_names.is_empty() {
-                if seat_names.len() != placings.len() {
-                    return Err(StoreError::PlacingsMismatch {
-                        id: id.to_owned(),
-                        seats: seat_names.len(),
-                        placings: placings.len(),
-                    });
-                }
-                // One statement for every seat: one round trip to the database.
-                let mut insert = sqlx::QueryBuilder::new(
-                    "INSERT INTO seat_results (match_id, seat, bot_name, place) ",
-                );
-                insert.push_values(
-                    seat_names.iter().zip(placings).enumerate(),
-                    |mut row, (seat, (bot_name, &place))| {
-                        let seat = i32::try_from(seat).expect("seat counts are small");
-                        row.push_bind(id)
-                            .push_bind(seat)
-                            .push_bind(bot_name.as_str())
-                            .push_bind(i32::from(place));
-                    },
-                );
-                insert.build().execute(&mut *tx).await.map_err(db())?;
-            }
-            tx.commit().await.map_err(db())
-        }
-        .await)
+        self.write_match(MatchWrite::Finish(FinishedMatch {
+            id: id.to_owned(),
+            log_json: log_json.to_owned(),
+            placings: placings.to_vec(),
+            finished_at_ms,
+        }))
+        .await
     }
 
     /// Marks a running match as aborted for `reason`, keeping `log_json` if one is given (else
@@ -221,26 +184,179 @@ impl Store {
         log_json: Option<&str>,
         finished_at_ms: i64,
     ) -> Result<(), StoreError> {
-        let aborted = with_writer!(self, pool => {
-            sqlx::query(
-                "UPDATE matches \
-                 SET status = 'aborted', abort_reason = $2, log_lz4 = COALESCE($3, log_lz4), \
-                     finished_at_ms = $4 \
-                 WHERE id = $1 AND status = 'running'",
-            )
-            .bind(id)
-            .bind(reason)
-            .bind(log_json.map(pack_log))
-            .bind(finished_at_ms)
-            .execute(pool)
-            .await
-            .map(|r| r.rows_affected())
-        })
-        .map_err(StoreError::db("aborting a match"))?;
-        if aborted == 0 {
-            return Err(StoreError::MatchNotRunning { id: id.to_owned() });
+        self.write_match(MatchWrite::Abort(AbortedMatch {
+            id: id.to_owned(),
+            reason: reason.to_owned(),
+            log_json: log_json.map(str::to_owned),
+            finished_at_ms,
+        }))
+        .await
+    }
+
+    /// Carries out one write in a transaction of its own.
+    async fn write_match(&self, write: MatchWrite) -> Result<(), StoreError> {
+        let mut results = self.write_matches(std::slice::from_ref(&write)).await;
+        results.pop().expect("one result per write")
+    }
+
+    /// Carries out several writes, in order, in as few transactions as it can (group commit):
+    /// the result of each write, in the same order, is what [`Store::insert_match`],
+    /// [`Store::finish_match`] or [`Store::abort_match`] would have given for it alone.
+    ///
+    /// All writes go into one transaction. A write refused for what it finds (a match id
+    /// that is taken, a match that is not running) writes nothing and does not hold up the
+    /// others. If the transaction as a whole fails (a database error, placings that do not
+    /// fit the seats, a damaged row), nothing of it is stored and each write is retried in
+    /// a transaction of its own, so that one bad write never costs the others. Writes to the
+    /// same match take effect in order: a start and the end of that match can share a batch.
+    pub async fn write_matches(&self, writes: &[MatchWrite]) -> Vec<Result<(), StoreError>> {
+        match self.write_batch(writes).await {
+            Ok(results) => results,
+            Err(error) if writes.len() == 1 => vec![Err(error)],
+            Err(error) => {
+                tracing::debug!(
+                    error = %error,
+                    writes = writes.len(),
+                    "a batch of match writes failed: writing them one by one"
+                );
+                let mut results = Vec::with_capacity(writes.len());
+                for write in writes {
+                    results.push(match self.write_batch(std::slice::from_ref(write)).await {
+                        Ok(mut single) => single.pop().expect("one result per write"),
+                        Err(error) => Err(error),
+                    });
+                }
+                results
+            }
         }
-        Ok(())
+    }
+
+    /// Carries out `writes` in one transaction. `Err` if it was rolled back (nothing
+    /// written); else the result of each write, where an `Err` wrote nothing.
+    async fn write_batch(
+        &self,
+        writes: &[MatchWrite],
+    ) -> Result<Vec<Result<(), StoreError>>, StoreError> {
+        const START: &str = "recording a new match";
+        const FINISH: &str = "recording the end of a match";
+        const ABORT: &str = "aborting a match";
+        const COMMIT: &str = "committing match records";
+        // Everything that can be prepared is prepared before the transaction starts.
+        let prepared: Vec<Prepared<'_>> = writes.iter().map(Prepared::new).collect();
+        with_writer!(self, pool => async {
+            let mut tx = pool.begin().await.map_err(StoreError::db(COMMIT))?;
+            let mut results = Vec::with_capacity(writes.len());
+            // Seat results of every finished match, written by one statement at the end.
+            let mut seat_rows: Vec<(&str, i32, String, i32)> = Vec::new();
+            for prepared in &prepared {
+                let result = match prepared {
+                    Prepared::Start(new, seat_names) => {
+                        let inserted = sqlx::query(
+                            "INSERT INTO matches \
+                             (id, game, preset, rules_json, seed, seat_names, status, \
+                              started_at_ms) \
+                             VALUES ($1, $2, $3, $4, $5, $6, 'running', $7) \
+                             ON CONFLICT (id) DO NOTHING",
+                        )
+                        .bind(&new.id)
+                        .bind(&new.game)
+                        .bind(&new.preset)
+                        .bind(&new.rules_json)
+                        .bind(new.seed)
+                        .bind(seat_names)
+                        .bind(new.started_at_ms)
+                        .execute(&mut *tx)
+                        .await
+                        .map_err(StoreError::db(START))?
+                        .rows_affected();
+                        if inserted == 0 {
+                            Err(StoreError::MatchExists { id: new.id.clone() })
+                        } else {
+                            Ok(())
+                        }
+                    }
+                    Prepared::Finish(finished, log, placings_json) => {
+                        let id = finished.id.as_str();
+                        let seat_names: Option<String> = sqlx::query_scalar(
+                            "UPDATE matches \
+                             SET status = 'finished', log_lz4 = $2, placings = $3, \
+                                 finished_at_ms = $4 \
+                             WHERE id = $1 AND status = 'running' \
+                             RETURNING seat_names",
+                        )
+                        .bind(id)
+                        .bind(log)
+                        .bind(placings_json)
+                        .bind(finished.finished_at_ms)
+                        .fetch_optional(&mut *tx)
+                        .await
+                        .map_err(StoreError::db(FINISH))?;
+                        match seat_names {
+                            None => Err(StoreError::MatchNotRunning { id: id.to_owned() }),
+                            Some(seat_names) => {
+                                let seat_names = parse_seat_names(id, &seat_names)?;
+                                let placings = &finished.placings;
+                                if !seat_names.is_empty() && seat_names.len() != placings.len()
+                                {
+                                    // The match row is already updated: roll back.
+                                    return Err(StoreError::PlacingsMismatch {
+                                        id: id.to_owned(),
+                                        seats: seat_names.len(),
+                                        placings: placings.len(),
+                                    });
+                                }
+                                for (seat, (bot_name, &place)) in
+                                    seat_names.into_iter().zip(placings).enumerate()
+                                {
+                                    let seat = i32::try_from(seat).expect("seat counts are small");
+                                    seat_rows.push((id, seat, bot_name, i32::from(place)));
+                                }
+                                Ok(())
+                            }
+                        }
+                    }
+                    Prepared::Abort(aborted, log) => {
+                        let updated = sqlx::query(
+                            "UPDATE matches \
+                             SET status = 'aborted', abort_reason = $2, \
+                                 log_lz4 = COALESCE($3, log_lz4), finished_at_ms = $4 \
+                             WHERE id = $1 AND status = 'running'",
+                        )
+                        .bind(&aborted.id)
+                        .bind(&aborted.reason)
+                        .bind(log)
+                        .bind(aborted.finished_at_ms)
+                        .execute(&mut *tx)
+                        .await
+                        .map_err(StoreError::db(ABORT))?
+                        .rows_affected();
+                        if updated == 0 {
+                            Err(StoreError::MatchNotRunning { id: aborted.id.clone() })
+                        } else {
+                            Ok(())
+                        }
+                    }
+                };
+                results.push(result);
+            }
+            // In chunks well within the parameter limits of both databases (SQLite 32 766,
+            // PostgreSQL 65 535 per statement).
+            for rows in seat_rows.chunks(SEAT_ROWS_PER_STATEMENT) {
+                let mut insert = sqlx::QueryBuilder::new(
+                    "INSERT INTO seat_results (match_id, seat, bot_name, place) ",
+                );
+                insert.push_values(rows, |mut row, (id, seat, bot_name, place)| {
+                    row.push_bind(*id)
+                        .push_bind(*seat)
+                        .push_bind(bot_name.as_str())
+                        .push_bind(*place);
+                });
+                insert.build().execute(&mut *tx).await.map_err(StoreError::db(FINISH))?;
+            }
+            tx.commit().await.map_err(StoreError::db(COMMIT))?;
+            Ok(results)
+        }
+        .await)
     }
 
     /// Marks every running match as aborted for `reason`, now: for a clean start (matches

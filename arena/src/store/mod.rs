@@ -47,12 +47,14 @@ mod bots;
 mod error;
 mod matches;
 mod migrations;
+mod recorder;
 mod types;
 
 pub use error::StoreError;
+pub use recorder::Recorder;
 pub use types::{
-    BotRecord, BotResult, MatchFilter, MatchRecord, MatchStatus, MatchSummary, NewMatch,
-    ParseMatchStatusError,
+    AbortedMatch, BotRecord, BotResult, FinishedMatch, MatchFilter, MatchRecord, MatchStatus,
+    MatchSummary, MatchWrite, NewMatch, ParseMatchStatusError,
 };
 
 use error::redact_url;

@@ -44,6 +44,57 @@ pub struct NewMatch {
     pub started_at_ms: i64,
 }
 
+/// The end of a running match to record (see
+/// [`Store::finish_match`](super::Store::finish_match)).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FinishedMatch {
+    /// The match id.
+    pub id: String,
+    /// The engine's log of the match, as JSON text.
+    pub log_json: String,
+    /// The place of each seat, in seat order (1 = first; ties share a place).
+    pub placings: Vec<u8>,
+    /// When the match finished, in unix milliseconds.
+    pub finished_at_ms: i64,
+}
+
+/// The early end of a running match to record (see
+/// [`Store::abort_match`](super::Store::abort_match)).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AbortedMatch {
+    /// The match id.
+    pub id: String,
+    /// Why the match ended early, e.g. "the arena shut down".
+    pub reason: String,
+    /// The log so far, as JSON text; `None` keeps whatever log was stored.
+    pub log_json: Option<String>,
+    /// When the match was aborted, in unix milliseconds.
+    pub finished_at_ms: i64,
+}
+
+/// One write to the matches of the store: several of them can be committed together
+/// (see [`Store::write_matches`](super::Store::write_matches)).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MatchWrite {
+    /// A match starts: see [`Store::insert_match`](super::Store::insert_match).
+    Start(NewMatch),
+    /// A match is over: see [`Store::finish_match`](super::Store::finish_match).
+    Finish(FinishedMatch),
+    /// A match ended early: see [`Store::abort_match`](super::Store::abort_match).
+    Abort(AbortedMatch),
+}
+
+impl MatchWrite {
+    /// The id of the match written.
+    pub fn match_id(&self) -> &str {
+        match self {
+            MatchWrite::Start(new) => &new.id,
+            MatchWrite::Finish(finished) => &finished.id,
+            MatchWrite::Abort(aborted) => &aborted.id,
+        }
+    }
+}
+
 /// Where a match stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum MatchStatus {
