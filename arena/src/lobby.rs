@@ -246,8 +246,7 @@ impl Lobby {
                 finished_at_ms: now_ms(),
             })
         };
-        let result = self.recorder.write(write).await;
-        if let Err(error) = result {
+        if let Err(error) = self.recorder.write(write).await {
             warn!(match_id = %info.match_id, error = %error, "cannot record the match result");
         }
     }

@@ -89,8 +89,8 @@ pub enum StoreError {
         /// How many placings were given.
         placings: usize,
     },
-    /// The match recorder's task stopped before it could say whether a write was committed
-    /// (see [`Recorder`](super::Recorder)).
+    /// The match recorder's task stopped (its runtime is shutting down) before it could say
+    /// whether a write was committed (see [`Recorder`](super::Recorder)).
     #[error("the match recorder stopped before confirming the write")]
     RecorderStopped,
     /// A stored value could not be read back (hand-edited or damaged database).

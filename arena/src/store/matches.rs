@@ -137,6 +137,39 @@ fn record_from_row(row: MatchRow) -> Result<MatchRecord, StoreError> {
     Ok(MatchRecord { summary, seed })
 }
 
+/// The result of a write that changed `rows` rows: none means it was `refused`.
+fn written(rows: u64, refused: impl FnOnce() -> StoreError) -> Result<(), StoreError> {
+    if rows == 0 { Err(refused()) } else { Ok(()) }
+}
+
+/// The `seat_results` rows of a finished match (match id, seat, bot name, place), given its
+/// stored seat names: none for a match started without them. Gives
+/// [`StoreError::PlacingsMismatch`] if the placings do not fit the seats.
+fn seat_results<'a>(
+    finished: &'a FinishedMatch,
+    seat_names_json: &str,
+) -> Result<Vec<(&'a str, i32, String, i32)>, StoreError> {
+    let id = finished.id.as_str();
+    let seat_names = parse_seat_names(id, seat_names_json)?;
+    let placings = &finished.placings;
+    if !seat_names.is_empty() && seat_names.len() != placings.len() {
+        return Err(StoreError::PlacingsMismatch {
+            id: id.to_owned(),
+            seats: seat_names.len(),
+            placings: placings.len(),
+        });
+    }
+    Ok(seat_names
+        .into_iter()
+        .zip(placings)
+        .enumerate()
+        .map(|(seat, (bot_name, &place))| {
+            let seat = i32::try_from(seat).expect("seat counts are small");
+            (id, seat, bot_name, i32::from(place))
+        })
+        .collect())
+}
+
 fn small(id: &str, what: &str, value: i64) -> Result<u8, StoreError> {
     u8::try_from(value)
         .map_err(|_| corrupt(format!("match \"{id}\": {what} {value} is out of range")))
@@ -147,7 +180,7 @@ impl Store {
     ///
     /// Gives [`StoreError::MatchExists`] if the id is taken.
     pub async fn insert_match(&self, new: &NewMatch) -> Result<(), StoreError> {
-        self.write_match(MatchWrite::Start(new.clone())).await
+        self.write_one(&MatchWrite::Start(new.clone())).await
     }
 
     /// Records the end of a running match: its log, the place of each seat (1 = first; ties
@@ -165,7 +198,7 @@ impl Store {
         placings: &[u8],
         finished_at_ms: i64,
     ) -> Result<(), StoreError> {
-        self.write_match(MatchWrite::Finish(FinishedMatch {
+        self.write_one(&MatchWrite::Finish(FinishedMatch {
             id: id.to_owned(),
             log_json: log_json.to_owned(),
             placings: placings.to_vec(),
@@ -184,7 +217,7 @@ impl Store {
         log_json: Option<&str>,
         finished_at_ms: i64,
     ) -> Result<(), StoreError> {
-        self.write_match(MatchWrite::Abort(AbortedMatch {
+        self.write_one(&MatchWrite::Abort(AbortedMatch {
             id: id.to_owned(),
             reason: reason.to_owned(),
             log_json: log_json.map(str::to_owned),
@@ -194,9 +227,10 @@ impl Store {
     }
 
     /// Carries out one write in a transaction of its own.
-    async fn write_match(&self, write: MatchWrite) -> Result<(), StoreError> {
-        let mut results = self.write_matches(std::slice::from_ref(&write)).await;
-        results.pop().expect("one result per write")
+    async fn write_one(&self, write: &MatchWrite) -> Result<(), StoreError> {
+        self.write_batch(std::slice::from_ref(write))
+            .await
+            .and_then(|mut results| results.pop().expect("one result per write"))
     }
 
     /// Carries out several writes, in order, in as few transactions as it can (group commit):
@@ -221,10 +255,7 @@ impl Store {
                 );
                 let mut results = Vec::with_capacity(writes.len());
                 for write in writes {
-                    results.push(match self.write_batch(std::slice::from_ref(write)).await {
-                        Ok(mut single) => single.pop().expect("one result per write"),
-                        Err(error) => Err(error),
-                    });
+                    results.push(self.write_one(write).await);
                 }
                 results
             }
@@ -269,11 +300,7 @@ impl Store {
                         .await
                         .map_err(StoreError::db(START))?
                         .rows_affected();
-                        if inserted == 0 {
-                            Err(StoreError::MatchExists { id: new.id.clone() })
-                        } else {
-                            Ok(())
-                        }
+                        written(inserted, || StoreError::MatchExists { id: new.id.clone() })
                     }
                     Prepared::Finish(finished, log, placings_json) => {
                         let id = finished.id.as_str();
@@ -294,23 +321,9 @@ impl Store {
                         match seat_names {
                             None => Err(StoreError::MatchNotRunning { id: id.to_owned() }),
                             Some(seat_names) => {
-                                let seat_names = parse_seat_names(id, &seat_names)?;
-                                let placings = &finished.placings;
-                                if !seat_names.is_empty() && seat_names.len() != placings.len()
-                                {
-                                    // The match row is already updated: roll back.
-                                    return Err(StoreError::PlacingsMismatch {
-                                        id: id.to_owned(),
-                                        seats: seat_names.len(),
-                                        placings: placings.len(),
-                                    });
-                                }
-                                for (seat, (bot_name, &place)) in
-                                    seat_names.into_iter().zip(placings).enumerate()
-                                {
-                                    let seat = i32::try_from(seat).expect("seat counts are small");
-                                    seat_rows.push((id, seat, bot_name, i32::from(place)));
-                                }
+                                // On an error the match row is already updated: the
+                                // transaction is rolled back.
+                                seat_rows.extend(seat_results(finished, &seat_names)?);
                                 Ok(())
                             }
                         }
@@ -330,11 +343,9 @@ impl Store {
                         .await
                         .map_err(StoreError::db(ABORT))?
                         .rows_affected();
-                        if updated == 0 {
-                            Err(StoreError::MatchNotRunning { id: aborted.id.clone() })
-                        } else {
-                            Ok(())
-                        }
+                        written(updated, || StoreError::MatchNotRunning {
+                            id: aborted.id.clone(),
+                        })
                     }
                 };
                 results.push(result);

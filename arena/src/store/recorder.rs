@@ -28,29 +28,25 @@ struct Job {
 #[derive(Clone, Debug)]
 pub struct Recorder {
     queue: mpsc::Sender<Job>,
-    store: Store,
 }
 
 impl Recorder {
     /// Starts the recorder's task on the current tokio runtime.
     pub fn spawn(store: Store) -> Recorder {
         let (queue, jobs) = mpsc::channel(QUEUE);
-        tokio::spawn(run(store.clone(), jobs));
-        Recorder { queue, store }
+        tokio::spawn(run(store, jobs));
+        Recorder { queue }
     }
 
     /// Records `write`, committed together with whatever other writes are waiting; gives
-    /// what [`Store::write_matches`] gives for it.
+    /// what [`Store::write_matches`] gives for it, or [`StoreError::RecorderStopped`] if the
+    /// task is gone (its runtime is shutting down).
     pub async fn write(&self, write: MatchWrite) -> Result<(), StoreError> {
         let (done, result) = oneshot::channel();
-        match self.queue.send(Job { write, done }).await {
-            Ok(()) => result.await.unwrap_or(Err(StoreError::RecorderStopped)),
-            // The task is gone (its runtime is shutting down): write directly.
-            Err(mpsc::error::SendError(job)) => {
-                let mut results = self.store.write_matches(&[job.write]).await;
-                results.pop().expect("one result per write")
-            }
+        if self.queue.send(Job { write, done }).await.is_err() {
+            return Err(StoreError::RecorderStopped);
         }
+        result.await.unwrap_or(Err(StoreError::RecorderStopped))
     }
 }
 

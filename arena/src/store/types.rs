@@ -84,17 +84,6 @@ pub enum MatchWrite {
     Abort(AbortedMatch),
 }
 
-impl MatchWrite {
-    /// The id of the match written.
-    pub fn match_id(&self) -> &str {
-        match self {
-            MatchWrite::Start(new) => &new.id,
-            MatchWrite::Finish(finished) => &finished.id,
-            MatchWrite::Abort(aborted) => &aborted.id,
-        }
-    }
-}
-
 /// Where a match stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum MatchStatus {
