@@ -203,3 +203,29 @@ pub(crate) fn seats_text(seats: impl Iterator<Item = Seat>) -> String {
         _ => format!("seats {}", list.join(", ")),
     }
 }
+
+/// A strike or forfeit the match refuses (see [`Match::strike`](crate::Match::strike) and
+/// [`Match::forfeit`](crate::Match::forfeit)). Nothing is recorded when one is returned.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum PenaltyError {
+    /// The match has ended: its outcome is final.
+    #[error("the match is over: no strike or forfeit can be given")]
+    MatchOver,
+    /// A seat that is not at the table.
+    #[error("{seat} is not at the table: seats are 0..={last}")]
+    NoSuchSeat {
+        /// The seat named.
+        seat: Seat,
+        /// The highest seat number.
+        last: u8,
+    },
+    /// The seat has already forfeited; the first forfeit stands and a forfeited seat is
+    /// not struck.
+    #[error("{seat} has already forfeited ({reason}): the first forfeit stands")]
+    Forfeited {
+        /// The seat.
+        seat: Seat,
+        /// Why it forfeited first.
+        reason: crate::penalty::ForfeitReason,
+    },
+}

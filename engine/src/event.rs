@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::action::Action;
 use crate::hand::Hand;
+use crate::penalty::ForfeitReason;
 use crate::types::{DieMask, Placings, Seat, Seats};
 
 /// Something that happened at the table, visible to every player.
@@ -171,9 +172,23 @@ pub enum Event {
         /// How many chips.
         chips: u32,
     },
-    /// The match is over. `placings[seat]` is that seat's place, 1 the best.
+    /// The match is over. `placings[seat]` is that seat's final place, 1 the best:
+    /// forfeited seats are placed after all others (see [`Match::forfeit`]), the same
+    /// placings as the [`Outcome`]'s.
+    ///
+    /// [`Match::forfeit`]: crate::Match::forfeit
+    /// [`Outcome`]: crate::Outcome
     MatchOver {
         /// Place of every seat.
         placings: Placings,
+    },
+    /// The referee forfeited a seat: from now on it is played by default actions, and it is
+    /// placed after every seat that did not forfeit. (A strike is not public: it is only in
+    /// the match log.)
+    Forfeited {
+        /// Who.
+        seat: Seat,
+        /// Why.
+        reason: ForfeitReason,
     },
 }

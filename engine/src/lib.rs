@@ -8,6 +8,8 @@
 //! - Dice come from a [`DiceSource`] keyed by (seed, seat, round, throw, die slot), so the
 //!   same rules, seed and decisions replay the same match; a [`MatchLog`] records and
 //!   verifies it.
+//! - The referee's penalties ([`Match::strike`], [`Match::forfeit`]) are part of the match:
+//!   logged, replayed, counted in the [`Outcome`], and forfeited seats rank last.
 //! - [`policy`] has the built-in players used by tests, benchmarks and the simulator.
 //!
 //! The engine does no I/O, reads no clock and uses no global randomness.
@@ -19,6 +21,7 @@ mod error;
 mod event;
 mod hand;
 mod log;
+mod penalty;
 mod play;
 pub mod policy;
 mod rules;
@@ -28,10 +31,11 @@ mod zokken;
 
 pub use action::Action;
 pub use dice::{DiceKey, DiceScript, DiceSource};
-pub use error::{ActionError, DieSlotError, RulesError, SetupError};
+pub use error::{ActionError, DieSlotError, PenaltyError, RulesError, SetupError};
 pub use event::Event;
 pub use hand::{Hand, MIWIN_FACES, MIWIN_NAMES, sorted_desc};
 pub use log::{LogEntry, MatchLog, ReplayError};
+pub use penalty::{ForfeitReason, StrikeReason};
 pub use play::{Match, Observation, Outcome};
 pub use rules::{Game, PRESETS, Rules, SchockenRules, SjokkenRules, ZokkenRules};
 pub use shake::{ShakeDecision, ShakeObservation, TurnView};

@@ -4,8 +4,9 @@ use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 use crate::action::Action;
-use crate::error::{ActionError, SetupError};
+use crate::error::{ActionError, PenaltyError, SetupError};
 use crate::event::Event;
+use crate::penalty::{ForfeitReason, StrikeReason};
 use crate::play::Match;
 use crate::rules::Rules;
 use crate::types::{DieMask, Seat};
@@ -38,6 +39,20 @@ pub enum LogEntry {
     Event {
         /// The event.
         event: Event,
+    },
+    /// The referee struck a seat (not public: only the log has it).
+    Strike {
+        /// Who.
+        seat: Seat,
+        /// Why.
+        reason: StrikeReason,
+    },
+    /// The referee forfeited a seat; the public [`Event::Forfeited`] follows.
+    Forfeit {
+        /// Who.
+        seat: Seat,
+        /// Why.
+        reason: ForfeitReason,
     },
 }
 
@@ -72,6 +87,14 @@ pub enum ReplayError {
         /// Why the referee refuses it.
         error: ActionError,
     },
+    /// A logged strike or forfeit is refused when replayed.
+    #[error("log entry {index}: the penalty is refused on replay: {error}")]
+    IllegalPenalty {
+        /// Index of the entry.
+        index: usize,
+        /// Why the match refuses it.
+        error: PenaltyError,
+    },
     /// The replayed match differs from the log.
     #[error("log entry {index} was altered: the log says {logged}, the replay gives {replayed}")]
     Mismatch {
@@ -85,24 +108,32 @@ pub enum ReplayError {
 }
 
 impl MatchLog {
-    /// Replays the log from its rules, seed and decisions, and checks that every throw,
-    /// event and token move comes out exactly as logged. Returns the replayed match.
+    /// Replays the log from its rules, seed, decisions, strikes and forfeits, and checks that
+    /// every throw, event and token move comes out exactly as logged. Returns the replayed
+    /// match.
     pub fn replay(&self) -> Result<Match, ReplayError> {
         let mut replay = Match::new_with_log(self.rules.clone(), self.seed, self.seats as usize)?;
         for (index, entry) in self.entries.iter().enumerate() {
-            if let LogEntry::Decision { seat, action } = *entry {
-                if replay.is_over() {
-                    break;
-                }
-                replay
-                    .apply(seat, action)
-                    .map_err(|error| ReplayError::IllegalDecision {
-                        index,
-                        seat,
-                        action,
-                        error,
-                    })?;
+            if replay.is_over() {
+                break;
             }
+            let penalty = match *entry {
+                LogEntry::Decision { seat, action } => {
+                    replay
+                        .apply(seat, action)
+                        .map_err(|error| ReplayError::IllegalDecision {
+                            index,
+                            seat,
+                            action,
+                            error,
+                        })?;
+                    Ok(())
+                }
+                LogEntry::Strike { seat, reason } => replay.strike(seat, reason),
+                LogEntry::Forfeit { seat, reason } => replay.forfeit(seat, reason).map(|_| ()),
+                LogEntry::Throw { .. } | LogEntry::Event { .. } => Ok(()),
+            };
+            penalty.map_err(|error| ReplayError::IllegalPenalty { index, error })?;
         }
         let replayed = replay
             .log()

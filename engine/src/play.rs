@@ -4,12 +4,13 @@ use serde::{Deserialize, Serialize};
 
 use crate::action::Action;
 use crate::dice::{DiceScript, DiceSource};
-use crate::error::{ActionError, SetupError};
+use crate::error::{ActionError, PenaltyError, SetupError};
 use crate::event::Event;
 use crate::log::{LogEntry, MatchLog, Sink};
+use crate::penalty::{ForfeitReason, Penalties, StrikeReason};
 use crate::rules::{Game, Rules};
 use crate::shake::{ShakeObservation, ShakeState};
-use crate::types::{MAX_SEATS, MIN_SEATS, Seat, Seats};
+use crate::types::{MAX_SEATS, MIN_SEATS, Placings, Seat, Seats};
 use crate::zokken::{ZokkenObservation, ZokkenState};
 
 /// What one player may see: built for that player from the full state, holding exactly what
@@ -23,12 +24,20 @@ pub enum Observation {
     Zokken(ZokkenObservation),
 }
 
-/// How a finished match ended (RULES.md §2.7, §3.5, §4.5).
+/// How a finished match ended (RULES.md §2.7, §3.5, §4.5, and the arena's fair-play rules).
+///
+/// Every per-seat list has one entry per seat. Tokens, halves lost and chips are 0 for every
+/// seat where the game does not have them (the wire leaves such lists empty). With a forfeit,
+/// the placings are the final ones (forfeited seats after all others), while the loser,
+/// tokens, halves and chips report the play as it went, the forfeited seat having been
+/// played by default actions from its forfeit on.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(from = "StoredOutcome")]
 pub struct Outcome {
-    /// Every seat's place: 1 is best; equal places are shared.
+    /// Every seat's final place: 1 is best; equal places are shared; forfeited seats are
+    /// placed after all others (see [`Match::forfeit`]).
     pub placings: Vec<u8>,
-    /// Schocken and Sjokken: the game's loser.
+    /// Schocken and Sjokken: the game's loser (as played).
     pub loser: Option<Seat>,
     /// Schocken and Sjokken: tokens each seat holds at the end.
     pub tokens: Vec<i64>,
@@ -36,6 +45,74 @@ pub struct Outcome {
     pub halves_lost: Vec<u8>,
     /// Zokken: each seat's net chips over the match (they sum to zero).
     pub chips: Vec<i64>,
+    /// Strikes each seat was given (see [`Match::strike`]). Left out of the JSON form when
+    /// nobody was struck.
+    #[serde(skip_serializing_if = "all_zero")]
+    pub strikes: Vec<u32>,
+    /// Of those, the timeouts.
+    #[serde(skip_serializing_if = "all_zero")]
+    pub timeouts: Vec<u32>,
+    /// Why each seat forfeited; `None` for a seat that did not. Left out of the JSON form
+    /// when nobody forfeited.
+    #[serde(skip_serializing_if = "all_none")]
+    pub forfeits: Vec<Option<ForfeitReason>>,
+}
+
+fn all_zero(counts: &[u32]) -> bool {
+    counts.iter().all(|&c| c == 0)
+}
+
+fn all_none(forfeits: &[Option<ForfeitReason>]) -> bool {
+    forfeits.iter().all(Option::is_none)
+}
+
+/// The JSON form of an [`Outcome`]: the penalty lists may be left out (all 0 / none).
+#[derive(Deserialize)]
+struct StoredOutcome {
+    placings: Vec<u8>,
+    loser: Option<Seat>,
+    tokens: Vec<i64>,
+    halves_lost: Vec<u8>,
+    chips: Vec<i64>,
+    #[serde(default)]
+    strikes: Vec<u32>,
+    #[serde(default)]
+    timeouts: Vec<u32>,
+    #[serde(default)]
+    forfeits: Vec<Option<ForfeitReason>>,
+}
+
+impl From<StoredOutcome> for Outcome {
+    fn from(o: StoredOutcome) -> Outcome {
+        let n = o.placings.len();
+        let pad = |mut v: Vec<u32>| {
+            if v.is_empty() {
+                v.resize(n, 0);
+            }
+            v
+        };
+        let mut forfeits = o.forfeits;
+        if forfeits.is_empty() {
+            forfeits.resize(n, None);
+        }
+        Outcome {
+            placings: o.placings,
+            loser: o.loser,
+            tokens: o.tokens,
+            halves_lost: o.halves_lost,
+            chips: o.chips,
+            strikes: pad(o.strikes),
+            timeouts: pad(o.timeouts),
+            forfeits,
+        }
+    }
+}
+
+impl Outcome {
+    /// Whether `seat` forfeited.
+    pub fn forfeited(&self, seat: Seat) -> bool {
+        self.forfeits.get(seat.index()).is_some_and(Option::is_some)
+    }
 }
 
 /// The events buffers' starting capacity: more than a step of a four-player match causes.
@@ -68,6 +145,8 @@ pub struct Match {
     /// The previous step's events, kept so a refused action leaves `last_events` as it was.
     spare: Vec<Event>,
     log: Option<MatchLog>,
+    /// Strikes, timeouts and forfeits the referee gave.
+    penalties: Penalties,
 }
 
 impl Match {
@@ -131,6 +210,7 @@ impl Match {
             events,
             spare: Vec::with_capacity(EVENTS_CAPACITY),
             log,
+            penalties: Penalties::default(),
         })
     }
 
@@ -210,7 +290,111 @@ impl Match {
             std::mem::swap(&mut self.events, &mut self.spare);
             return Err(error);
         }
+        if self.penalties.any_forfeit {
+            self.final_match_over();
+        }
         Ok(&self.events)
+    }
+
+    /// With a forfeit, the game's `MatchOver` event (if this step ended the match) gets the
+    /// final placings, in the step's events and in the log.
+    #[cold]
+    fn final_match_over(&mut self) {
+        let penalties = self.penalties;
+        let adjust = |placings: &mut Placings| {
+            let mut out = [0u8; MAX_SEATS];
+            let n = placings.len();
+            penalties.final_placings(placings, &mut out[..n]);
+            *placings = Placings::from_slice(&out[..n]);
+        };
+        for event in self.events.iter_mut().rev() {
+            if let Event::MatchOver { placings } = event {
+                adjust(placings);
+                break;
+            }
+        }
+        if let Some(log) = self.log.as_mut() {
+            for entry in log.entries.iter_mut().rev() {
+                match entry {
+                    LogEntry::Event {
+                        event: Event::MatchOver { placings },
+                    } => {
+                        adjust(placings);
+                        break;
+                    }
+                    LogEntry::Decision { .. } => break,
+                    _ => {}
+                }
+            }
+        }
+    }
+
+    /// The referee strikes `seat` for `reason` (an answer late, illegal or unreadable). The
+    /// strike is logged (it is not public: no event) and counted in the [`Outcome`]; the
+    /// engine does not act on it: the arena forfeits a seat at its strike limit with
+    /// [`Match::forfeit`]. [`Match::last_events`] is unchanged.
+    ///
+    /// Refused once the match is over, for a seat not at the table, and for a seat that has
+    /// forfeited (it is played by default actions and can no longer be struck).
+    pub fn strike(&mut self, seat: Seat, reason: StrikeReason) -> Result<(), PenaltyError> {
+        self.check_penalty(seat)?;
+        self.penalties.strike(seat, reason);
+        if let Some(log) = self.log.as_mut() {
+            log.entries.push(LogEntry::Strike { seat, reason });
+        }
+        Ok(())
+    }
+
+    /// The referee forfeits `seat` for `reason`. From now on the referee plays it by its
+    /// default actions (the engine does not play for it); at the end it is placed after
+    /// every seat that did not forfeit (forfeited seats are ordered among themselves by
+    /// their game places; equal places are shared). Logged, and made public: returns the
+    /// [`Event::Forfeited`] event (also in [`Match::last_events`]).
+    ///
+    /// Refused once the match is over, for a seat not at the table, and for a seat that has
+    /// already forfeited: the first forfeit stands.
+    pub fn forfeit(&mut self, seat: Seat, reason: ForfeitReason) -> Result<&[Event], PenaltyError> {
+        self.check_penalty(seat)?;
+        self.penalties.forfeit(seat, reason);
+        std::mem::swap(&mut self.events, &mut self.spare);
+        self.events.clear();
+        let event = Event::Forfeited { seat, reason };
+        if let Some(log) = self.log.as_mut() {
+            log.entries.push(LogEntry::Forfeit { seat, reason });
+            log.entries.push(LogEntry::Event { event });
+        }
+        self.events.push(event);
+        Ok(&self.events)
+    }
+
+    fn check_penalty(&self, seat: Seat) -> Result<(), PenaltyError> {
+        if self.is_over() {
+            return Err(PenaltyError::MatchOver);
+        }
+        if seat.index() >= self.seats() {
+            return Err(PenaltyError::NoSuchSeat {
+                seat,
+                last: self.seats - 1,
+            });
+        }
+        if let Some(reason) = self.penalties.forfeits[seat.index()] {
+            return Err(PenaltyError::Forfeited { seat, reason });
+        }
+        Ok(())
+    }
+
+    /// Whether `seat` has forfeited, and why.
+    pub fn forfeit_of(&self, seat: Seat) -> Option<ForfeitReason> {
+        self.penalties.forfeits.get(seat.index()).copied().flatten()
+    }
+
+    /// Strikes `seat` has been given so far.
+    pub fn strikes_of(&self, seat: Seat) -> u32 {
+        self.penalties
+            .strikes
+            .get(seat.index())
+            .copied()
+            .unwrap_or(0)
     }
 
     /// The public events of the last successful step (or of the start).
@@ -235,12 +419,24 @@ impl Match {
         }
     }
 
-    /// The outcome, once the match is over.
+    /// The outcome, once the match is over: the game's result with the referee's penalties,
+    /// forfeited seats placed last (see [`Match::forfeit`]).
     pub fn outcome(&self) -> Option<Outcome> {
-        match &self.state {
+        let mut outcome = match &self.state {
             State::Shake(s) => s.outcome(),
             State::Zokken(z) => z.outcome(),
+        }?;
+        let n = self.seats();
+        let p = &self.penalties;
+        if p.any_forfeit {
+            let mut out = [0u8; MAX_SEATS];
+            p.final_placings(&outcome.placings, &mut out[..n]);
+            outcome.placings = out[..n].to_vec();
         }
+        outcome.strikes = p.strikes[..n].to_vec();
+        outcome.timeouts = p.timeouts[..n].to_vec();
+        outcome.forfeits = p.forfeits[..n].to_vec();
+        Some(outcome)
     }
 
     /// The match log, if this match records one.

@@ -750,6 +750,10 @@ impl ShakeState {
             tokens: self.tokens[..n].iter().map(|&t| t as i64).collect(),
             halves_lost,
             chips: vec![0; n],
+            // The match adds the referee's penalties.
+            strikes: Vec::new(),
+            timeouts: Vec::new(),
+            forfeits: Vec::new(),
         })
     }
 

@@ -779,6 +779,10 @@ impl ZokkenState {
             tokens: vec![0; n],
             halves_lost: vec![0; n],
             chips: self.net[..n].to_vec(),
+            // The match adds the referee's penalties.
+            strikes: Vec::new(),
+            timeouts: Vec::new(),
+            forfeits: Vec::new(),
         })
     }
 
