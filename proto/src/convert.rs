@@ -20,9 +20,9 @@ use std::collections::HashMap;
 use std::fmt::Write as _;
 
 use knobel_engine::{
-    Action, DieMask, DieSlotError, Event, Game, Hand, MAX_SEATS, Match, Observation, Outcome,
-    Placings, Rules, Seat, Seats, ShakeDecision, ShakeObservation, TurnView, ZokkenObservation,
-    ZokkenPhase, ZokkenSeatStatus, ZokkenSeatView,
+    Action, DieMask, DieSlotError, Event, ForfeitReason, Game, Hand, MAX_SEATS, Match, Observation,
+    Outcome, Placings, Rules, Seat, Seats, ShakeDecision, ShakeObservation, TurnView,
+    ZokkenObservation, ZokkenPhase, ZokkenSeatStatus, ZokkenSeatView,
 };
 use thiserror::Error;
 
@@ -1227,6 +1227,10 @@ impl From<Event> for pb::Event {
             Event::MatchOver { placings } => Kind::MatchOver(pb::MatchOver {
                 placings: placings.iter().map(|&p| u32::from(p)).collect(),
             }),
+            Event::Forfeited { seat: s, reason } => Kind::Forfeited(pb::Forfeited {
+                seat: seat(s),
+                reason: pb::ForfeitReason::from(reason) as i32,
+            }),
         };
         pb::Event { kind: Some(kind) }
     }
@@ -1341,6 +1345,16 @@ impl TryFrom<&pb::Event> for Event {
                 Kind::MatchOver(e) => Event::MatchOver {
                     placings: Placings::from_slice(&u8_vec("match_over.placings", &e.placings)?),
                 },
+                Kind::Forfeited(e) => Event::Forfeited {
+                    seat: seat("forfeited.seat", e.seat)?,
+                    reason: forfeit_from_wire("forfeited.reason", e.reason)?.ok_or(
+                        WireError::UnknownEnum {
+                            field: "forfeited.reason",
+                            value: e.reason,
+                            legal: FORFEIT_REASONS,
+                        },
+                    )?,
+                },
             },
         )
     }
@@ -1357,14 +1371,70 @@ impl TryFrom<pb::Event> for Event {
 // Outcome and match messages
 // ---------------------------------------------------------------------------------------
 
+const FORFEIT_REASONS: &str =
+    "1 (strikes), 2 (disconnected), 3 (not reading), 4 (revoked), 5 (absent)";
+
+impl From<ForfeitReason> for pb::ForfeitReason {
+    fn from(reason: ForfeitReason) -> pb::ForfeitReason {
+        match reason {
+            ForfeitReason::Strikes => pb::ForfeitReason::Strikes,
+            ForfeitReason::Disconnected => pb::ForfeitReason::Disconnected,
+            ForfeitReason::NotReading => pb::ForfeitReason::NotReading,
+            ForfeitReason::Revoked => pb::ForfeitReason::Revoked,
+            ForfeitReason::Absent => pb::ForfeitReason::Absent,
+        }
+    }
+}
+
+/// A forfeit from a raw wire enum field: `None` for `FORFEIT_REASON_NONE`; numbers this
+/// version does not know are errors. `field` names the field in the error.
+pub fn forfeit_from_wire(
+    field: &'static str,
+    value: i32,
+) -> Result<Option<ForfeitReason>, WireError> {
+    Ok(Some(match pb::ForfeitReason::try_from(value) {
+        Ok(pb::ForfeitReason::None) => return Ok(None),
+        Ok(pb::ForfeitReason::Strikes) => ForfeitReason::Strikes,
+        Ok(pb::ForfeitReason::Disconnected) => ForfeitReason::Disconnected,
+        Ok(pb::ForfeitReason::NotReading) => ForfeitReason::NotReading,
+        Ok(pb::ForfeitReason::Revoked) => ForfeitReason::Revoked,
+        Ok(pb::ForfeitReason::Absent) => ForfeitReason::Absent,
+        Err(_) => {
+            return Err(WireError::UnknownEnum {
+                field,
+                value,
+                legal: FORFEIT_REASONS,
+            });
+        }
+    }))
+}
+
+/// The wire form of an outcome. The proto leaves empty the lists a game does not have
+/// (the engine holds zeros there): tokens in Zokken, halves lost in Sjokken and Zokken,
+/// chips in Schocken and Sjokken. The game is told by the outcome itself, by the engine's
+/// invariants: only Schocken and Sjokken have a loser, and only in Schocken does the loser
+/// hold lost halves (it lost at least the last half).
 impl From<&Outcome> for pb::Outcome {
     fn from(o: &Outcome) -> pb::Outcome {
+        let shake = o.loser.is_some();
+        let schocken = shake && o.halves_lost.iter().any(|&h| h > 0);
         pb::Outcome {
             placings: o.placings.iter().map(|&p| u32::from(p)).collect(),
             loser: o.loser.map(|s| u32::from(s.0)),
-            tokens: o.tokens.clone(),
-            halves_lost: o.halves_lost.iter().map(|&h| u32::from(h)).collect(),
-            chips: o.chips.clone(),
+            tokens: if shake { o.tokens.clone() } else { Vec::new() },
+            halves_lost: if schocken {
+                o.halves_lost.iter().map(|&h| u32::from(h)).collect()
+            } else {
+                Vec::new()
+            },
+            chips: if shake { Vec::new() } else { o.chips.clone() },
+            strikes: o.strikes.clone(),
+            timeouts: o.timeouts.clone(),
+            forfeits: o
+                .forfeits
+                .iter()
+                .map(|f| f.map_or(pb::ForfeitReason::None, pb::ForfeitReason::from) as i32)
+                .collect(),
         }
     }
 }
@@ -1375,20 +1445,54 @@ impl From<Outcome> for pb::Outcome {
     }
 }
 
+/// The engine's outcome from the wire. The engine's per-seat lists have one entry per seat
+/// (one per placing): a list the wire leaves empty (one the game does not have, or, from
+/// an arena that does not send them, the strikes, timeouts and forfeits) becomes zeros
+/// (no forfeits); a list that is not empty must have one entry per seat.
 impl TryFrom<&pb::Outcome> for Outcome {
     type Error = WireError;
     fn try_from(o: &pb::Outcome) -> Result<Outcome, WireError> {
-        check_max_len("outcome.tokens", o.tokens.len(), MAX_SEATS)?;
-        check_max_len("outcome.chips", o.chips.len(), MAX_SEATS)?;
+        let placings = u8_vec("outcome.placings", &o.placings)?;
+        let n = placings.len();
+        let per_seat = |field: &'static str, len: usize| {
+            if len == 0 {
+                Ok(())
+            } else {
+                check_len(field, len, n)
+            }
+        };
+        per_seat("outcome.tokens", o.tokens.len())?;
+        per_seat("outcome.halves_lost", o.halves_lost.len())?;
+        per_seat("outcome.chips", o.chips.len())?;
+        per_seat("outcome.strikes", o.strikes.len())?;
+        per_seat("outcome.timeouts", o.timeouts.len())?;
+        per_seat("outcome.forfeits", o.forfeits.len())?;
+        let or_zeros = |v: &[i64]| if v.is_empty() { vec![0; n] } else { v.to_vec() };
+        let counts = |v: &[u32]| if v.is_empty() { vec![0; n] } else { v.to_vec() };
+        let mut halves_lost = u8_vec("outcome.halves_lost", &o.halves_lost)?;
+        if halves_lost.is_empty() {
+            halves_lost = vec![0; n];
+        }
+        let forfeits = if o.forfeits.is_empty() {
+            vec![None; n]
+        } else {
+            o.forfeits
+                .iter()
+                .map(|&f| forfeit_from_wire("outcome.forfeits", f))
+                .collect::<Result<_, _>>()?
+        };
         Ok(Outcome {
-            placings: u8_vec("outcome.placings", &o.placings)?,
             loser: o
                 .loser
                 .map(|s| seat_from_wire("outcome.loser", s))
                 .transpose()?,
-            tokens: o.tokens.clone(),
-            halves_lost: u8_vec("outcome.halves_lost", &o.halves_lost)?,
-            chips: o.chips.clone(),
+            tokens: or_zeros(&o.tokens),
+            halves_lost,
+            chips: or_zeros(&o.chips),
+            strikes: counts(&o.strikes),
+            timeouts: counts(&o.timeouts),
+            forfeits,
+            placings,
         })
     }
 }

@@ -436,3 +436,95 @@ fn hand_built_events_round_trip() {
     assert_eq!(schlumpf.name, "schlumpf 7-5-2");
     assert_eq!(schlumpf.values, [7, 5, 2]);
 }
+
+/// Plays a match of `preset` with the built-in heuristic, seat 1 forfeited (after a strike)
+/// when `forfeit` is set.
+fn played(preset: &str, forfeit: bool) -> Outcome {
+    let mut rules = rules(preset, &[]);
+    if preset == "zokken" {
+        rules.set_number("rounds", 6).unwrap();
+    }
+    let mut m = Match::new_with_log(rules, 17, 3).unwrap();
+    let mut step = 0;
+    while !m.is_over() {
+        if forfeit && step == 4 {
+            m.strike(Seat(1), knobel_engine::StrikeReason::Timeout)
+                .unwrap();
+            let events = m
+                .forfeit(Seat(1), knobel_engine::ForfeitReason::NotReading)
+                .unwrap();
+            for event in events {
+                check_event(event);
+            }
+        }
+        let seat = m.to_act().iter().next().unwrap();
+        let action = m.default_action(seat).unwrap();
+        m.apply(seat, action).unwrap();
+        step += 1;
+    }
+    m.outcome().unwrap()
+}
+
+/// The proto leaves empty what a game does not have: tokens in Zokken, halves lost in
+/// Sjokken and Zokken, chips in Schocken and Sjokken; a loser only in Schocken and Sjokken.
+/// Strikes, timeouts and forfeits are there for every seat in every game.
+#[test]
+fn outcome_fields_a_game_does_not_have_are_empty_on_the_wire() {
+    for preset in knobel_engine::PRESETS {
+        for forfeit in [false, true] {
+            let outcome = played(preset, forfeit);
+            let wire = over_the_wire(&pb::Outcome::from(&outcome));
+            let game = Rules::preset(preset).unwrap().game();
+            let n = 3;
+            assert_eq!(wire.placings.len(), n, "{preset}");
+            match game {
+                knobel_engine::Game::Schocken => {
+                    assert!(wire.loser.is_some());
+                    assert_eq!(wire.tokens.len(), n);
+                    assert_eq!(wire.halves_lost.len(), n);
+                    assert!(wire.chips.is_empty(), "{preset}: {wire:?}");
+                }
+                knobel_engine::Game::Sjokken => {
+                    assert!(wire.loser.is_some());
+                    assert_eq!(wire.tokens.len(), n);
+                    assert!(wire.halves_lost.is_empty(), "{preset}: {wire:?}");
+                    assert!(wire.chips.is_empty(), "{preset}: {wire:?}");
+                }
+                knobel_engine::Game::Zokken => {
+                    assert!(wire.loser.is_none());
+                    assert!(wire.tokens.is_empty(), "{preset}: {wire:?}");
+                    assert!(wire.halves_lost.is_empty(), "{preset}: {wire:?}");
+                    assert_eq!(wire.chips.len(), n);
+                }
+            }
+            let none = pb::ForfeitReason::None as i32;
+            if forfeit {
+                assert_eq!(wire.strikes, [0, 1, 0]);
+                assert_eq!(wire.timeouts, [0, 1, 0]);
+                assert_eq!(
+                    wire.forfeits,
+                    [none, pb::ForfeitReason::NotReading as i32, none]
+                );
+                assert_eq!(wire.placings[1], 3, "{preset}: the forfeited seat is last");
+            } else {
+                assert_eq!(wire.strikes, [0; 3]);
+                assert_eq!(wire.timeouts, [0; 3]);
+                assert_eq!(wire.forfeits, [none; 3]);
+            }
+            // And back: the engine's zeros where the wire is empty.
+            assert_eq!(Outcome::try_from(&wire).unwrap(), outcome, "{preset}");
+            let result = over_the_wire(&match_result("m", Some(&outcome), Seat(1)));
+            assert_eq!(result.your_place, u32::from(outcome.placings[1]));
+        }
+    }
+}
+
+#[test]
+fn a_forfeited_event_round_trips() {
+    for reason in knobel_engine::ForfeitReason::ALL {
+        check_event(&Event::Forfeited {
+            seat: Seat(2),
+            reason,
+        });
+    }
+}

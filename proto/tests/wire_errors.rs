@@ -423,3 +423,45 @@ fn observations_and_events() {
         "outcome.loser = 99 is out of range: it must be 0..=9"
     );
 }
+
+#[test]
+fn bad_forfeits_and_penalty_lists_are_refused() {
+    let forfeited = pb::Event {
+        kind: Some(pb::event::Kind::Forfeited(pb::Forfeited {
+            seat: 1,
+            reason: 0,
+        })),
+    };
+    assert_eq!(
+        Event::try_from(&forfeited).unwrap_err().to_string(),
+        "forfeited.reason = 0 is not a known value: legal values are 1 (strikes), 2 (disconnected), 3 (not reading), 4 (revoked), 5 (absent)"
+    );
+    let outcome = pb::Outcome {
+        placings: vec![1, 2],
+        forfeits: vec![0, 9],
+        ..Default::default()
+    };
+    assert_eq!(
+        Outcome::try_from(&outcome).unwrap_err().to_string(),
+        "outcome.forfeits = 9 is not a known value: legal values are 1 (strikes), 2 (disconnected), 3 (not reading), 4 (revoked), 5 (absent)"
+    );
+    let outcome = pb::Outcome {
+        placings: vec![1, 2],
+        strikes: vec![0, 1, 2],
+        ..Default::default()
+    };
+    assert_eq!(
+        Outcome::try_from(&outcome).unwrap_err().to_string(),
+        "outcome.strikes has 3 entries: it must have 2"
+    );
+    // An arena that sends no penalties: none.
+    let outcome = Outcome::try_from(&pb::Outcome {
+        placings: vec![1, 2],
+        chips: vec![3, -3],
+        ..Default::default()
+    })
+    .unwrap();
+    assert_eq!(outcome.strikes, [0, 0]);
+    assert_eq!(outcome.forfeits, [None, None]);
+    assert_eq!(outcome.tokens, [0, 0]);
+}
