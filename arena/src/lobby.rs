@@ -229,12 +229,12 @@ impl Lobby {
         self.metrics.match_ended(game, report);
         let log_json = report.log.to_json();
         let match_id = info.match_id.clone();
-        let write = if report.outcome.is_some() {
-            info!(match_id = %info.match_id, placings = ?report.placings, forfeited = ?report.forfeited, "match finished");
+        let write = if let Some(outcome) = &report.outcome {
+            info!(match_id = %info.match_id, placings = ?outcome.placings, forfeits = ?outcome.forfeits, strikes = ?outcome.strikes, "match finished");
             MatchWrite::Finish(FinishedMatch {
                 id: match_id,
                 log_json,
-                placings: report.placings.clone(),
+                outcome: outcome.clone(),
                 finished_at_ms: now_ms(),
             })
         } else {

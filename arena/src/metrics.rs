@@ -59,7 +59,7 @@ impl Metrics {
         let timeouts = counter("timeouts_total", "Decisions that timed out.", &["game"]);
         let forfeits = counter(
             "forfeits_total",
-            "Seats forfeited (three strikes or a disconnect).",
+            "Seats forfeited (three strikes, a disconnect, a bot that does not read or never took its seat).",
             &["game"],
         );
         let streams = IntGauge::new("play_streams", "Open Play streams.").expect("valid metric");
@@ -122,8 +122,10 @@ impl Metrics {
             .timeouts
             .with_label_values(&[g])
             .inc_by(report.timeouts);
-        let forfeits = report.forfeited.iter().filter(|&&f| f).count() as u64;
-        self.inner.forfeits.with_label_values(&[g]).inc_by(forfeits);
+        self.inner
+            .forfeits
+            .with_label_values(&[g])
+            .inc_by(report.forfeits);
     }
 
     /// A bot answered a decision request of `game` after `seconds`.

@@ -11,8 +11,13 @@
 //! - An illegal or malformed action gets a notice naming the problem, the default action and
 //!   a strike. An answer to a request that is not the seat's open one is ignored with a
 //!   notice (no strike).
-//! - Three strikes or a disconnect forfeit the seat: it is played by default actions to the
-//!   end and placed last.
+//! - Three strikes, a disconnect, a bot that stops reading its messages or that never took
+//!   its seat forfeit the seat: it is played by default actions to the end and placed after
+//!   every seat that did not forfeit.
+//! - Every strike and forfeit is given to the engine ([`Match::strike`], [`Match::forfeit`])
+//!   at the point it happens: the match log records it, a forfeit is a public event, and
+//!   the engine's [`Outcome`] (placings, strikes, timeouts, forfeits) is what every seat,
+//!   the store and the metrics get.
 //! - Simultaneous Zokken reroll choices are requested from all seats at once.
 //! - Nothing a bot does can stall the match beyond its own time: sends never block (a bot
 //!   that does not read its messages is forfeited), and waits are bounded.
@@ -27,7 +32,9 @@ use std::time::Duration;
 use bytes::Bytes;
 use futures_util::task::AtomicWaker;
 use knobel_engine::policy::Policy;
-use knobel_engine::{Action, Event, Match, MatchLog, Observation, Outcome, Rules, Seat};
+use knobel_engine::{
+    Action, Event, ForfeitReason, Match, MatchLog, Observation, Outcome, Rules, Seat, StrikeReason,
+};
 use tokio::sync::watch;
 use tokio::time::{Instant, Sleep};
 
@@ -134,12 +141,9 @@ pub enum ToSeat {
     Notice(Notice),
     /// The match is over.
     Result {
-        /// The engine's outcome.
+        /// The engine's outcome: final placings (forfeited seats last), strikes, timeouts
+        /// and forfeits included.
         outcome: Outcome,
-        /// Final placings, forfeited seats placed last.
-        placings: Vec<u8>,
-        /// Which seats were forfeited.
-        forfeited: Vec<bool>,
     },
     /// The match was stopped before its end (the arena is shutting down).
     Aborted {
@@ -203,6 +207,13 @@ pub trait BotLink: Send {
     fn poll_recv(&mut self, cx: &mut Context<'_>) -> Poll<FromSeat>;
     /// Gives the connection back after the match (once its last message is sent).
     fn release(self: Box<Self>);
+    /// Why the bot can no longer play, once [`BotLink::send`] returned false or
+    /// [`BotLink::poll_recv`] gave [`FromSeat::Disconnected`]: the seat forfeits for this
+    /// reason. A link that ends its stream for a reason of its own (e.g. the bot's token
+    /// was revoked: [`ForfeitReason::Revoked`]) says so here.
+    fn gone_reason(&self) -> ForfeitReason {
+        ForfeitReason::Disconnected
+    }
 }
 
 /// The link of a bot that left before its match began: it is forfeited at once.
@@ -217,6 +228,9 @@ impl BotLink for AbsentBot {
         Poll::Ready(FromSeat::Disconnected)
     }
     fn release(self: Box<Self>) {}
+    fn gone_reason(&self) -> ForfeitReason {
+        ForfeitReason::Absent
+    }
 }
 
 /// Who plays a seat.
@@ -230,20 +244,17 @@ pub enum Player {
 /// The result of a refereed match.
 #[derive(Clone, Debug)]
 pub struct MatchReport {
-    /// The complete engine log.
+    /// The complete engine log (strikes and forfeits included).
     pub log: MatchLog,
-    /// The engine outcome, `None` if the match was aborted.
+    /// The engine outcome, `None` if the match was aborted: final placings (forfeited seats
+    /// last), strikes, timeouts and forfeits per seat.
     pub outcome: Option<Outcome>,
-    /// Final placings (forfeited seats last); empty if aborted.
-    pub placings: Vec<u8>,
-    /// Forfeited seats.
-    pub forfeited: Vec<bool>,
-    /// Strikes per seat.
-    pub strikes: Vec<u8>,
     /// Decisions asked of connected bots.
     pub decisions: u64,
-    /// Timeouts over all seats.
+    /// Timeouts over all seats (from the engine; also for an aborted match).
     pub timeouts: u64,
+    /// Seats forfeited (from the engine; also for an aborted match).
+    pub forfeits: u64,
 }
 
 static NEXT_REQUEST_ID: AtomicU64 = AtomicU64::new(1);
@@ -251,8 +262,9 @@ static NEXT_REQUEST_ID: AtomicU64 = AtomicU64::new(1);
 struct SeatState {
     player: Player,
     bank: Duration,
-    strikes: u8,
-    forfeited: bool,
+    /// Why the seat forfeits, once the referee has decided it; given to the engine by
+    /// [`record_forfeits`] at the next point where the match can take it.
+    forfeit: Option<ForfeitReason>,
     /// The open request, while the referee waits for this seat.
     open_request: Option<u64>,
     /// When the open request was sent.
@@ -289,13 +301,26 @@ impl SeatState {
             && !link.send(&self.pending, message)
         {
             // Closed, or full because the bot does not read: it can no longer play.
-            self.forfeited = true;
+            let reason = link.gone_reason();
+            self.forfeit.get_or_insert(reason);
         }
         self.pending.clear();
     }
 
     fn is_bot(&self) -> bool {
         matches!(self.player, Player::Bot(_))
+    }
+
+    fn forfeited(&self) -> bool {
+        self.forfeit.is_some()
+    }
+
+    /// The seat's bot is gone: it forfeits for the reason its link gives.
+    fn gone(&mut self) {
+        if let Player::Bot(link) = &self.player {
+            let reason = link.gone_reason();
+            self.forfeit.get_or_insert(reason);
+        }
     }
 
     /// Polls the seat's link with the seat's own waker; `None` for a built-in player.
@@ -365,7 +390,7 @@ enum Answer {
 /// until its answer is in `state.answer`. An asked seat's answer to another request gets a
 /// stale-request notice; any answer of a seat that is not asked is refused the same way.
 /// A seat whose bot is gone is marked so (and, if not asked, forfeited at once).
-fn read_seat(state: &mut SeatState, asked: bool, time: TimeControl) {
+fn read_seat(state: &mut SeatState, m: &Match, seat: Seat, asked: bool, time: TimeControl) {
     while !(state.gone || (asked && state.answer.is_some())) {
         let Some(Poll::Ready(from)) = state.poll_link() else {
             return;
@@ -376,7 +401,7 @@ fn read_seat(state: &mut SeatState, asked: bool, time: TimeControl) {
                 if asked {
                     state.answer = Some(Answer::Disconnected);
                 } else {
-                    state.forfeited = true;
+                    state.gone();
                 }
             }
             FromSeat::Decision { request_id, action } if asked => {
@@ -395,18 +420,21 @@ fn read_seat(state: &mut SeatState, asked: bool, time: TimeControl) {
                 } else {
                     let notice = stale_notice(
                         state,
+                        m.strikes_of(seat),
                         request_id,
                         format!(
                             "request {request_id} is not your open request: answer request {open}; this answer is ignored"
                         ),
                     );
                     state.send(notice);
-                    if state.forfeited {
+                    if state.forfeited() {
                         state.answer = Some(Answer::Disconnected);
                     }
                 }
             }
-            FromSeat::Decision { request_id, .. } => refuse_unasked(state, request_id),
+            FromSeat::Decision { request_id, .. } => {
+                refuse_unasked(state, m.strikes_of(seat), request_id)
+            }
         }
     }
 }
@@ -451,21 +479,22 @@ fn poll_deadlines(
     }
 }
 
-fn stale_notice(state: &SeatState, request_id: u64, message: String) -> ToSeat {
+fn stale_notice(state: &SeatState, strikes: u32, request_id: u64, message: String) -> ToSeat {
     ToSeat::Notice(Notice {
         request_id,
         problem: Problem::StaleRequest,
         message,
         applied: None,
-        strikes: state.strikes,
-        forfeited: state.forfeited,
+        strikes: strikes.min(u8::MAX.into()) as u8,
+        forfeited: state.forfeited(),
     })
 }
 
 /// Tells a seat that its answer to `request_id` is ignored: no request is open for it.
-fn refuse_unasked(state: &mut SeatState, request_id: u64) {
+fn refuse_unasked(state: &mut SeatState, strikes: u32, request_id: u64) {
     let notice = stale_notice(
         state,
+        strikes,
         request_id,
         format!("request {request_id} is not open for your seat: this answer is ignored"),
     );
@@ -498,8 +527,7 @@ pub async fn run_match(
         .map(|(seat, player)| SeatState {
             player,
             bank: time.bank,
-            strikes: 0,
-            forfeited: false,
+            forfeit: None,
             open_request: None,
             asked_at: Instant::now(),
             answer: None,
@@ -522,7 +550,9 @@ pub async fn run_match(
         });
     }
     broadcast(&mut seats, m.last_events());
-    let (mut decisions, mut timeouts) = (0u64, 0u64);
+    // Bots that were gone before the match began forfeit now.
+    record_forfeits(&mut m, &mut seats);
+    let mut decisions = 0u64;
     // One timer for the answers' deadlines and one for sending pending events, reset as
     // needed rather than made anew for every decision.
     let mut deadline_timer = std::pin::pin!(tokio::time::sleep_until(Instant::now()));
@@ -534,15 +564,7 @@ pub async fn run_match(
 
     'decisions: while !m.is_over() {
         if *shutdown.borrow() {
-            let report = MatchReport {
-                log: m.log().expect("logged").clone(),
-                outcome: None,
-                placings: Vec::new(),
-                forfeited: seats.iter().map(|s| s.forfeited).collect(),
-                strikes: seats.iter().map(|s| s.strikes).collect(),
-                decisions,
-                timeouts,
-            };
+            let report = MatchReport::new(&m, decisions);
             seats.iter_mut().for_each(SeatState::flush);
             let announcement = Announcement::new(
                 seats,
@@ -552,11 +574,13 @@ pub async fn run_match(
             );
             return (report, announcement);
         }
+        record_forfeits(&mut m, &mut seats);
         // Ask every bot that must act, at once; built-ins and forfeited seats answer now.
         let mut asked: Vec<Seat> = Vec::new();
         let mut answers: Vec<(Seat, Option<Action>)> = Vec::new();
         for seat in m.to_act().iter() {
             let state = &mut seats[seat.index()];
+            let forfeited = state.forfeited();
             match &mut state.player {
                 Player::Builtin(policy) => {
                     let legal = if policy.wants_legal_actions() {
@@ -566,11 +590,11 @@ pub async fn run_match(
                     };
                     answers.push((seat, Some(policy.decide(&m.observe(seat), &legal))));
                 }
-                Player::Bot(_) if state.forfeited => answers.push((seat, None)),
+                Player::Bot(_) if forfeited => answers.push((seat, None)),
                 Player::Bot(_) => {
                     // Answers that came while no request was open are stale: say so first.
-                    read_seat(state, false, time);
-                    if state.forfeited {
+                    read_seat(state, &m, seat, false, time);
+                    if state.forfeited() {
                         answers.push((seat, None));
                         continue;
                     }
@@ -585,7 +609,7 @@ pub async fn run_match(
                         deadline: time.decision,
                         time_bank: state.bank,
                     }));
-                    if state.forfeited {
+                    if state.forfeited() {
                         answers.push((seat, None));
                     } else {
                         state.open_request = Some(request_id);
@@ -619,7 +643,7 @@ pub async fn run_match(
                     for (i, state) in seats.iter_mut().enumerate() {
                         if ready & (1 << i) != 0 && state.is_bot() {
                             let is_asked = asked.iter().any(|s| s.index() == i);
-                            read_seat(state, is_asked, time);
+                            read_seat(state, &m, Seat(i as u8), is_asked, time);
                         }
                     }
                     if poll_deadlines(&mut seats, &asked, time, deadline_timer.as_mut(), cx)
@@ -648,25 +672,25 @@ pub async fn run_match(
                 match state.answer.take().unwrap_or(Answer::Disconnected) {
                     Answer::Action(action) => answers.push((seat, Some(action))),
                     Answer::Disconnected => {
-                        state.forfeited = true;
+                        state.gone();
                         answers.push((seat, None));
                     }
                     Answer::Timeout => {
-                        timeouts += 1;
                         let message = format!(
                             "request {request_id} timed out: no answer within the deadline of {} ms and the time bank",
                             time.decision.as_millis()
                         );
-                        strike(state, request_id, Problem::Timeout, message);
+                        strike(&mut m, seat, state, request_id, Problem::Timeout, message);
                         answers.push((seat, None));
                     }
                     Answer::Malformed(message) => {
-                        strike(state, request_id, Problem::Malformed, message);
+                        strike(&mut m, seat, state, request_id, Problem::Malformed, message);
                         answers.push((seat, None));
                     }
                 }
             }
         }
+        record_forfeits(&mut m, &mut seats);
         // Apply in seat order; an illegal answer gets a strike and the default action.
         answers.sort_by_key(|(seat, _)| *seat);
         for (seat, action) in answers {
@@ -680,6 +704,8 @@ pub async fn run_match(
                         let state = &mut seats[seat.index()];
                         let request_id = state.open_request.unwrap_or(0);
                         strike(
+                            &mut m,
+                            seat,
                             state,
                             request_id,
                             Problem::IllegalAction,
@@ -691,6 +717,9 @@ pub async fn run_match(
                 None => Some(default),
             };
             if let Some(default) = applied {
+                // A strike may have forfeited the seat, a notice may have failed: the
+                // engine learns of it before the seat's action is applied.
+                record_forfeits(&mut m, &mut seats);
                 m.apply(seat, default)
                     .expect("the default action is always legal");
                 let state = &mut seats[seat.index()];
@@ -701,27 +730,57 @@ pub async fn run_match(
             }
             seats[seat.index()].open_request = None;
             broadcast(&mut seats, m.last_events());
+            // Before the next seat's action: forfeits the sends above caused.
+            if !m.is_over() {
+                record_forfeits(&mut m, &mut seats);
+            }
         }
     }
 
     let outcome = m.outcome().expect("an ended match has an outcome");
-    let forfeited: Vec<bool> = seats.iter().map(|s| s.forfeited).collect();
-    let placings = placings_with_forfeits(&outcome.placings, &forfeited);
-    let report = MatchReport {
-        log: m.log().expect("logged").clone(),
-        outcome: Some(outcome.clone()),
-        placings: placings.clone(),
-        forfeited: forfeited.clone(),
-        strikes: seats.iter().map(|s| s.strikes).collect(),
-        decisions,
-        timeouts,
-    };
-    let result = ToSeat::Result {
-        outcome,
-        placings,
-        forfeited,
-    };
+    let mut report = MatchReport::new(&m, decisions);
+    report.outcome = Some(outcome.clone());
+    let result = ToSeat::Result { outcome };
     (report, Announcement::new(seats, result))
+}
+
+impl MatchReport {
+    /// The report of `m` as it stands, without an outcome (an aborted match).
+    fn new(m: &Match, decisions: u64) -> MatchReport {
+        let seats = (0..m.seats()).map(|s| Seat(s as u8));
+        MatchReport {
+            log: m.log().expect("logged").clone(),
+            outcome: None,
+            decisions,
+            timeouts: seats.clone().map(|s| u64::from(m.timeouts_of(s))).sum(),
+            forfeits: seats.filter(|&s| m.forfeit_of(s).is_some()).count() as u64,
+        }
+    }
+}
+
+/// Gives the engine the forfeits the referee has decided since the last call (a lost or
+/// full connection, three strikes), and queues the public `Forfeited` events for every bot.
+/// Call it only where the step's events have been broadcast (it replaces
+/// [`Match::last_events`]) and before the next action is applied. Once the match is over a
+/// forfeit is no longer taken: the outcome is final.
+fn record_forfeits(m: &mut Match, seats: &mut [SeatState]) {
+    for i in 0..seats.len() {
+        let seat = Seat(i as u8);
+        let Some(reason) = seats[i].forfeit else {
+            continue;
+        };
+        if m.forfeit_of(seat).is_some() {
+            continue;
+        }
+        match m.forfeit(seat, reason) {
+            Ok(events) => {
+                let events = events.to_vec();
+                broadcast(seats, &events);
+            }
+            // Over: the match's result stands as it is.
+            Err(_) => return,
+        }
+    }
 }
 
 /// The last message of a match to its bots, sent once the match is recorded (so that a
@@ -759,20 +818,33 @@ pub async fn shutting_down(shutdown: &mut watch::Receiver<bool>) {
     }
 }
 
-/// Records a strike (three forfeit the seat) and the notice to send with the action applied
-/// instead.
-fn strike(state: &mut SeatState, request_id: u64, problem: Problem, message: String) {
-    state.strikes = state.strikes.saturating_add(1);
-    if state.strikes >= MAX_STRIKES {
-        state.forfeited = true;
+/// Gives `seat` a strike in the match (three forfeit the seat) and prepares the notice to
+/// send with the action applied instead.
+fn strike(
+    m: &mut Match,
+    seat: Seat,
+    state: &mut SeatState,
+    request_id: u64,
+    problem: Problem,
+    message: String,
+) {
+    let reason = match problem {
+        Problem::Timeout => StrikeReason::Timeout,
+        Problem::IllegalAction => StrikeReason::IllegalAction,
+        Problem::Malformed => StrikeReason::Malformed,
+        Problem::StaleRequest => unreachable!("a stale answer is not a strike"),
+    };
+    // Refused only for a forfeited seat or an ended match: then it is no strike.
+    if m.strike(seat, reason).is_ok() && m.strikes_of(seat) >= u32::from(MAX_STRIKES) {
+        state.forfeit.get_or_insert(ForfeitReason::Strikes);
     }
     state.notice = Some(Notice {
         request_id,
         problem,
         message,
         applied: None,
-        strikes: state.strikes,
-        forfeited: state.forfeited,
+        strikes: m.strikes_of(seat).min(u8::MAX.into()) as u8,
+        forfeited: state.forfeited(),
     });
 }
 
@@ -804,36 +876,6 @@ fn flush_due(seats: &mut [SeatState], now: Instant) {
         {
             seat.flush();
         }
-    }
-}
-
-/// Placings with forfeited seats last: ranked by (forfeited, engine place), equal keys share
-/// a place (competition ranking: 1, 1, 3).
-pub fn placings_with_forfeits(engine: &[u8], forfeited: &[bool]) -> Vec<u8> {
-    let key = |i: usize| (forfeited[i], engine[i]);
-    (0..engine.len())
-        .map(|i| 1 + (0..engine.len()).filter(|&j| key(j) < key(i)).count() as u8)
-        .collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn forfeited_seats_are_placed_last() {
-        assert_eq!(
-            placings_with_forfeits(&[1, 1, 3, 4], &[false; 4]),
-            [1, 1, 3, 4]
-        );
-        assert_eq!(
-            placings_with_forfeits(&[1, 1, 3, 4], &[true, false, false, false]),
-            [4, 1, 2, 3]
-        );
-        assert_eq!(
-            placings_with_forfeits(&[1, 2, 2], &[false, true, true]),
-            [1, 2, 2]
-        );
     }
 }
 
@@ -942,5 +984,175 @@ mod event_delivery {
                 .iter()
                 .any(|(_, events, message)| *events > 0 && message.is_none())
         );
+    }
+}
+
+#[cfg(test)]
+mod penalties {
+    use std::sync::Mutex;
+
+    use knobel_engine::LogEntry;
+    use knobel_engine::policy::HeuristicPolicy;
+
+    use super::*;
+
+    /// What a silent bot received: every event and every message.
+    #[derive(Default)]
+    struct Inbox {
+        events: Vec<Event>,
+        messages: Vec<ToSeat>,
+    }
+
+    /// A bot that reads everything and never answers; `full` refuses every send after the
+    /// first `n` (a bot whose queue is full).
+    struct SilentLink {
+        inbox: Arc<Mutex<Inbox>>,
+        accept: Option<usize>,
+    }
+
+    impl BotLink for SilentLink {
+        fn send(&mut self, events: &[Arc<EventBatch>], message: Option<ToSeat>) -> bool {
+            if let Some(left) = self.accept.as_mut() {
+                if *left == 0 {
+                    return false;
+                }
+                *left -= 1;
+            }
+            let mut inbox = self.inbox.lock().unwrap();
+            for batch in events {
+                inbox.events.extend_from_slice(batch.events());
+            }
+            inbox.messages.extend(message);
+            true
+        }
+        fn poll_recv(&mut self, _: &mut Context<'_>) -> Poll<FromSeat> {
+            Poll::Pending
+        }
+        fn release(self: Box<Self>) {}
+        fn gone_reason(&self) -> ForfeitReason {
+            ForfeitReason::NotReading
+        }
+    }
+
+    async fn play(preset: &str, accept: Option<usize>) -> (MatchReport, Arc<Mutex<Inbox>>) {
+        let inbox = Arc::new(Mutex::new(Inbox::default()));
+        let link = SilentLink {
+            inbox: inbox.clone(),
+            accept,
+        };
+        let mut rules = Rules::preset(preset).unwrap();
+        if preset == "zokken" {
+            rules.set_number("rounds", 5).unwrap();
+        }
+        let info = Arc::new(MatchInfo {
+            match_id: "m".to_owned(),
+            preset: preset.to_owned(),
+            rules,
+            seat_names: vec!["silent".into(), "a".into(), "b".into()],
+            time_control: TimeControl {
+                decision: Duration::from_millis(100),
+                bank: Duration::from_millis(50),
+            },
+        });
+        let players = vec![
+            Player::Bot(Box::new(link)),
+            Player::Builtin(Box::new(HeuristicPolicy)),
+            Player::Builtin(Box::new(HeuristicPolicy)),
+        ];
+        let (_stop, shutdown) = watch::channel(false);
+        let (report, announcement) = run_match(info, 3, players, shutdown).await;
+        announcement.send();
+        (report, inbox)
+    }
+
+    /// A bot that never answers: three timeouts, each a strike, then it forfeits. The
+    /// report, the log, the result and the events it received all say so, alike.
+    #[tokio::test(start_paused = true)]
+    async fn three_timeouts_forfeit_and_everything_agrees() {
+        for preset in knobel_engine::PRESETS {
+            let (report, inbox) = play(preset, None).await;
+            let outcome = report.outcome.clone().expect("finished");
+            assert_eq!(outcome.strikes, [3, 0, 0], "{preset}");
+            assert_eq!(outcome.timeouts, [3, 0, 0], "{preset}");
+            assert_eq!(outcome.forfeits, [Some(ForfeitReason::Strikes), None, None]);
+            assert_eq!(
+                outcome.placings[0], 3,
+                "{preset}: the forfeited seat is last"
+            );
+            assert_eq!((report.timeouts, report.forfeits), (3, 1));
+            let log = &report.log;
+            let strikes = log
+                .entries
+                .iter()
+                .filter(|e| {
+                    matches!(
+                        e,
+                        LogEntry::Strike {
+                            seat: Seat(0),
+                            reason: StrikeReason::Timeout
+                        }
+                    )
+                })
+                .count();
+            assert_eq!(strikes, 3, "{preset}");
+            assert!(log.entries.contains(&LogEntry::Forfeit {
+                seat: Seat(0),
+                reason: ForfeitReason::Strikes
+            }));
+            assert_eq!(log.replay().unwrap().outcome(), Some(outcome.clone()));
+
+            let inbox = inbox.lock().unwrap();
+            let Some(ToSeat::Result { outcome: sent }) = inbox.messages.last() else {
+                panic!("{preset}: no result: {:?}", inbox.messages.last());
+            };
+            assert_eq!(sent, &outcome);
+            let notices: Vec<_> = inbox
+                .messages
+                .iter()
+                .filter_map(|m| match m {
+                    ToSeat::Notice(n) => Some((n.strikes, n.forfeited)),
+                    _ => None,
+                })
+                .collect();
+            assert_eq!(notices, [(1, false), (2, false), (3, true)], "{preset}");
+            assert!(inbox.events.contains(&Event::Forfeited {
+                seat: Seat(0),
+                reason: ForfeitReason::Strikes
+            }));
+            match inbox.events.last() {
+                Some(Event::MatchOver { placings }) => {
+                    assert_eq!(placings.as_slice(), outcome.placings, "{preset}")
+                }
+                other => panic!("{preset}: last event {other:?}"),
+            }
+        }
+    }
+
+    /// A bot whose queue is full forfeits as not reading; one that is gone before the match
+    /// as absent.
+    #[tokio::test(start_paused = true)]
+    async fn a_full_queue_forfeits_as_not_reading() {
+        let (report, _) = play("sjokken", Some(1)).await;
+        let outcome = report.outcome.unwrap();
+        assert_eq!(outcome.forfeits[0], Some(ForfeitReason::NotReading));
+        assert_eq!(outcome.placings[0], 3);
+        assert_eq!(outcome.strikes, [0, 0, 0]);
+
+        let info = Arc::new(MatchInfo {
+            match_id: "m".to_owned(),
+            preset: "schocken".to_owned(),
+            rules: Rules::preset("schocken").unwrap(),
+            seat_names: vec!["a".into(), "gone".into()],
+            time_control: TimeControl::default(),
+        });
+        let players = vec![
+            Player::Builtin(Box::new(HeuristicPolicy)),
+            Player::Bot(Box::new(AbsentBot)),
+        ];
+        let (_stop, shutdown) = watch::channel(false);
+        let (report, _) = run_match(info, 5, players, shutdown).await;
+        let outcome = report.outcome.unwrap();
+        assert_eq!(outcome.forfeits, [None, Some(ForfeitReason::Absent)]);
+        assert_eq!(outcome.placings, [1, 2]);
     }
 }

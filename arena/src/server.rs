@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, ready};
 use std::time::Duration;
 
-use knobel_engine::{Game, Seat};
+use knobel_engine::{ForfeitReason, Game, Seat};
 use knobel_proto::outbound::arena_server::{Arena, ArenaServer};
 use knobel_proto::outbound::{self, OutboundMessage};
 use knobel_proto::v1 as pb;
@@ -329,10 +329,15 @@ impl Arena for ArenaService {
                     .unwrap_or_default(),
                 seat_names: m.seat_names,
                 status: wire_status(m.status) as i32,
-                outcome: m.placings.map(|placings| pb::Outcome {
-                    placings: placings.into_iter().map(u32::from).collect(),
-                    ..pb::Outcome::default()
-                }),
+                // The full outcome; a match recorded before the store kept outcomes has its
+                // placings only.
+                outcome: match (m.outcome, m.placings) {
+                    (Some(outcome), _) => Some(pb::Outcome::from(&outcome)),
+                    (None, placings) => placings.map(|placings| pb::Outcome {
+                        placings: placings.into_iter().map(u32::from).collect(),
+                        ..pb::Outcome::default()
+                    }),
+                },
                 started_unix_ms: m.started_at_ms.max(0) as u64,
                 finished_unix_ms: m.finished_at_ms.map(|t| t.max(0) as u64),
             })
@@ -510,6 +515,9 @@ struct StreamLink {
     ended: Option<MatchEnd>,
     /// The stream closed or broke.
     gone: bool,
+    /// Why the bot can no longer play in the current match, when the link knows better than
+    /// "disconnected" (see [`BotLink::gone_reason`]).
+    gone_reason: Option<ForfeitReason>,
     /// Where the link goes back after its match.
     back: Option<oneshot::Sender<StreamLink>>,
 }
@@ -522,7 +530,17 @@ impl StreamLink {
 
     /// Queues a message without waiting; false if the bot is gone or does not read.
     fn queue(&mut self, message: OutboundMessage) -> bool {
-        !self.gone && self.out.try_send(Ok(message)).is_ok()
+        if self.gone {
+            return false;
+        }
+        match self.out.try_send(Ok(message)) {
+            Ok(()) => true,
+            Err(mpsc::error::TrySendError::Full(_)) => {
+                self.gone_reason.get_or_insert(ForfeitReason::NotReading);
+                false
+            }
+            Err(mpsc::error::TrySendError::Closed(_)) => false,
+        }
     }
 
     /// Ends the call: the arena is shutting down.
@@ -548,6 +566,7 @@ impl StreamLink {
         match message {
             ToSeat::Start { info, seat } => {
                 self.seat = seat;
+                self.gone_reason = None;
                 self.match_id = info.match_id.clone();
                 self.game = info.rules.game();
                 self.open.clear();
@@ -583,13 +602,8 @@ impl StreamLink {
                 strikes: notice.strikes.into(),
                 forfeited: notice.forfeited,
             }),
-            ToSeat::Result {
-                mut outcome,
-                placings,
-                ..
-            } => {
+            ToSeat::Result { outcome } => {
                 self.ended = Some(MatchEnd::Next);
-                outcome.placings = placings;
                 pb::arena_message::Kind::MatchResult(convert::match_result(
                     &self.match_id,
                     Some(&outcome),
@@ -725,6 +739,10 @@ impl BotLink for StreamLink {
             let _ = back.send(*self);
         }
     }
+
+    fn gone_reason(&self) -> ForfeitReason {
+        self.gone_reason.unwrap_or(ForfeitReason::Disconnected)
+    }
 }
 
 impl Connection {
@@ -795,6 +813,7 @@ impl Connection {
             seat: Seat(0),
             ended: None,
             gone: false,
+            gone_reason: None,
             back: None,
         };
         if !link.push(pb::arena_message::Kind::Welcome(welcome)) {

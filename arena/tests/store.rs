@@ -13,8 +13,9 @@ use std::time::Duration;
 use knobel_arena::auth::{generate_token, hash_token};
 use knobel_arena::store::{
     AbortedMatch, BotRecord, FinishedMatch, MatchFilter, MatchStatus, MatchSummary, MatchWrite,
-    NewMatch, Recorder, Store, StoreError, now_ms,
+    NewMatch, Recorder, SeatResult, Store, StoreError, now_ms,
 };
+use knobel_engine::{ForfeitReason, Outcome};
 use sqlx::{AssertSqlSafe, Connection, PgConnection, Row};
 
 // ----------------------------------------------------------------------------------------------
@@ -294,6 +295,8 @@ store_tests!(
     batched_writes_refuse_alone,
     failed_batch_is_written_one_by_one,
     recorder_batches_concurrent_writes,
+    full_outcomes_are_stored_and_listed,
+    outcomes_that_do_not_fit_are_refused,
 );
 
 // ----------------------------------------------------------------------------------------------
@@ -353,7 +356,7 @@ async fn migrations_apply_twice(db: TestDb) {
     third.close().await;
     assert_eq!(
         db.count("_sqlx_migrations").await,
-        2,
+        3,
         "every migration applied once"
     );
 }
@@ -553,6 +556,7 @@ async fn match_lifecycle(db: TestDb) {
             seat_names: vec!["alice".into(), "bob".into()],
             status: MatchStatus::Running,
             placings: None,
+            outcome: None,
             abort_reason: None,
             started_at_ms: 1_000,
             finished_at_ms: None,
@@ -563,7 +567,7 @@ async fn match_lifecycle(db: TestDb) {
 
     let log = r#"{"events":[{"roll":[1,1,1]}]}"#;
     store
-        .finish_match("m-1", log, &[2, 1], 5_000)
+        .finish_match("m-1", log, &placed(&[2, 1]), 5_000)
         .await
         .unwrap();
     assert_eq!(
@@ -579,7 +583,7 @@ async fn match_lifecycle(db: TestDb) {
 
     // A match ends once.
     let err = store
-        .finish_match("m-1", log, &[1, 2], 6_000)
+        .finish_match("m-1", log, &placed(&[1, 2]), 6_000)
         .await
         .unwrap_err();
     assert!(
@@ -592,7 +596,7 @@ async fn match_lifecycle(db: TestDb) {
         .unwrap_err();
     assert!(matches!(err, StoreError::MatchNotRunning { .. }), "{err:?}");
     let err = store
-        .finish_match("m-unknown", log, &[1], 6_000)
+        .finish_match("m-unknown", log, &placed(&[1]), 6_000)
         .await
         .unwrap_err();
     assert!(matches!(err, StoreError::MatchNotRunning { .. }), "{err:?}");
@@ -624,7 +628,7 @@ async fn failed_finish_writes_nothing(db: TestDb) {
         .await
         .unwrap();
     let err = store
-        .finish_match("m-1", "{}", &[1, 2], 2_000)
+        .finish_match("m-1", "{}", &placed(&[1, 2]), 2_000)
         .await
         .unwrap_err();
     assert!(
@@ -650,7 +654,7 @@ async fn failed_finish_writes_nothing(db: TestDb) {
     assert_eq!(db.count("seat_results").await, 0);
     // And it can still be finished properly.
     store
-        .finish_match("m-1", "{}", &[3, 1, 2], 2_000)
+        .finish_match("m-1", "{}", &placed(&[3, 1, 2]), 2_000)
         .await
         .unwrap();
     assert_eq!(db.count("seat_results").await, 3);
@@ -661,7 +665,7 @@ async fn failed_finish_writes_nothing(db: TestDb) {
         .await
         .unwrap();
     store
-        .finish_match("m-2", "{}", &[1, 2], 2_000)
+        .finish_match("m-2", "{}", &placed(&[1, 2]), 2_000)
         .await
         .unwrap();
     assert_eq!(db.count("seat_results").await, 3);
@@ -699,7 +703,7 @@ async fn abort_match_keeps_given_log(db: TestDb) {
     assert_eq!(m1.placings, None);
     // Aborted matches cannot be finished or aborted again, and leave no results.
     let err = store
-        .finish_match("m-1", "{}", &[1, 2], 5_000)
+        .finish_match("m-1", "{}", &placed(&[1, 2]), 5_000)
         .await
         .unwrap_err();
     assert!(matches!(err, StoreError::MatchNotRunning { .. }), "{err:?}");
@@ -728,7 +732,7 @@ async fn logs_are_stored_compressed(db: TestDb) {
     let entry = r#"{"kind":"throw","seat":1,"round":3,"throw":2,"rolled":[0,2],"dice":[1,4,6]},"#;
     let log = format!("{{\"entries\":[{}{{}}]}}", entry.repeat(500));
     store
-        .finish_match("m-1", &log, &[1, 2], 2_000)
+        .finish_match("m-1", &log, &placed(&[1, 2]), 2_000)
         .await
         .unwrap();
     store
@@ -752,7 +756,7 @@ async fn logs_are_stored_compressed(db: TestDb) {
     }
     // A log stored before compression (in log_json) still reads.
     store
-        .finish_match("m-3", "{}", &[2, 1], 2_000)
+        .finish_match("m-3", "{}", &placed(&[2, 1]), 2_000)
         .await
         .unwrap();
     db.execute("UPDATE matches SET log_lz4 = NULL, log_json = '{\"old\":true}' WHERE id = 'm-3'")
@@ -780,9 +784,18 @@ async fn list_matches_filters_and_order(db: TestDb) {
             .await
             .unwrap();
     }
-    store.finish_match("a", "{}", &[1, 2], 7_000).await.unwrap();
-    store.finish_match("c", "{}", &[2, 1], 7_000).await.unwrap();
-    store.finish_match("b", "{}", &[1, 1], 7_000).await.unwrap();
+    store
+        .finish_match("a", "{}", &placed(&[1, 2]), 7_000)
+        .await
+        .unwrap();
+    store
+        .finish_match("c", "{}", &placed(&[2, 1]), 7_000)
+        .await
+        .unwrap();
+    store
+        .finish_match("b", "{}", &placed(&[1, 1]), 7_000)
+        .await
+        .unwrap();
     store.abort_match("e", "crash", None, 7_000).await.unwrap();
 
     let all = store.list_matches(&MatchFilter::default()).await.unwrap();
@@ -881,7 +894,7 @@ async fn mark_running_as_aborted(db: TestDb) {
             .unwrap();
     }
     store
-        .finish_match("done", "{}", &[1, 2], 5_000)
+        .finish_match("done", "{}", &placed(&[1, 2]), 5_000)
         .await
         .unwrap();
 
@@ -930,11 +943,11 @@ async fn seat_results_and_results_for_bot(db: TestDb) {
         .unwrap();
     // m-2 finishes before m-1.
     store
-        .finish_match("m-2", "{}", &[1, 1], 8_000)
+        .finish_match("m-2", "{}", &placed(&[1, 1]), 8_000)
         .await
         .unwrap();
     store
-        .finish_match("m-1", "{}", &[2, 1, 3], 9_000)
+        .finish_match("m-1", "{}", &placed(&[2, 1, 3]), 9_000)
         .await
         .unwrap();
     store
@@ -948,11 +961,12 @@ async fn seat_results_and_results_for_bot(db: TestDb) {
     assert_eq!(
         rows,
         [
-            ["m-1", "0", "alice", "2"],
-            ["m-1", "1", "bob", "1"],
-            ["m-1", "2", "alice", "3"],
-            ["m-2", "0", "bob", "1"],
-            ["m-2", "1", "alice", "1"],
+            // match, seat, bot, place, strikes, timeouts, forfeit, tokens, chips
+            ["m-1", "0", "alice", "2", "0", "0", "", "0", ""],
+            ["m-1", "1", "bob", "1", "0", "0", "", "0", ""],
+            ["m-1", "2", "alice", "3", "0", "0", "", "0", ""],
+            ["m-2", "0", "bob", "1", "0", "0", "", "", "0"],
+            ["m-2", "1", "alice", "1", "0", "0", "", "", "0"],
         ]
     );
 
@@ -999,7 +1013,9 @@ async fn concurrent_writes(db: TestDb) {
             if i % 3 == 0 {
                 store.abort_match(&id, "crash", None, 100 + i).await
             } else {
-                store.finish_match(&id, "{}", &[1, 2], 100 + i).await
+                store
+                    .finish_match(&id, "{}", &placed(&[1, 2]), 100 + i)
+                    .await
             }
         });
     }
@@ -1019,9 +1035,24 @@ fn finish(id: &str, placings: &[u8], finished_at_ms: i64) -> MatchWrite {
     MatchWrite::Finish(FinishedMatch {
         id: id.to_owned(),
         log_json: format!(r#"{{"match":"{id}"}}"#),
-        placings: placings.to_vec(),
+        outcome: placed(placings),
         finished_at_ms,
     })
+}
+
+/// A Zokken outcome with these placings, no penalties and no chips won.
+fn placed(placings: &[u8]) -> Outcome {
+    let n = placings.len();
+    Outcome {
+        placings: placings.to_vec(),
+        loser: None,
+        tokens: vec![0; n],
+        halves_lost: vec![0; n],
+        chips: vec![0; n],
+        strikes: vec![0; n],
+        timeouts: vec![0; n],
+        forfeits: vec![None; n],
+    }
 }
 
 fn abort(id: &str, finished_at_ms: i64) -> MatchWrite {
@@ -1031,6 +1062,195 @@ fn abort(id: &str, finished_at_ms: i64) -> MatchWrite {
         log_json: None,
         finished_at_ms,
     })
+}
+
+/// A Schocken outcome: seat 2 forfeited after three strikes (two of them timeouts) and is
+/// placed last; seat 0 lost the game as played.
+fn schocken_forfeit() -> Outcome {
+    Outcome {
+        placings: vec![2, 1, 3],
+        loser: Some(knobel_engine::Seat(0)),
+        tokens: vec![13, 0, 0],
+        halves_lost: vec![2, 0, 1],
+        chips: vec![0, 0, 0],
+        strikes: vec![1, 0, 3],
+        timeouts: vec![0, 0, 2],
+        forfeits: vec![None, None, Some(ForfeitReason::Strikes)],
+    }
+}
+
+/// A Zokken outcome: seat 0 was gone before the match began.
+fn zokken_absent() -> Outcome {
+    Outcome {
+        placings: vec![2, 1],
+        loser: None,
+        tokens: vec![0, 0],
+        halves_lost: vec![0, 0],
+        chips: vec![-7, 7],
+        strikes: vec![0, 0],
+        timeouts: vec![0, 0],
+        forfeits: vec![Some(ForfeitReason::Absent), None],
+    }
+}
+
+async fn full_outcomes_are_stored_and_listed(db: TestDb) {
+    let store = db.store().await;
+    store
+        .insert_match(&new_match("s", "schocken", &["a", "b", "c"], 1_000))
+        .await
+        .unwrap();
+    store
+        .insert_match(&new_match("z", "zokken", &["a", "b"], 2_000))
+        .await
+        .unwrap();
+    store
+        .insert_match(&new_match("old", "sjokken", &["a", "b"], 500))
+        .await
+        .unwrap();
+    // Both ends in one group commit.
+    let writes = [
+        MatchWrite::Finish(FinishedMatch {
+            id: "s".into(),
+            log_json: "{}".into(),
+            outcome: schocken_forfeit(),
+            finished_at_ms: 3_000,
+        }),
+        MatchWrite::Finish(FinishedMatch {
+            id: "z".into(),
+            log_json: "{}".into(),
+            outcome: zokken_absent(),
+            finished_at_ms: 3_000,
+        }),
+    ];
+    for result in store.write_matches(&writes).await {
+        result.unwrap();
+    }
+    store
+        .finish_match("old", "{}", &placed(&[1, 2]), 3_000)
+        .await
+        .unwrap();
+    // A match finished before the store kept outcomes: placings only.
+    db.execute("UPDATE matches SET outcome_json = NULL WHERE id = 'old'")
+        .await;
+
+    let listed = store.list_matches(&MatchFilter::default()).await.unwrap();
+    assert_eq!(ids(&listed), ["z", "s", "old"]);
+    assert_eq!(listed[0].outcome, Some(zokken_absent()));
+    assert_eq!(listed[0].placings, Some(vec![2, 1]));
+    assert_eq!(listed[1].outcome, Some(schocken_forfeit()));
+    assert_eq!(listed[2].outcome, None);
+    assert_eq!(listed[2].placings, Some(vec![1, 2]));
+    let record = store.get_match("s").await.unwrap().unwrap();
+    assert_eq!(record.summary.outcome, Some(schocken_forfeit()));
+
+    let seats = store.seat_results("s").await.unwrap();
+    assert_eq!(
+        seats,
+        [
+            SeatResult {
+                seat: 0,
+                bot_name: "a".into(),
+                place: 2,
+                strikes: 1,
+                timeouts: 0,
+                forfeit: None,
+                tokens: Some(13),
+                chips: None,
+            },
+            SeatResult {
+                seat: 1,
+                bot_name: "b".into(),
+                place: 1,
+                strikes: 0,
+                timeouts: 0,
+                forfeit: None,
+                tokens: Some(0),
+                chips: None,
+            },
+            SeatResult {
+                seat: 2,
+                bot_name: "c".into(),
+                place: 3,
+                strikes: 3,
+                timeouts: 2,
+                forfeit: Some(ForfeitReason::Strikes),
+                tokens: Some(0),
+                chips: None,
+            },
+        ]
+    );
+    let seats = store.seat_results("z").await.unwrap();
+    assert_eq!(seats.len(), 2);
+    assert_eq!(seats[0].forfeit, Some(ForfeitReason::Absent));
+    assert_eq!((seats[0].tokens, seats[0].chips), (None, Some(-7)));
+    assert_eq!((seats[1].tokens, seats[1].chips), (None, Some(7)));
+    assert!(store.seat_results("unknown").await.unwrap().is_empty());
+    // The forfeit reason is stored by name, NULL for a seat that did not forfeit.
+    assert_eq!(
+        db.scalar(
+            "SELECT COUNT(*) FROM seat_results WHERE forfeit_reason = 'strikes' AND seat = 2 \
+             AND match_id = 's'"
+        )
+        .await,
+        1
+    );
+    assert_eq!(
+        db.scalar("SELECT COUNT(*) FROM seat_results WHERE forfeit_reason IS NULL")
+            .await,
+        2 + 1 + 2
+    );
+}
+
+async fn outcomes_that_do_not_fit_are_refused(db: TestDb) {
+    let store = db.store().await;
+    store
+        .insert_match(&new_match("m", "schocken", &["a", "b", "c"], 1_000))
+        .await
+        .unwrap();
+    let mut outcome = schocken_forfeit();
+    outcome.strikes.pop();
+    let err = store
+        .finish_match("m", "{}", &outcome, 2_000)
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "match \"m\": the outcome's strikes has 2 entries, but it has 3 placings: give one per seat"
+    );
+    assert_eq!(status_of(&store, "m").await, Some(MatchStatus::Running));
+    assert_eq!(db.count("seat_results").await, 0);
+    // In a batch, the others are written.
+    store
+        .insert_match(&new_match("ok", "zokken", &["a", "b"], 1_000))
+        .await
+        .unwrap();
+    let results = store
+        .write_matches(&[
+            MatchWrite::Finish(FinishedMatch {
+                id: "m".into(),
+                log_json: "{}".into(),
+                outcome,
+                finished_at_ms: 2_000,
+            }),
+            MatchWrite::Finish(FinishedMatch {
+                id: "ok".into(),
+                log_json: "{}".into(),
+                outcome: zokken_absent(),
+                finished_at_ms: 2_000,
+            }),
+        ])
+        .await;
+    assert!(matches!(
+        &results[0],
+        Err(StoreError::OutcomeMismatch {
+            field: "strikes",
+            len: 2,
+            placings: 3,
+            ..
+        })
+    ));
+    assert!(results[1].is_ok(), "{results:?}");
+    assert_eq!(status_of(&store, "ok").await, Some(MatchStatus::Finished));
 }
 
 async fn status_of(store: &Store, id: &str) -> Option<MatchStatus> {

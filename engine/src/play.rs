@@ -397,6 +397,15 @@ impl Match {
             .unwrap_or(0)
     }
 
+    /// Of those, the timeouts.
+    pub fn timeouts_of(&self, seat: Seat) -> u32 {
+        self.penalties
+            .timeouts
+            .get(seat.index())
+            .copied()
+            .unwrap_or(0)
+    }
+
     /// The public events of the last successful step (or of the start).
     pub fn last_events(&self) -> &[Event] {
         &self.events

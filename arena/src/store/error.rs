@@ -89,6 +89,21 @@ pub enum StoreError {
         /// How many placings were given.
         placings: usize,
     },
+    /// A per-seat list of the outcome given to finish a match does not have one entry per
+    /// placing.
+    #[error(
+        "match \"{id}\": the outcome's {field} has {len} entries, but it has {placings} placings: give one per seat"
+    )]
+    OutcomeMismatch {
+        /// The match id.
+        id: String,
+        /// The list, e.g. "strikes".
+        field: &'static str,
+        /// Its length.
+        len: usize,
+        /// How many placings the outcome has.
+        placings: usize,
+    },
     /// The match recorder's task stopped (its runtime is shutting down) before it could say
     /// whether a write was committed (see [`Recorder`](super::Recorder)).
     #[error("the match recorder stopped before confirming the write")]

@@ -1,19 +1,35 @@
 //! Matches, their logs and per-seat results.
 
+use knobel_engine::{ForfeitReason, Outcome};
+
 use super::{
     AbortedMatch, BotResult, FinishedMatch, MatchFilter, MatchRecord, MatchStatus, MatchSummary,
-    MatchWrite, NewMatch, Store, StoreError, now_ms,
+    MatchWrite, NewMatch, SeatResult, Store, StoreError, now_ms,
 };
 
-/// Seat results written by one `INSERT` (four parameters each: 4 000 per statement).
+/// Seat results written by one `INSERT` (nine parameters each: 9 000 per statement).
 const SEAT_ROWS_PER_STATEMENT: usize = 1_000;
+
+/// One `seat_results` row to write: match id, seat, bot name, place, strikes, timeouts,
+/// forfeit reason, tokens, chips.
+type SeatRow<'a> = (
+    &'a str,
+    i32,
+    String,
+    i32,
+    i32,
+    i32,
+    Option<&'static str>,
+    Option<i64>,
+    Option<i64>,
+);
 
 /// A [`MatchWrite`] with its values encoded for the database, ready to be bound.
 enum Prepared<'a> {
     /// The match and its seat names as a JSON array.
     Start(&'a NewMatch, String),
-    /// The match, its packed log and its placings as a JSON array.
-    Finish(&'a FinishedMatch, Vec<u8>, String),
+    /// The match, its packed log, its placings as a JSON array and its outcome as JSON.
+    Finish(&'a FinishedMatch, Vec<u8>, String, String),
     /// The match and its packed log, if one is given.
     Abort(&'a AbortedMatch, Option<Vec<u8>>),
 }
@@ -28,7 +44,9 @@ impl<'a> Prepared<'a> {
             MatchWrite::Finish(finished) => Prepared::Finish(
                 finished,
                 pack_log(&finished.log_json),
-                serde_json::to_string(&finished.placings).expect("a list of numbers serializes"),
+                serde_json::to_string(&finished.outcome.placings)
+                    .expect("a list of numbers serializes"),
+                serde_json::to_string(&finished.outcome).expect("an outcome serializes"),
             ),
             MatchWrite::Abort(aborted) => {
                 Prepared::Abort(aborted, aborted.log_json.as_deref().map(pack_log))
@@ -41,12 +59,12 @@ impl<'a> Prepared<'a> {
 macro_rules! match_columns {
     () => {
         "id, game, preset, seat_names, status, placings, abort_reason, started_at_ms, \
-         finished_at_ms, rules_json, seed"
+         finished_at_ms, rules_json, seed, outcome_json"
     };
 }
 
 /// A match row without its log: id, game, preset, seat_names, status, placings,
-/// abort_reason, started_at_ms, finished_at_ms, rules_json, seed.
+/// abort_reason, started_at_ms, finished_at_ms, rules_json, seed, outcome_json.
 type MatchRow = (
     String,
     String,
@@ -59,6 +77,20 @@ type MatchRow = (
     Option<i64>,
     String,
     i64,
+    Option<String>,
+);
+
+/// A `seat_results` row as read: seat, bot_name, place, strikes, timeouts, forfeit_reason,
+/// tokens, chips.
+type SeatResultRow = (
+    i32,
+    String,
+    i32,
+    i32,
+    i32,
+    Option<String>,
+    Option<i64>,
+    Option<i64>,
 );
 
 /// A results row: match_id, game, seat, place, seats, finished_at_ms.
@@ -110,6 +142,7 @@ fn record_from_row(row: MatchRow) -> Result<MatchRecord, StoreError> {
         finished_at_ms,
         rules_json,
         seed,
+        outcome_json,
     ) = row;
     let status = parse_status(&id, &status)?;
     let seat_names = parse_seat_names(&id, &seat_names)?;
@@ -122,6 +155,15 @@ fn record_from_row(row: MatchRow) -> Result<MatchRecord, StoreError> {
             })
         })
         .transpose()?;
+    let outcome = outcome_json
+        .map(|json| {
+            serde_json::from_str::<Outcome>(&json).map_err(|e| {
+                corrupt(format!(
+                    "match \"{id}\": the outcome is not an outcome's JSON: {e}"
+                ))
+            })
+        })
+        .transpose()?;
     let summary = MatchSummary {
         id,
         game,
@@ -129,6 +171,7 @@ fn record_from_row(row: MatchRow) -> Result<MatchRecord, StoreError> {
         seat_names,
         status,
         placings,
+        outcome,
         abort_reason,
         started_at_ms,
         finished_at_ms,
@@ -142,30 +185,66 @@ fn written(rows: u64, refused: impl FnOnce() -> StoreError) -> Result<(), StoreE
     if rows == 0 { Err(refused()) } else { Ok(()) }
 }
 
-/// The `seat_results` rows of a finished match (match id, seat, bot name, place), given its
-/// stored seat names: none for a match started without them. Gives
-/// [`StoreError::PlacingsMismatch`] if the placings do not fit the seats.
+/// Checks that every per-seat list of a finished match's outcome has one entry per
+/// placing ([`StoreError::OutcomeMismatch`]).
+fn check_outcome(finished: &FinishedMatch) -> Result<(), StoreError> {
+    let o = &finished.outcome;
+    let placings = o.placings.len();
+    let lists = [
+        ("tokens", o.tokens.len()),
+        ("halves_lost", o.halves_lost.len()),
+        ("chips", o.chips.len()),
+        ("strikes", o.strikes.len()),
+        ("timeouts", o.timeouts.len()),
+        ("forfeits", o.forfeits.len()),
+    ];
+    match lists.into_iter().find(|&(_, len)| len != placings) {
+        Some((field, len)) => Err(StoreError::OutcomeMismatch {
+            id: finished.id.clone(),
+            field,
+            len,
+            placings,
+        }),
+        None => Ok(()),
+    }
+}
+
+/// The `seat_results` rows of a finished match of `game`, given its stored seat names: none
+/// for a match started without them. Tokens are kept for Schocken and Sjokken, chips for
+/// Zokken (NULL where the game has none). Gives [`StoreError::PlacingsMismatch`] if the
+/// placings do not fit the seats.
 fn seat_results<'a>(
     finished: &'a FinishedMatch,
+    game: &str,
     seat_names_json: &str,
-) -> Result<Vec<(&'a str, i32, String, i32)>, StoreError> {
+) -> Result<Vec<SeatRow<'a>>, StoreError> {
     let id = finished.id.as_str();
     let seat_names = parse_seat_names(id, seat_names_json)?;
-    let placings = &finished.placings;
-    if !seat_names.is_empty() && seat_names.len() != placings.len() {
+    let o = &finished.outcome;
+    if !seat_names.is_empty() && seat_names.len() != o.placings.len() {
         return Err(StoreError::PlacingsMismatch {
             id: id.to_owned(),
             seats: seat_names.len(),
-            placings: placings.len(),
+            placings: o.placings.len(),
         });
     }
+    let zokken = game == knobel_engine::Game::Zokken.name();
     Ok(seat_names
         .into_iter()
-        .zip(placings)
         .enumerate()
-        .map(|(seat, (bot_name, &place))| {
-            let seat = i32::try_from(seat).expect("seat counts are small");
-            (id, seat, bot_name, i32::from(place))
+        .map(|(i, bot_name)| {
+            let seat = i32::try_from(i).expect("seat counts are small");
+            (
+                id,
+                seat,
+                bot_name,
+                i32::from(o.placings[i]),
+                i32::try_from(o.strikes[i]).unwrap_or(i32::MAX),
+                i32::try_from(o.timeouts[i]).unwrap_or(i32::MAX),
+                o.forfeits[i].map(ForfeitReason::name),
+                (!zokken).then_some(o.tokens[i]),
+                zokken.then_some(o.chips[i]),
+            )
         })
         .collect())
 }
@@ -183,25 +262,28 @@ impl Store {
         self.write_one(&MatchWrite::Start(new.clone())).await
     }
 
-    /// Records the end of a running match: its log, the place of each seat (1 = first; ties
-    /// share a place) and when it finished; status becomes "finished".
+    /// Records the end of a running match: its log, its outcome (the place of each seat, 1 =
+    /// first, ties share a place; tokens or chips, strikes, timeouts and forfeits) and when
+    /// it finished; status becomes "finished".
     ///
-    /// Unless the match was started without seat names, `placings` must have one place per
-    /// seat, and each seat's result is also written to `seat_results` for ratings (see
-    /// [`Store::results_for_bot`]). Everything is written in one transaction: either all of
-    /// it is stored or nothing is. Gives [`StoreError::MatchNotRunning`] if the match is
-    /// unknown or already over, and [`StoreError::PlacingsMismatch`] if the counts differ.
+    /// Unless the match was started without seat names, the outcome must have one place per
+    /// seat, and each seat's result is also written to `seat_results` (for ratings, see
+    /// [`Store::results_for_bot`], and [`Store::seat_results`]). Everything is written in one
+    /// transaction: either all of it is stored or nothing is. Gives
+    /// [`StoreError::MatchNotRunning`] if the match is unknown or already over,
+    /// [`StoreError::PlacingsMismatch`] if the counts differ and
+    /// [`StoreError::OutcomeMismatch`] if the outcome's lists differ in length.
     pub async fn finish_match(
         &self,
         id: &str,
         log_json: &str,
-        placings: &[u8],
+        outcome: &Outcome,
         finished_at_ms: i64,
     ) -> Result<(), StoreError> {
         self.write_one(&MatchWrite::Finish(FinishedMatch {
             id: id.to_owned(),
             log_json: log_json.to_owned(),
-            placings: placings.to_vec(),
+            outcome: outcome.clone(),
             finished_at_ms,
         }))
         .await
@@ -240,8 +322,9 @@ impl Store {
     /// All writes go into one transaction. A write refused for what it finds (a match id
     /// that is taken, a match that is not running) writes nothing and does not hold up the
     /// others. If the transaction as a whole fails (a database error, placings that do not
-    /// fit the seats, a damaged row), nothing of it is stored and each write is retried in
-    /// a transaction of its own, so that one bad write never costs the others. Writes to the
+    /// fit the seats, an outcome whose lists do not fit its placings, a damaged row),
+    /// nothing of it is stored and each write is retried in a transaction of its own, so
+    /// that one bad write never costs the others. Writes to the
     /// same match take effect in order: a start and the end of that match can share a batch.
     pub async fn write_matches(&self, writes: &[MatchWrite]) -> Vec<Result<(), StoreError>> {
         match self.write_batch(writes).await {
@@ -278,7 +361,7 @@ impl Store {
             let mut tx = pool.begin().await.map_err(StoreError::db(COMMIT))?;
             let mut results = Vec::with_capacity(writes.len());
             // Seat results of every finished match, written by one statement at the end.
-            let mut seat_rows: Vec<(&str, i32, String, i32)> = Vec::new();
+            let mut seat_rows: Vec<SeatRow<'_>> = Vec::new();
             for prepared in &prepared {
                 let result = match prepared {
                     Prepared::Start(new, seat_names) => {
@@ -302,28 +385,30 @@ impl Store {
                         .rows_affected();
                         written(inserted, || StoreError::MatchExists { id: new.id.clone() })
                     }
-                    Prepared::Finish(finished, log, placings_json) => {
+                    Prepared::Finish(finished, log, placings_json, outcome_json) => {
                         let id = finished.id.as_str();
-                        let seat_names: Option<String> = sqlx::query_scalar(
+                        check_outcome(finished)?;
+                        let row: Option<(String, String)> = sqlx::query_as(
                             "UPDATE matches \
                              SET status = 'finished', log_lz4 = $2, placings = $3, \
-                                 finished_at_ms = $4 \
+                                 finished_at_ms = $4, outcome_json = $5 \
                              WHERE id = $1 AND status = 'running' \
-                             RETURNING seat_names",
+                             RETURNING seat_names, game",
                         )
                         .bind(id)
                         .bind(log)
                         .bind(placings_json)
                         .bind(finished.finished_at_ms)
+                        .bind(outcome_json)
                         .fetch_optional(&mut *tx)
                         .await
                         .map_err(StoreError::db(FINISH))?;
-                        match seat_names {
+                        match row {
                             None => Err(StoreError::MatchNotRunning { id: id.to_owned() }),
-                            Some(seat_names) => {
+                            Some((seat_names, game)) => {
                                 // On an error the match row is already updated: the
                                 // transaction is rolled back.
-                                seat_rows.extend(seat_results(finished, &seat_names)?);
+                                seat_rows.extend(seat_results(finished, &game, &seat_names)?);
                                 Ok(())
                             }
                         }
@@ -354,13 +439,21 @@ impl Store {
             // PostgreSQL 65 535 per statement).
             for rows in seat_rows.chunks(SEAT_ROWS_PER_STATEMENT) {
                 let mut insert = sqlx::QueryBuilder::new(
-                    "INSERT INTO seat_results (match_id, seat, bot_name, place) ",
+                    "INSERT INTO seat_results (match_id, seat, bot_name, place, strikes, \
+                     timeouts, forfeit_reason, tokens, chips) ",
                 );
-                insert.push_values(rows, |mut row, (id, seat, bot_name, place)| {
+                insert.push_values(rows, |mut row, r| {
+                    let (id, seat, bot_name, place, strikes, timeouts, forfeit, tokens, chips) =
+                        r;
                     row.push_bind(*id)
                         .push_bind(*seat)
                         .push_bind(bot_name.as_str())
-                        .push_bind(*place);
+                        .push_bind(*place)
+                        .push_bind(*strikes)
+                        .push_bind(*timeouts)
+                        .push_bind(*forfeit)
+                        .push_bind(*tokens)
+                        .push_bind(*chips);
                 });
                 insert.build().execute(&mut *tx).await.map_err(StoreError::db(FINISH))?;
             }
@@ -456,6 +549,51 @@ impl Store {
             None => plain,
         };
         Ok(Some((parse_status(id, &status)?, log)))
+    }
+
+    /// The seats of the finished match `id` as `seat_results` holds them, in seat order:
+    /// place, strikes, timeouts, forfeit, tokens or chips. Empty for a match that is not
+    /// finished (or was started without seat names).
+    pub async fn seat_results(&self, id: &str) -> Result<Vec<SeatResult>, StoreError> {
+        let rows: Vec<SeatResultRow> = with_pool!(self, pool => {
+            sqlx::query_as(
+                "SELECT seat, bot_name, place, strikes, timeouts, forfeit_reason, tokens, chips \
+                 FROM seat_results WHERE match_id = $1 ORDER BY seat",
+            )
+            .bind(id)
+            .fetch_all(pool)
+            .await
+        })
+        .map_err(StoreError::db("reading a match's seat results"))?;
+        rows.into_iter()
+            .map(
+                |(seat, bot_name, place, strikes, timeouts, forfeit, tokens, chips)| {
+                    let count = |what: &str, value: i32| {
+                        u32::try_from(value).map_err(|_| {
+                            corrupt(format!("match \"{id}\": {what} {value} is out of range"))
+                        })
+                    };
+                    Ok(SeatResult {
+                        seat: small(id, "seat", seat.into())?,
+                        bot_name,
+                        place: small(id, "place", place.into())?,
+                        strikes: count("strikes", strikes)?,
+                        timeouts: count("timeouts", timeouts)?,
+                        forfeit: forfeit
+                            .map(|name| {
+                                ForfeitReason::from_name(&name).ok_or_else(|| {
+                                    corrupt(format!(
+                                        "match \"{id}\": unknown forfeit reason {name:?}"
+                                    ))
+                                })
+                            })
+                            .transpose()?,
+                        tokens,
+                        chips,
+                    })
+                },
+            )
+            .collect()
     }
 
     /// Every seat the bot named `name` held in a finished match, oldest match first (the

@@ -25,6 +25,10 @@ pub(crate) const SQLITE: &[Embedded] = &[
         "0002_compressed_logs.sql",
         include_str!("../../migrations/sqlite/0002_compressed_logs.sql"),
     ),
+    (
+        "0003_seat_outcomes.sql",
+        include_str!("../../migrations/sqlite/0003_seat_outcomes.sql"),
+    ),
 ];
 
 /// The PostgreSQL migrations, oldest first.
@@ -36,6 +40,10 @@ pub(crate) const POSTGRES: &[Embedded] = &[
     (
         "0002_compressed_logs.sql",
         include_str!("../../migrations/postgres/0002_compressed_logs.sql"),
+    ),
+    (
+        "0003_seat_outcomes.sql",
+        include_str!("../../migrations/postgres/0003_seat_outcomes.sql"),
     ),
 ];
 

@@ -54,7 +54,7 @@ pub use error::StoreError;
 pub use recorder::Recorder;
 pub use types::{
     AbortedMatch, BotRecord, BotResult, FinishedMatch, MatchFilter, MatchRecord, MatchStatus,
-    MatchSummary, MatchWrite, NewMatch, ParseMatchStatusError,
+    MatchSummary, MatchWrite, NewMatch, ParseMatchStatusError, SeatResult,
 };
 
 use error::redact_url;

@@ -3,6 +3,8 @@
 use std::fmt;
 use std::str::FromStr;
 
+use knobel_engine::{ForfeitReason, Outcome};
+
 /// A registered bot, as listed by the store. The token hash is never handed out.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BotRecord {
@@ -52,8 +54,10 @@ pub struct FinishedMatch {
     pub id: String,
     /// The engine's log of the match, as JSON text.
     pub log_json: String,
-    /// The place of each seat, in seat order (1 = first; ties share a place).
-    pub placings: Vec<u8>,
+    /// The engine's outcome: per seat, in seat order, the final place (1 = first; ties
+    /// share a place; forfeited seats after all others), tokens or chips, strikes, timeouts
+    /// and the forfeit. Every per-seat list has one entry per placing.
+    pub outcome: Outcome,
     /// When the match finished, in unix milliseconds.
     pub finished_at_ms: i64,
 }
@@ -176,6 +180,9 @@ pub struct MatchSummary {
     pub status: MatchStatus,
     /// The place of each seat (1 = first; ties share a place), once finished.
     pub placings: Option<Vec<u8>>,
+    /// The full outcome, once finished (`None` for a match recorded before the store kept
+    /// outcomes, which has its placings only).
+    pub outcome: Option<Outcome>,
     /// Why the match was aborted, if it was.
     pub abort_reason: Option<String>,
     /// When the match started, in unix milliseconds.
@@ -211,4 +218,26 @@ pub struct BotResult {
     pub seats: u8,
     /// When the match finished, in unix milliseconds.
     pub finished_at_ms: i64,
+}
+
+/// One seat of a finished match, as `seat_results` holds it (see
+/// [`Store::seat_results`](super::Store::seat_results)).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SeatResult {
+    /// The seat (0-based).
+    pub seat: u8,
+    /// The name of the bot in the seat.
+    pub bot_name: String,
+    /// The final place (1 = first; ties share a place; forfeited seats after all others).
+    pub place: u8,
+    /// Strikes the seat was given.
+    pub strikes: u32,
+    /// Of those, the timeouts.
+    pub timeouts: u32,
+    /// Why the seat forfeited, if it did.
+    pub forfeit: Option<ForfeitReason>,
+    /// Schocken and Sjokken: the tokens the seat held at the end; `None` in Zokken.
+    pub tokens: Option<i64>,
+    /// Zokken: the seat's net chips; `None` in Schocken and Sjokken.
+    pub chips: Option<i64>,
 }
