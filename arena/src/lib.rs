@@ -8,3 +8,4 @@ pub mod metrics;
 pub mod referee;
 pub mod server;
 pub mod store;
+pub mod streams;

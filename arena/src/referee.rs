@@ -67,6 +67,8 @@ pub struct MatchInfo {
     pub rules: Rules,
     /// The name of the player in each seat.
     pub seat_names: Vec<String>,
+    /// The registered bot in each seat, by id (`None` for a built-in player).
+    pub seat_bot_ids: Vec<Option<i64>>,
     /// The time control.
     pub time_control: TimeControl,
 }
@@ -201,6 +203,11 @@ pub trait BotLink: Send {
     /// pending, `cx`'s waker is woken once there may be more to read. The referee polls each
     /// seat with a waker of its own, so that a wake-up tells it which seat to read.
     fn poll_recv(&mut self, cx: &mut Context<'_>) -> Poll<FromSeat>;
+    /// Whether the bot was revoked: its link then reports [`FromSeat::Disconnected`] (and
+    /// the seat forfeits); this says why, for a forfeit reason.
+    fn revoked(&self) -> bool {
+        false
+    }
     /// Gives the connection back after the match (once its last message is sent).
     fn release(self: Box<Self>);
 }
@@ -915,6 +922,7 @@ mod event_delivery {
             preset: "schocken".to_owned(),
             rules: Rules::preset("schocken").unwrap(),
             seat_names: vec!["slow".into(), "fast".into(), "builtin".into()],
+            seat_bot_ids: vec![Some(1), Some(2), None],
             time_control: TimeControl::default(),
         });
         let players = vec![slow, fast, Player::Builtin(Box::new(HeuristicPolicy))];

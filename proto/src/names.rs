@@ -166,7 +166,10 @@ pub enum NameError {
 pub fn forbidden_class(c: char) -> Option<CharClass> {
     match c {
         ' ' => return None,
-        '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{200E}' | '\u{200F}'
+        '\u{202A}'..='\u{202E}'
+        | '\u{2066}'..='\u{2069}'
+        | '\u{200E}'
+        | '\u{200F}'
         | '\u{061C}' => return Some(CharClass::Bidi),
         '\u{200B}'..='\u{200D}' | '\u{2060}' | '\u{FEFF}' | '\u{180E}' => {
             return Some(CharClass::ZeroWidth);
@@ -400,7 +403,10 @@ mod tests {
         assert_eq!(check_name(&"語".repeat(32)), Ok(()));
         // Characters counted, not bytes: 20 ü are 40 bytes, well within both.
         assert_eq!(check_name(&"ü".repeat(20)), Ok(()));
-        assert_eq!(err(""), "a bot name cannot be empty: it has 1..=32 characters");
+        assert_eq!(
+            err(""),
+            "a bot name cannot be empty: it has 1..=32 characters"
+        );
     }
 
     #[test]

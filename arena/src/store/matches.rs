@@ -5,13 +5,13 @@ use super::{
     MatchWrite, NewMatch, Store, StoreError, now_ms,
 };
 
-/// Seat results written by one `INSERT` (four parameters each: 4 000 per statement).
+/// Seat results written by one `INSERT` (five parameters each: 5 000 per statement).
 const SEAT_ROWS_PER_STATEMENT: usize = 1_000;
 
 /// A [`MatchWrite`] with its values encoded for the database, ready to be bound.
 enum Prepared<'a> {
-    /// The match and its seat names as a JSON array.
-    Start(&'a NewMatch, String),
+    /// The match, its seat names and its seat bot ids as JSON arrays.
+    Start(&'a NewMatch, String, Option<String>),
     /// The match, its packed log and its placings as a JSON array.
     Finish(&'a FinishedMatch, Vec<u8>, String),
     /// The match and its packed log, if one is given.
@@ -24,6 +24,9 @@ impl<'a> Prepared<'a> {
             MatchWrite::Start(new) => Prepared::Start(
                 new,
                 serde_json::to_string(&new.seat_names).expect("a list of strings serializes"),
+                (!new.seat_bot_ids.is_empty()).then(|| {
+                    serde_json::to_string(&new.seat_bot_ids).expect("a list of ids serializes")
+                }),
             ),
             MatchWrite::Finish(finished) => Prepared::Finish(
                 finished,
@@ -60,6 +63,13 @@ type MatchRow = (
     String,
     i64,
 );
+
+/// Whose results to read: by seat name or by bot id.
+#[derive(Clone, Copy)]
+enum ResultsOf<'a> {
+    Name(&'a str),
+    Id(i64),
+}
 
 /// A results row: match_id, game, seat, place, seats, finished_at_ms.
 type ResultRow = (String, String, i32, i32, i64, i64);
@@ -142,15 +152,27 @@ fn written(rows: u64, refused: impl FnOnce() -> StoreError) -> Result<(), StoreE
     if rows == 0 { Err(refused()) } else { Ok(()) }
 }
 
-/// The `seat_results` rows of a finished match (match id, seat, bot name, place), given its
-/// stored seat names: none for a match started without them. Gives
-/// [`StoreError::PlacingsMismatch`] if the placings do not fit the seats.
+/// A `seat_results` row: match id, seat, bot name, bot id (`None`: a built-in player), place.
+type SeatRow<'a> = (&'a str, i32, String, Option<i64>, i32);
+
+/// The `seat_results` rows of a finished match, given its stored seat names and bot ids:
+/// none for a match started without seat names. Gives [`StoreError::PlacingsMismatch`] if
+/// the placings do not fit the seats.
 fn seat_results<'a>(
     finished: &'a FinishedMatch,
     seat_names_json: &str,
-) -> Result<Vec<(&'a str, i32, String, i32)>, StoreError> {
+    seat_bot_ids_json: Option<&str>,
+) -> Result<Vec<SeatRow<'a>>, StoreError> {
     let id = finished.id.as_str();
     let seat_names = parse_seat_names(id, seat_names_json)?;
+    let seat_bot_ids: Vec<Option<i64>> = match seat_bot_ids_json {
+        None => Vec::new(),
+        Some(json) => serde_json::from_str(json).map_err(|e| {
+            corrupt(format!(
+                "match \"{id}\": seat bot ids are not a JSON array of ids: {e}"
+            ))
+        })?,
+    };
     let placings = &finished.placings;
     if !seat_names.is_empty() && seat_names.len() != placings.len() {
         return Err(StoreError::PlacingsMismatch {
@@ -164,8 +186,9 @@ fn seat_results<'a>(
         .zip(placings)
         .enumerate()
         .map(|(seat, (bot_name, &place))| {
+            let bot_id = seat_bot_ids.get(seat).copied().flatten();
             let seat = i32::try_from(seat).expect("seat counts are small");
-            (id, seat, bot_name, i32::from(place))
+            (id, seat, bot_name, bot_id, i32::from(place))
         })
         .collect())
 }
@@ -278,15 +301,15 @@ impl Store {
             let mut tx = pool.begin().await.map_err(StoreError::db(COMMIT))?;
             let mut results = Vec::with_capacity(writes.len());
             // Seat results of every finished match, written by one statement at the end.
-            let mut seat_rows: Vec<(&str, i32, String, i32)> = Vec::new();
+            let mut seat_rows: Vec<SeatRow<'_>> = Vec::new();
             for prepared in &prepared {
                 let result = match prepared {
-                    Prepared::Start(new, seat_names) => {
+                    Prepared::Start(new, seat_names, seat_bot_ids) => {
                         let inserted = sqlx::query(
                             "INSERT INTO matches \
                              (id, game, preset, rules_json, seed, seat_names, status, \
-                              started_at_ms) \
-                             VALUES ($1, $2, $3, $4, $5, $6, 'running', $7) \
+                              started_at_ms, seat_bot_ids) \
+                             VALUES ($1, $2, $3, $4, $5, $6, 'running', $7, $8) \
                              ON CONFLICT (id) DO NOTHING",
                         )
                         .bind(&new.id)
@@ -296,6 +319,7 @@ impl Store {
                         .bind(new.seed)
                         .bind(seat_names)
                         .bind(new.started_at_ms)
+                        .bind(seat_bot_ids)
                         .execute(&mut *tx)
                         .await
                         .map_err(StoreError::db(START))?
@@ -304,12 +328,12 @@ impl Store {
                     }
                     Prepared::Finish(finished, log, placings_json) => {
                         let id = finished.id.as_str();
-                        let seat_names: Option<String> = sqlx::query_scalar(
+                        let seats: Option<(String, Option<String>)> = sqlx::query_as(
                             "UPDATE matches \
                              SET status = 'finished', log_lz4 = $2, placings = $3, \
                                  finished_at_ms = $4 \
                              WHERE id = $1 AND status = 'running' \
-                             RETURNING seat_names",
+                             RETURNING seat_names, seat_bot_ids",
                         )
                         .bind(id)
                         .bind(log)
@@ -318,12 +342,16 @@ impl Store {
                         .fetch_optional(&mut *tx)
                         .await
                         .map_err(StoreError::db(FINISH))?;
-                        match seat_names {
+                        match seats {
                             None => Err(StoreError::MatchNotRunning { id: id.to_owned() }),
-                            Some(seat_names) => {
+                            Some((seat_names, seat_bot_ids)) => {
                                 // On an error the match row is already updated: the
                                 // transaction is rolled back.
-                                seat_rows.extend(seat_results(finished, &seat_names)?);
+                                seat_rows.extend(seat_results(
+                                    finished,
+                                    &seat_names,
+                                    seat_bot_ids.as_deref(),
+                                )?);
                                 Ok(())
                             }
                         }
@@ -354,12 +382,13 @@ impl Store {
             // PostgreSQL 65 535 per statement).
             for rows in seat_rows.chunks(SEAT_ROWS_PER_STATEMENT) {
                 let mut insert = sqlx::QueryBuilder::new(
-                    "INSERT INTO seat_results (match_id, seat, bot_name, place) ",
+                    "INSERT INTO seat_results (match_id, seat, bot_name, bot_id, place) ",
                 );
-                insert.push_values(rows, |mut row, (id, seat, bot_name, place)| {
+                insert.push_values(rows, |mut row, (id, seat, bot_name, bot_id, place)| {
                     row.push_bind(*id)
                         .push_bind(*seat)
                         .push_bind(bot_name.as_str())
+                        .push_bind(*bot_id)
                         .push_bind(*place);
                 });
                 insert.build().execute(&mut *tx).await.map_err(StoreError::db(FINISH))?;
@@ -459,18 +488,34 @@ impl Store {
     }
 
     /// Every seat the bot named `name` held in a finished match, oldest match first (the
-    /// order to replay them in for ratings).
+    /// order to replay them in for ratings). Matched by the name recorded with each seat;
+    /// [`Store::results_for_bot_id`] attributes seats by bot id.
     pub async fn results_for_bot(&self, name: &str) -> Result<Vec<BotResult>, StoreError> {
+        self.results_where(ResultsOf::Name(name)).await
+    }
+
+    /// Every seat the registered bot `bot_id` ([`crate::store::BotRecord::id`]) held in a
+    /// finished match, oldest match first. Built-in players have no id and never count.
+    pub async fn results_for_bot_id(&self, bot_id: i64) -> Result<Vec<BotResult>, StoreError> {
+        self.results_where(ResultsOf::Id(bot_id)).await
+    }
+
+    async fn results_where(&self, of: ResultsOf<'_>) -> Result<Vec<BotResult>, StoreError> {
+        let (name, bot_id) = match of {
+            ResultsOf::Name(name) => (Some(name), None),
+            ResultsOf::Id(id) => (None, Some(id)),
+        };
         let rows: Vec<ResultRow> = with_pool!(self, pool => {
             sqlx::query_as(
                 "SELECT s.match_id, m.game, s.seat, s.place, \
                         (SELECT COUNT(*) FROM seat_results c WHERE c.match_id = s.match_id), \
                         m.finished_at_ms \
                  FROM seat_results s JOIN matches m ON m.id = s.match_id \
-                 WHERE s.bot_name = $1 AND m.status = 'finished' \
+                 WHERE (s.bot_name = $1 OR s.bot_id = $2) AND m.status = 'finished' \
                  ORDER BY m.finished_at_ms, s.match_id, s.seat",
             )
             .bind(name)
+            .bind(bot_id)
             .fetch_all(pool)
             .await
         })

@@ -25,6 +25,10 @@ pub(crate) const SQLITE: &[Embedded] = &[
         "0002_compressed_logs.sql",
         include_str!("../../migrations/sqlite/0002_compressed_logs.sql"),
     ),
+    (
+        "0005_bot_identity.sql",
+        include_str!("../../migrations/sqlite/0005_bot_identity.sql"),
+    ),
 ];
 
 /// The PostgreSQL migrations, oldest first.
@@ -36,6 +40,10 @@ pub(crate) const POSTGRES: &[Embedded] = &[
     (
         "0002_compressed_logs.sql",
         include_str!("../../migrations/postgres/0002_compressed_logs.sql"),
+    ),
+    (
+        "0005_bot_identity.sql",
+        include_str!("../../migrations/postgres/0005_bot_identity.sql"),
     ),
 ];
 
