@@ -118,21 +118,21 @@ impl fmt::Debug for AdminToken {
 
 /// A bot name that cannot be registered.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("invalid bot name \"{name}\": {source}")]
+#[error("invalid bot name \"{name}\": {error}")]
 pub struct BotNameError {
     /// The name refused, with control and invisible characters escaped.
     pub name: String,
     /// The rule it breaks.
-    pub source: NameError,
+    pub error: NameError,
 }
 
 /// Checks that `name` may name a bot: the one name rule of registered and Hello names,
 /// [`knobel_proto::names::check_name`] (its text for people: [`knobel_proto::names::rule`]).
 /// [`crate::store::Store::add_bot`] checks it too.
 pub fn check_bot_name(name: &str) -> Result<(), BotNameError> {
-    names::check_name(name).map_err(|source| BotNameError {
+    names::check_name(name).map_err(|error| BotNameError {
         name: escape_name(name),
-        source,
+        error,
     })
 }
 

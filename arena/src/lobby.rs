@@ -11,13 +11,14 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use knobel_engine::policy::HeuristicPolicy;
-use knobel_engine::{Game, Rules};
+use knobel_engine::Rules;
 use rand::RngExt;
 use tokio::sync::{oneshot, watch};
 use tokio_util::task::TaskTracker;
 use tracing::{info, warn};
 
 use crate::metrics::Metrics;
+use crate::settings::PresetRules;
 use crate::referee::{AbsentBot, BotLink, MatchInfo, MatchReport, Player, TimeControl, run_match};
 use crate::store::{AbortedMatch, FinishedMatch, MatchWrite, NewMatch, Recorder, Store, now_ms};
 
@@ -32,8 +33,9 @@ pub struct LobbyConfig {
     pub practice_wait: Duration,
     /// The time control of every match.
     pub time_control: TimeControl,
-    /// Rounds of a Zokken match (the preset's 100 if `None`).
-    pub zokken_rounds: Option<u32>,
+    /// The rules of every preset, checked when they were built (e.g. Zokken's rounds, see
+    /// [`PresetRules::new`]): looking one up cannot fail.
+    pub presets: PresetRules,
 }
 
 impl Default for LobbyConfig {
@@ -43,7 +45,7 @@ impl Default for LobbyConfig {
             practice: false,
             practice_wait: Duration::from_millis(500),
             time_control: TimeControl::default(),
-            zokken_rounds: None,
+            presets: PresetRules::default(),
         }
     }
 }
@@ -115,13 +117,10 @@ impl Lobby {
         &self.config
     }
 
-    /// The rules a preset stands for in this lobby.
+    /// The rules a preset stands for in this lobby; `None` only for a name that is not a
+    /// preset (the rules of every preset were built and checked at start-up).
     pub fn rules_for(&self, preset: &str) -> Option<Rules> {
-        let mut rules = Rules::preset(preset).ok()?;
-        if let (Game::Zokken, Some(rounds)) = (rules.game(), self.config.zokken_rounds) {
-            rules.set_number("rounds", rounds).ok()?;
-        }
-        Some(rules)
+        self.config.presets.get(preset).cloned()
     }
 
     /// A seat of the bot `bot_id` waits for a match of `preset`.

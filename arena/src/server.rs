@@ -561,8 +561,8 @@ impl StreamLink {
                 self.game = info.rules.game();
                 self.open.clear();
                 let time_control = pb::TimeControl {
-                    decision_ms: info.time_control.decision.as_millis() as u32,
-                    time_bank_ms: info.time_control.bank.as_millis() as u32,
+                    decision_ms: wire_ms(info.time_control.decision),
+                    time_bank_ms: wire_ms(info.time_control.bank),
                 };
                 pb::arena_message::Kind::MatchStart(convert::match_start(
                     &info.match_id,
@@ -580,8 +580,8 @@ impl StreamLink {
                     &request.observation,
                     &request.legal_actions,
                     request.default_action,
-                    request.deadline.as_millis() as u32,
-                    request.time_bank.as_millis() as u32,
+                    wire_ms(request.deadline),
+                    wire_ms(request.time_bank),
                 ))
             }
             ToSeat::Notice(notice) => pb::arena_message::Kind::Error(pb::ErrorEvent {
@@ -798,7 +798,7 @@ impl Connection {
                 max_message_bytes: MAX_MESSAGE_BYTES as u32,
                 max_strikes: MAX_STRIKES.into(),
                 max_pings_per_minute: MAX_PINGS_PER_MINUTE,
-                hello_timeout_ms: HELLO_TIMEOUT.as_millis() as u32,
+                hello_timeout_ms: wire_ms(HELLO_TIMEOUT),
             }),
             bot_name: self.bot_name.clone(),
         };
@@ -887,6 +887,13 @@ impl Connection {
             }
         }
     }
+}
+
+/// A duration as the wire's `u32` milliseconds. The settings bound every time limit far
+/// below `u32::MAX` ms (about 49 days; see `settings::DECISION_MS`, `TIME_BANK_MS`), so this
+/// saturates only for a configuration built around them.
+fn wire_ms(duration: Duration) -> u32 {
+    u32::try_from(duration.as_millis()).unwrap_or(u32::MAX)
 }
 
 fn wire_code(problem: &Problem) -> pb::ErrorCode {

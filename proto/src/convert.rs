@@ -84,12 +84,12 @@ pub enum WireError {
         expected: &'static str,
     },
     /// A bot name that breaks the name rule ([`crate::names`]).
-    #[error("{field}: {source}")]
+    #[error("{field}: {error}")]
     Name {
         /// The field, e.g. `hello.name`.
         field: &'static str,
         /// The rule it breaks.
-        source: crate::names::NameError,
+        error: crate::names::NameError,
     },
     /// A text of only spaces where a visible character is needed.
     #[error("{field} {value:?} is blank: it needs at least one visible character")]
@@ -532,9 +532,9 @@ fn check_text(field: &'static str, text: &str, max: usize) -> Result<(), WireErr
 impl TryFrom<&pb::Hello> for BotHello {
     type Error = WireError;
     fn try_from(hello: &pb::Hello) -> Result<BotHello, WireError> {
-        crate::names::check_name(&hello.name).map_err(|source| WireError::Name {
+        crate::names::check_name(&hello.name).map_err(|error| WireError::Name {
             field: "hello.name",
-            source,
+            error,
         })?;
         check_text(
             "hello.client_version",
