@@ -10,16 +10,16 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use knobel_engine::policy::HeuristicPolicy;
 use knobel_engine::Rules;
+use knobel_engine::policy::HeuristicPolicy;
 use rand::RngExt;
 use tokio::sync::{oneshot, watch};
 use tokio_util::task::TaskTracker;
 use tracing::{info, warn};
 
 use crate::metrics::Metrics;
-use crate::settings::PresetRules;
 use crate::referee::{AbsentBot, BotLink, MatchInfo, MatchReport, Player, TimeControl, run_match};
+use crate::settings::PresetRules;
 use crate::store::{AbortedMatch, FinishedMatch, MatchWrite, NewMatch, Recorder, Store, now_ms};
 
 /// How the lobby forms matches.

@@ -125,10 +125,7 @@ enum BotCommand {
 
 /// `knobel bot add NAME`'s help: exactly the rule `knobel_proto::names::check_name` applies.
 fn bot_name_help() -> String {
-    format!(
-        "The bot's name: {}.",
-        knobel_proto::names::rule()
-    )
+    format!("The bot's name: {}.", knobel_proto::names::rule())
 }
 
 fn main() -> Result<()> {

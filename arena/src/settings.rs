@@ -150,7 +150,10 @@ impl fmt::Display for Source {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SettingsError {
     /// A number out of its range.
-    #[error("{setting} = {value} is out of range: it must be {min}..={max}{}", unit_suffix(unit))]
+    #[error(
+        "{setting} = {value} is out of range: it must be {min}..={max}{}",
+        unit_suffix(unit)
+    )]
     OutOfRange {
         /// The setting.
         setting: Source,
@@ -403,9 +406,7 @@ mod tests {
                     seats,
                     ..RawSettings::default()
                 }),
-                format!(
-                    "--seats (env KNOBEL_SEATS) = {seats} is out of range: it must be 2..=10"
-                )
+                format!("--seats (env KNOBEL_SEATS) = {seats} is out of range: it must be 2..=10")
             );
         }
     }
@@ -533,7 +534,12 @@ mod tests {
 
     #[test]
     fn admin_token_is_checked_without_showing_it() {
-        for token in ["", "short", "with space in the token", "tab\tin-the-token-xxxx"] {
+        for token in [
+            "",
+            "short",
+            "with space in the token",
+            "tab\tin-the-token-xxxx",
+        ] {
             let message = refused(RawSettings {
                 admin_token: Some(token.to_owned()),
                 ..RawSettings::default()
