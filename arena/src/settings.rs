@@ -307,18 +307,10 @@ impl RawSettings {
                     preset,
                     reason,
                 };
-                // A value beyond u32 is beyond every bound of the rules too: let the
-                // engine name its range with the largest u32.
+                // A value beyond u32 is beyond the rules' bound too (1..=100000): the
+                // engine names its range, for u32::MAX.
                 let wide = u32::try_from(rounds).unwrap_or(u32::MAX);
-                let presets =
-                    PresetRules::new(Some(wide)).map_err(|(preset, e)| refused(preset, e))?;
-                if u64::from(wide) != rounds {
-                    let (preset, error) = PresetRules::new(Some(u32::MAX))
-                        .err()
-                        .expect("u32::MAX rounds are out of the engine's range");
-                    return Err(refused(preset, error));
-                }
-                presets
+                PresetRules::new(Some(wide)).map_err(|(preset, e)| refused(preset, e))?
             }
         };
         let admin_token = match &self.admin_token {

@@ -113,12 +113,10 @@ impl Seat {
             })
             .await
             .unwrap();
-        loop {
-            match self.next().await {
-                Seen::Pong => return,
-                Seen::Start(start) => panic!("a match started early: {:?}", start.seat_names),
-                other => panic!("expected a Pong, got {other:?}"),
-            }
+        match self.next().await {
+            Seen::Pong => {}
+            Seen::Start(start) => panic!("a match started early: {:?}", start.seat_names),
+            other => panic!("expected a Pong, got {other:?}"),
         }
     }
 
