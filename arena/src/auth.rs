@@ -8,6 +8,7 @@
 
 use std::fmt;
 
+use knobel_proto::names::{self, NameError};
 use rand::TryRng;
 use rand::rngs::SysRng;
 use sha2::{Digest, Sha256};
@@ -20,8 +21,8 @@ pub const TOKEN_PREFIX: &str = "knb_";
 /// The longest token [`bearer_token`] accepts, in bytes.
 pub const MAX_TOKEN_LEN: usize = 256;
 
-/// The longest bot name accepted, in bytes.
-pub const MAX_BOT_NAME_LEN: usize = 64;
+/// The longest bot name accepted, in bytes (the one name rule: [`knobel_proto::names`]).
+pub const MAX_BOT_NAME_LEN: usize = knobel_proto::names::MAX_NAME_BYTES;
 
 /// How many random bytes a token carries (256 bits).
 const TOKEN_BYTES: usize = 32;
@@ -117,32 +118,40 @@ impl fmt::Debug for AdminToken {
 
 /// A bot name that cannot be registered.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("invalid bot name \"{name}\": {reason}")]
+#[error("invalid bot name \"{name}\": {error}")]
 pub struct BotNameError {
-    /// The name refused, with control characters escaped.
+    /// The name refused, with control and invisible characters escaped.
     pub name: String,
-    /// Why it was refused.
-    pub reason: &'static str,
+    /// The rule it breaks.
+    pub error: NameError,
 }
 
-/// Checks that `name` may name a bot: 1 to [`MAX_BOT_NAME_LEN`] bytes, no control characters,
-/// no leading or trailing whitespace. [`crate::store::Store::add_bot`] checks it too.
+/// Checks that `name` may name a bot: the one name rule of registered and Hello names,
+/// [`knobel_proto::names::check_name`] (its text for people: [`knobel_proto::names::rule`]).
+/// [`crate::store::Store::add_bot`] checks it too.
 pub fn check_bot_name(name: &str) -> Result<(), BotNameError> {
-    let reason = if name.is_empty() {
-        "it is empty"
-    } else if name.len() > MAX_BOT_NAME_LEN {
-        "it is longer than 64 bytes"
-    } else if name.chars().any(char::is_control) {
-        "it contains control characters"
-    } else if name.trim() != name {
-        "it starts or ends with whitespace"
-    } else {
-        return Ok(());
-    };
-    Err(BotNameError {
-        name: name.escape_debug().to_string(),
-        reason,
+    names::check_name(name).map_err(|error| BotNameError {
+        name: escape_name(name),
+        error,
     })
+}
+
+/// `name` for a message: at most 40 characters, control and invisible characters escaped
+/// (so a refused name cannot reorder or hide the text around it).
+fn escape_name(name: &str) -> String {
+    let mut out = String::new();
+    for (i, c) in name.chars().enumerate() {
+        if i == 40 {
+            out.push('…');
+            break;
+        }
+        if c == '"' || c == '\\' || names::forbidden_class(c).is_some() {
+            out.extend(c.escape_unicode());
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// `bytes` as lowercase hex digits.
@@ -246,20 +255,27 @@ mod tests {
     fn bot_names() {
         assert!(check_bot_name("zocker-3000").is_ok());
         assert!(check_bot_name("Würfel Bot").is_ok());
-        assert!(check_bot_name(&"x".repeat(64)).is_ok());
+        assert!(check_bot_name(&"x".repeat(32)).is_ok());
         for bad in [
             "",
             " lead",
             "trail ",
             "tab\tbed",
             "new\nline",
-            &"x".repeat(65),
+            &"x".repeat(33),
+            "builtin-heuristic-1",
+            "a\u{202E}b",
         ] {
             assert!(check_bot_name(bad).is_err(), "{bad:?} should be refused");
         }
         assert_eq!(
             check_bot_name("").unwrap_err().to_string(),
-            "invalid bot name \"\": it is empty"
+            "invalid bot name \"\": a bot name cannot be empty: it has 1..=32 characters"
+        );
+        // The refused character is escaped in the quoted name, and named.
+        assert_eq!(
+            check_bot_name("evil\u{202E}gnp").unwrap_err().to_string(),
+            "invalid bot name \"evil\\u{202e}gnp\": a bot name cannot contain a bidirectional control: character 4 is U+202E RIGHT-TO-LEFT OVERRIDE"
         );
     }
 }

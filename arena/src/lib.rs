@@ -7,4 +7,6 @@ pub mod lobby;
 pub mod metrics;
 pub mod referee;
 pub mod server;
+pub mod settings;
 pub mod store;
+pub mod streams;

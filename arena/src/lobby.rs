@@ -1,7 +1,8 @@
 //! The lobby: seats waiting bots into matches.
 //!
-//! Bots wait per preset. As soon as `seats` bots wait for the same preset they play each
-//! other. In practice mode a bot that has waited `practice_wait` without company is seated
+//! Bots wait per preset. As soon as `seats` distinct bots wait for the same preset they play
+//! each other: a match never seats one bot twice (two streams of one bot wait for separate
+//! matches, the earliest waiting streams of distinct bots first). In practice mode a bot that has waited `practice_wait` without company is seated
 //! at once against built-in heuristic players, so a bot author sees a full match within
 //! seconds of connecting.
 
@@ -9,8 +10,8 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use knobel_engine::Rules;
 use knobel_engine::policy::HeuristicPolicy;
-use knobel_engine::{Game, Rules};
 use rand::RngExt;
 use tokio::sync::{oneshot, watch};
 use tokio_util::task::TaskTracker;
@@ -18,6 +19,7 @@ use tracing::{info, warn};
 
 use crate::metrics::Metrics;
 use crate::referee::{AbsentBot, BotLink, MatchInfo, MatchReport, Player, TimeControl, run_match};
+use crate::settings::PresetRules;
 use crate::store::{AbortedMatch, FinishedMatch, MatchWrite, NewMatch, Recorder, Store, now_ms};
 
 /// How the lobby forms matches.
@@ -31,8 +33,9 @@ pub struct LobbyConfig {
     pub practice_wait: Duration,
     /// The time control of every match.
     pub time_control: TimeControl,
-    /// Rounds of a Zokken match (the preset's 100 if `None`).
-    pub zokken_rounds: Option<u32>,
+    /// The rules of every preset, checked when they were built (e.g. Zokken's rounds, see
+    /// [`PresetRules::new`]): looking one up cannot fail.
+    pub presets: PresetRules,
 }
 
 impl Default for LobbyConfig {
@@ -42,13 +45,14 @@ impl Default for LobbyConfig {
             practice: false,
             practice_wait: Duration::from_millis(500),
             time_control: TimeControl::default(),
-            zokken_rounds: None,
+            presets: PresetRules::default(),
         }
     }
 }
 
 struct Waiting {
     ticket: u64,
+    bot_id: i64,
     bot_name: String,
     claim: Claim,
 }
@@ -113,17 +117,14 @@ impl Lobby {
         &self.config
     }
 
-    /// The rules a preset stands for in this lobby.
+    /// The rules a preset stands for in this lobby; `None` only for a name that is not a
+    /// preset (the rules of every preset were built and checked at start-up).
     pub fn rules_for(&self, preset: &str) -> Option<Rules> {
-        let mut rules = Rules::preset(preset).ok()?;
-        if let (Game::Zokken, Some(rounds)) = (rules.game(), self.config.zokken_rounds) {
-            rules.set_number("rounds", rounds).ok()?;
-        }
-        Some(rules)
+        self.config.presets.get(preset).cloned()
     }
 
-    /// A bot seat waits for a match of `preset`.
-    pub fn join(self: &Arc<Self>, bot_name: String, preset: String, claim: Claim) {
+    /// A seat of the bot `bot_id` waits for a match of `preset`.
+    pub fn join(self: &Arc<Self>, bot_id: i64, bot_name: String, preset: String, claim: Claim) {
         let ticket = {
             let mut next = self.next_ticket.lock().expect("lobby lock");
             *next += 1;
@@ -135,14 +136,11 @@ impl Lobby {
             queue.retain(|w| !w.claim.is_closed());
             queue.push(Waiting {
                 ticket,
+                bot_id,
                 bot_name,
                 claim,
             });
-            if queue.len() >= self.config.seats {
-                Some(queue.drain(..self.config.seats).collect::<Vec<_>>())
-            } else {
-                None
-            }
+            take_group(queue, self.config.seats)
         };
         if let Some(group) = full {
             self.start(preset, group);
@@ -177,15 +175,23 @@ impl Lobby {
             return;
         };
         let mut seat_names = Vec::new();
+        let mut seat_bot_ids = Vec::new();
         let mut players = Vec::new();
         for bot in bots {
+            debug_assert!(
+                !seat_bot_ids.contains(&Some(bot.bot_id)),
+                "one bot seated twice"
+            );
             seat_names.push(bot.bot_name);
+            seat_bot_ids.push(Some(bot.bot_id));
             players.push(Planned::Bot(bot.claim));
         }
         let mut builtin = 0;
         while players.len() < self.config.seats {
             builtin += 1;
-            seat_names.push(format!("builtin-heuristic-{builtin}"));
+            // In the reserved name space: no registered bot can have this name.
+            seat_names.push(knobel_proto::names::builtin_name("heuristic", builtin));
+            seat_bot_ids.push(None);
             players.push(Planned::Builtin);
         }
         let info = Arc::new(MatchInfo {
@@ -193,6 +199,7 @@ impl Lobby {
             preset,
             rules,
             seat_names,
+            seat_bot_ids,
             time_control: self.config.time_control,
         });
         let seed: u64 = rand::rng().random();
@@ -211,12 +218,13 @@ impl Lobby {
             rules_json: serde_json::to_string(&info.rules).unwrap_or_default(),
             seed: seed as i64,
             seat_names: info.seat_names.clone(),
+            seat_bot_ids: info.seat_bot_ids.clone(),
             started_at_ms: now_ms(),
         };
         if let Err(error) = self.recorder.write(MatchWrite::Start(new)).await {
             warn!(match_id = %info.match_id, error = %error, "cannot record the match start");
         }
-        info!(match_id = %info.match_id, preset = %info.preset, seats = ?info.seat_names, "match started");
+        info!(match_id = %info.match_id, preset = %info.preset, seats = ?info.seat_names, bot_ids = ?info.seat_bot_ids, "match started");
         self.metrics.match_started(game);
         let (report, announcement) =
             run_match(info.clone(), seed, players, self.shutdown.clone()).await;
@@ -275,6 +283,28 @@ impl Lobby {
     }
 }
 
+/// Takes the first group of `seats` waiting streams of distinct bots from `queue`, oldest
+/// first (a stream of a bot already in the group is passed over and keeps its place), or
+/// nothing if there are not `seats` distinct bots waiting.
+fn take_group(queue: &mut Vec<Waiting>, seats: usize) -> Option<Vec<Waiting>> {
+    let mut picked: Vec<usize> = Vec::with_capacity(seats);
+    for (i, waiting) in queue.iter().enumerate() {
+        if picked.len() == seats {
+            break;
+        }
+        if !picked.iter().any(|&p| queue[p].bot_id == waiting.bot_id) {
+            picked.push(i);
+        }
+    }
+    if picked.len() < seats {
+        return None;
+    }
+    // Remove from the back so the earlier indices stay valid; then put back in order.
+    let mut group: Vec<Waiting> = picked.iter().rev().map(|&i| queue.remove(i)).collect();
+    group.reverse();
+    Some(group)
+}
+
 /// Claims the streams of the planned bots (all at once) and builds the players; a bot
 /// whose connection is gone, or does not hand its stream over in time, is absent.
 async fn claim_all(planned: Vec<Planned>) -> Vec<Player> {
@@ -302,4 +332,42 @@ async fn claim_all(planned: Vec<Planned>) -> Vec<Player> {
         });
     }
     players
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn waiting(ticket: u64, bot_id: i64) -> Waiting {
+        let (claim, _claimed) = oneshot::channel();
+        Waiting {
+            ticket,
+            bot_id,
+            bot_name: format!("bot-{bot_id}"),
+            claim,
+        }
+    }
+
+    fn tickets(queue: &[Waiting]) -> Vec<u64> {
+        queue.iter().map(|w| w.ticket).collect()
+    }
+
+    #[test]
+    fn groups_are_of_distinct_bots_oldest_first() {
+        // Bot 1 has two streams waiting, bot 2 one: no 3-seat group.
+        let mut queue = vec![waiting(1, 1), waiting(2, 1), waiting(3, 2)];
+        assert!(take_group(&mut queue, 3).is_none());
+        assert_eq!(tickets(&queue), [1, 2, 3]);
+        // A third bot arrives: bot 1's older stream plays, its younger one keeps waiting.
+        queue.push(waiting(4, 3));
+        let group = take_group(&mut queue, 3).expect("three distinct bots");
+        assert_eq!(tickets(&group), [1, 3, 4]);
+        assert_eq!(tickets(&queue), [2]);
+        // Two streams of one bot never make a 2-seat match.
+        let mut queue = vec![waiting(5, 7), waiting(6, 7)];
+        assert!(take_group(&mut queue, 2).is_none());
+        queue.push(waiting(7, 8));
+        assert_eq!(tickets(&take_group(&mut queue, 2).unwrap()), [5, 7]);
+        assert_eq!(tickets(&queue), [6]);
+    }
 }

@@ -3,14 +3,12 @@
 mod simulate;
 
 use std::net::SocketAddr;
-use std::time::Duration;
 
 use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand};
 use knobel_arena::auth;
-use knobel_arena::lobby::LobbyConfig;
-use knobel_arena::referee::TimeControl;
-use knobel_arena::server::{ServerConfig, serve};
+use knobel_arena::server::serve;
+use knobel_arena::settings::{self, RawSettings};
 use knobel_arena::store::Store;
 use tokio::net::TcpListener;
 use tracing::info;
@@ -41,6 +39,8 @@ struct DatabaseArgs {
     database_url: String,
 }
 
+/// `knobel serve` flags. Each numeric flag can also be given by its environment variable;
+/// the values are checked by `settings::RawSettings::validate` (bounds in `settings`).
 #[derive(Args, Debug)]
 struct ServeArgs {
     #[command(flatten)]
@@ -54,37 +54,57 @@ struct ServeArgs {
     /// Seat a bot that finds no opponents against built-in players (practice mode).
     #[arg(long)]
     practice: bool,
-    /// How long a bot waits for other bots before practice mode fills its match.
-    #[arg(long, default_value_t = 500)]
+    /// How long a bot waits for other bots before practice mode fills its match, in
+    /// milliseconds (0..=600000).
+    #[arg(long, env = settings::PRACTICE_WAIT_MS.env, default_value_t = RawSettings::default().practice_wait_ms)]
     practice_wait_ms: u64,
-    /// Seats per match.
-    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u8).range(2..=10))]
-    seats: u8,
-    /// Deadline of each decision, in milliseconds.
-    #[arg(long, default_value_t = 1000)]
+    /// Seats per match (2..=10).
+    #[arg(long, env = settings::SEATS.env, default_value_t = RawSettings::default().seats)]
+    seats: u64,
+    /// Deadline of each decision, in milliseconds (1..=600000).
+    #[arg(long, env = settings::DECISION_MS.env, default_value_t = RawSettings::default().decision_ms)]
     decision_ms: u64,
-    /// Time bank per seat and match, in milliseconds.
-    #[arg(long, default_value_t = 10_000)]
+    /// Time bank per seat and match, in milliseconds (0..=3600000).
+    #[arg(long, env = settings::TIME_BANK_MS.env, default_value_t = RawSettings::default().time_bank_ms)]
     time_bank_ms: u64,
-    /// Rounds per Zokken match (default: the preset's 100).
-    #[arg(long)]
-    zokken_rounds: Option<u32>,
-    /// Most Play streams one bot may have open at once.
-    #[arg(long, default_value_t = 8)]
-    max_streams_per_bot: usize,
-    /// Seconds running matches get to finish on shutdown before they are aborted.
-    #[arg(long, default_value_t = 5)]
+    /// Rounds per Zokken match (default: the preset's 100; the rules allow 1..=100000).
+    #[arg(long, env = settings::ZOKKEN_ROUNDS.env)]
+    zokken_rounds: Option<u64>,
+    /// Most Play streams one bot may have open at once (1..=256).
+    #[arg(long, env = settings::MAX_STREAMS_PER_BOT.env, default_value_t = RawSettings::default().max_streams_per_bot)]
+    max_streams_per_bot: u64,
+    /// Seconds running matches get to finish on shutdown before they are aborted (0..=3600).
+    #[arg(long, env = settings::SHUTDOWN_GRACE_SECS.env, default_value_t = RawSettings::default().shutdown_grace_secs)]
     shutdown_grace_secs: u64,
-    /// The admin token for the Admin service (bot registration over gRPC); unset disables it.
+    /// The admin token for the Admin service (bot registration over gRPC), 16..=256 visible
+    /// ASCII characters; unset disables it.
     #[arg(long, env = "KNOBEL_ADMIN_TOKEN", hide_env_values = true)]
     admin_token: Option<String>,
+}
+
+impl ServeArgs {
+    /// The settings as given, to be checked.
+    fn raw_settings(&self) -> RawSettings {
+        RawSettings {
+            seats: self.seats,
+            practice: self.practice,
+            practice_wait_ms: self.practice_wait_ms,
+            decision_ms: self.decision_ms,
+            time_bank_ms: self.time_bank_ms,
+            zokken_rounds: self.zokken_rounds,
+            max_streams_per_bot: self.max_streams_per_bot,
+            shutdown_grace_secs: self.shutdown_grace_secs,
+            admin_token: self.admin_token.clone(),
+        }
+    }
 }
 
 #[derive(Subcommand, Debug)]
 enum BotCommand {
     /// Register a bot and print its token (shown only this once).
     Add {
-        /// The bot's name: 1..=64 letters, digits, '-', '_' or '.'.
+        /// The bot's name. The rule (the same for names in Hello): see below.
+        #[arg(long_help = bot_name_help())]
         name: String,
         #[command(flatten)]
         database: DatabaseArgs,
@@ -101,6 +121,11 @@ enum BotCommand {
         #[command(flatten)]
         database: DatabaseArgs,
     },
+}
+
+/// `knobel bot add NAME`'s help: exactly the rule `knobel_proto::names::check_name` applies.
+fn bot_name_help() -> String {
+    format!("The bot's name: {}.", knobel_proto::names::rule())
 }
 
 fn main() -> Result<()> {
@@ -190,6 +215,11 @@ async fn run_bot(command: BotCommand) -> Result<()> {
 }
 
 async fn run_serve(args: ServeArgs) -> Result<()> {
+    // Every setting is checked before anything starts.
+    let settings = args
+        .raw_settings()
+        .validate()
+        .context("invalid settings for knobel serve")?;
     let store = open_store(&args.database).await?;
     let aborted = store
         .mark_running_as_aborted("the arena stopped while the match was running")
@@ -210,21 +240,7 @@ async fn run_serve(args: ServeArgs) -> Result<()> {
     // Machine-readable first lines, for scripts and tests that bind port 0.
     println!("knobel arena listening on {addr}");
     println!("knobel metrics on http://{metrics_addr}/metrics");
-    let config = ServerConfig {
-        lobby: LobbyConfig {
-            seats: args.seats as usize,
-            practice: args.practice,
-            practice_wait: Duration::from_millis(args.practice_wait_ms),
-            time_control: TimeControl {
-                decision: Duration::from_millis(args.decision_ms),
-                bank: Duration::from_millis(args.time_bank_ms),
-            },
-            zokken_rounds: args.zokken_rounds,
-        },
-        max_streams_per_bot: args.max_streams_per_bot,
-        shutdown_grace: Duration::from_secs(args.shutdown_grace_secs),
-        admin_token: args.admin_token.as_deref().map(auth::AdminToken::new),
-    };
+    let config = settings.server_config();
     serve(config, store, listener, Some(metrics_listener), shutdown)
         .await
         .context("the arena failed")

@@ -74,6 +74,8 @@ pub struct MatchInfo {
     pub rules: Rules,
     /// The name of the player in each seat.
     pub seat_names: Vec<String>,
+    /// The registered bot in each seat, by id (`None` for a built-in player).
+    pub seat_bot_ids: Vec<Option<i64>>,
     /// The time control.
     pub time_control: TimeControl,
 }
@@ -957,6 +959,7 @@ mod event_delivery {
             preset: "schocken".to_owned(),
             rules: Rules::preset("schocken").unwrap(),
             seat_names: vec!["slow".into(), "fast".into(), "builtin".into()],
+            seat_bot_ids: vec![Some(1), Some(2), None],
             time_control: TimeControl::default(),
         });
         let players = vec![slow, fast, Player::Builtin(Box::new(HeuristicPolicy))];
@@ -1049,6 +1052,7 @@ mod penalties {
             preset: preset.to_owned(),
             rules,
             seat_names: vec!["silent".into(), "a".into(), "b".into()],
+            seat_bot_ids: vec![Some(1), None, None],
             time_control: TimeControl {
                 decision: Duration::from_millis(100),
                 bank: Duration::from_millis(50),
@@ -1143,6 +1147,7 @@ mod penalties {
             preset: "schocken".to_owned(),
             rules: Rules::preset("schocken").unwrap(),
             seat_names: vec!["a".into(), "gone".into()],
+            seat_bot_ids: vec![None, Some(2)],
             time_control: TimeControl::default(),
         });
         let players = vec![

@@ -8,7 +8,7 @@
 use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::task::{Context, Poll, ready};
 use std::time::Duration;
 
@@ -23,6 +23,7 @@ use tokio::sync::{mpsc, oneshot, watch};
 use tokio::time::Instant;
 use tokio_stream::Stream;
 use tokio_stream::wrappers::ReceiverStream;
+use tokio_util::sync::WaitForCancellationFutureOwned;
 use tonic::{Request, Response, Status, Streaming};
 use tracing::{info, warn};
 
@@ -31,6 +32,7 @@ use crate::lobby::{Handoff, Lobby, LobbyConfig};
 use crate::metrics::Metrics;
 use crate::referee::{BotLink, EventBatch, FromSeat, MAX_STRIKES, Problem, ToSeat};
 use crate::store::{MatchFilter, MatchStatus, Store, StoreError};
+use crate::streams::{StreamRegistry, StreamSlot};
 
 /// Largest message the arena accepts from a bot, in bytes.
 pub const MAX_MESSAGE_BYTES: usize = 64 * 1024;
@@ -97,15 +99,24 @@ pub async fn serve(
         metrics.clone(),
         shutdown_rx.clone(),
     );
+    let streams = StreamRegistry::default();
+    // Bots revoked by another process (`knobel bot revoke`) lose their streams within
+    // `streams::REVOKE_POLL`.
+    tokio::spawn(
+        streams
+            .clone()
+            .watch_revocations(store.clone(), shutdown_rx.clone()),
+    );
     let admin = AdminService {
         store: store.clone(),
         token: config.admin_token.clone(),
+        streams: streams.clone(),
     };
     let service = ArenaService {
         store,
         lobby: lobby.clone(),
         metrics: metrics.clone(),
-        streams: Arc::new(Mutex::new(HashMap::new())),
+        streams,
         max_streams_per_bot: config.max_streams_per_bot,
         shutdown: shutdown_rx.clone(),
     };
@@ -171,29 +182,9 @@ struct ArenaService {
     lobby: Arc<Lobby>,
     metrics: Metrics,
     /// Open Play streams per bot id.
-    streams: Arc<Mutex<HashMap<i64, usize>>>,
+    streams: StreamRegistry,
     max_streams_per_bot: usize,
     shutdown: watch::Receiver<bool>,
-}
-
-/// Holds one of a bot's stream slots; frees it when dropped.
-struct StreamSlot {
-    streams: Arc<Mutex<HashMap<i64, usize>>>,
-    bot_id: i64,
-    metrics: Metrics,
-}
-
-impl Drop for StreamSlot {
-    fn drop(&mut self) {
-        let mut streams = self.streams.lock().expect("streams lock");
-        if let Some(count) = streams.get_mut(&self.bot_id) {
-            *count -= 1;
-            if *count == 0 {
-                streams.remove(&self.bot_id);
-            }
-        }
-        self.metrics.stream_delta(-1);
-    }
 }
 
 fn internal(error: StoreError) -> Status {
@@ -234,30 +225,23 @@ impl Arena for ArenaService {
         if *self.shutdown.borrow() {
             return Err(Status::unavailable("the arena is shutting down"));
         }
-        let slot = {
-            let mut streams = self.streams.lock().expect("streams lock");
-            let count = streams.entry(bot.id).or_insert(0);
-            if *count >= self.max_streams_per_bot {
-                return Err(Status::resource_exhausted(format!(
+        let slot = self
+            .streams
+            .acquire(bot.id, self.max_streams_per_bot, &self.metrics)
+            .map_err(|count| {
+                Status::resource_exhausted(format!(
                     "bot {} already has {} open Play streams: at most {} are allowed",
                     bot.name, count, self.max_streams_per_bot
-                )));
-            }
-            *count += 1;
-            self.metrics.stream_delta(1);
-            StreamSlot {
-                streams: self.streams.clone(),
-                bot_id: bot.id,
-                metrics: self.metrics.clone(),
-            }
-        };
+                ))
+            })?;
         let (out, out_rx) = mpsc::channel(TO_BOT_BUFFER);
         let connection = Connection {
+            bot_id: bot.id,
             bot_name: bot.name,
             lobby: self.lobby.clone(),
             metrics: self.metrics.clone(),
             shutdown: self.shutdown.clone(),
-            _slot: slot,
+            slot,
         };
         tokio::spawn(connection.run(request.into_inner(), out));
         Ok(Response::new(Box::pin(ReceiverStream::new(out_rx))))
@@ -388,6 +372,8 @@ fn wire_status(status: MatchStatus) -> pb::MatchStatus {
 struct AdminService {
     store: Store,
     token: Option<auth::AdminToken>,
+    /// To end a revoked bot's streams at once.
+    streams: StreamRegistry,
 }
 
 impl AdminService {
@@ -451,7 +437,11 @@ impl Admin for AdminService {
         let name = request.into_inner().name;
         let revoked = self.store.revoke_bot(&name).await.map_err(internal)?;
         if revoked {
-            info!(bot = %name, "bot revoked");
+            // Its open streams end now (its running seats forfeit).
+            let bot = self.store.bot_by_name(&name).await.map_err(internal)?;
+            let bot_id = bot.map(|bot| bot.id);
+            let streams = bot_id.map_or(0, |id| self.streams.revoke(id));
+            info!(bot = %name, bot_id, streams, "bot revoked");
         }
         Ok(Response::new(pb::RevokeBotResponse { revoked }))
     }
@@ -472,11 +462,13 @@ impl Admin for AdminService {
 /// stream while the bot waits for a match; during a match it lends the stream (a
 /// [`StreamLink`]) to the match, whose referee reads and writes it directly.
 struct Connection {
+    bot_id: i64,
     bot_name: String,
     lobby: Arc<Lobby>,
     metrics: Metrics,
     shutdown: watch::Receiver<bool>,
-    _slot: StreamSlot,
+    /// The bot's stream slot, freed when the connection ends; cancelled if it is revoked.
+    slot: StreamSlot,
 }
 
 /// How a match ended for a connection.
@@ -500,7 +492,10 @@ enum Handled {
 
 /// A Play stream: its two directions and what the arena tracks about them.
 struct StreamLink {
+    bot_id: i64,
     bot_name: String,
+    /// Ready once the bot is revoked: the link then reports the bot disconnected.
+    revocation: Pin<Box<WaitForCancellationFutureOwned>>,
     inbound: Streaming<pb::BotMessage>,
     out: mpsc::Sender<Result<OutboundMessage, Status>>,
     metrics: Metrics,
@@ -543,6 +538,18 @@ impl StreamLink {
         }
     }
 
+    /// Ends the call: the bot was revoked. The link is gone from now on, so a match it plays
+    /// in sees the bot disconnected and forfeits its seat.
+    fn end_revoked(&mut self) {
+        self.gone = true;
+        self.gone_reason = Some(ForfeitReason::Revoked);
+        info!(bot = %self.bot_name, bot_id = self.bot_id, match_id = %self.match_id, "bot revoked: its stream ends");
+        let _ = self.out.try_send(Err(Status::permission_denied(format!(
+            "bot {} was revoked",
+            self.bot_name
+        ))));
+    }
+
     /// Ends the call: the arena is shutting down.
     fn refuse_shutting_down(&mut self) {
         let _ = self
@@ -571,8 +578,8 @@ impl StreamLink {
                 self.game = info.rules.game();
                 self.open.clear();
                 let time_control = pb::TimeControl {
-                    decision_ms: info.time_control.decision.as_millis() as u32,
-                    time_bank_ms: info.time_control.bank.as_millis() as u32,
+                    decision_ms: wire_ms(info.time_control.decision),
+                    time_bank_ms: wire_ms(info.time_control.bank),
                 };
                 pb::arena_message::Kind::MatchStart(convert::match_start(
                     &info.match_id,
@@ -590,8 +597,8 @@ impl StreamLink {
                     &request.observation,
                     &request.legal_actions,
                     request.default_action,
-                    request.deadline.as_millis() as u32,
-                    request.time_bank.as_millis() as u32,
+                    wire_ms(request.deadline),
+                    wire_ms(request.time_bank),
                 ))
             }
             ToSeat::Notice(notice) => pb::arena_message::Kind::Error(pb::ErrorEvent {
@@ -683,18 +690,24 @@ impl StreamLink {
         if self.gone {
             return Poll::Ready(None);
         }
+        // A revoked bot is gone at once, in the lobby and during a match (its seat
+        // forfeits); polling the revocation first also registers `cx` to be woken by it.
+        if self.revocation.as_mut().poll(cx).is_ready() {
+            self.end_revoked();
+            return Poll::Ready(None);
+        }
         match ready!(Pin::new(&mut self.inbound).poll_next(cx)) {
             Some(Ok(message)) => return Poll::Ready(Some(message)),
-            None => info!(bot = %self.bot_name, "bot closed its stream"),
+            None => info!(bot = %self.bot_name, bot_id = self.bot_id, "bot closed its stream"),
             // Unknown/Cancelled: the connection went away (the bot exited); anything else
             // is a refused frame (not a message, too large).
             Some(Err(status))
                 if matches!(status.code(), tonic::Code::Unknown | tonic::Code::Cancelled) =>
             {
-                info!(bot = %self.bot_name, error = %status.message(), "bot connection lost");
+                info!(bot = %self.bot_name, bot_id = self.bot_id, error = %status.message(), "bot connection lost");
             }
             Some(Err(status)) => {
-                warn!(bot = %self.bot_name, code = ?status.code(), error = %status.message(), "bot stream refused");
+                warn!(bot = %self.bot_name, bot_id = self.bot_id, code = ?status.code(), error = %status.message(), "bot stream refused");
             }
         }
         self.gone = true;
@@ -797,12 +810,14 @@ impl Connection {
                 max_message_bytes: MAX_MESSAGE_BYTES as u32,
                 max_strikes: MAX_STRIKES.into(),
                 max_pings_per_minute: MAX_PINGS_PER_MINUTE,
-                hello_timeout_ms: HELLO_TIMEOUT.as_millis() as u32,
+                hello_timeout_ms: wire_ms(HELLO_TIMEOUT),
             }),
             bot_name: self.bot_name.clone(),
         };
         let mut link = StreamLink {
+            bot_id: self.bot_id,
             bot_name: self.bot_name.clone(),
+            revocation: Box::pin(self.slot.revoked().clone().cancelled_owned()),
             inbound,
             out,
             metrics: self.metrics.clone(),
@@ -819,7 +834,7 @@ impl Connection {
         if !link.push(pb::arena_message::Kind::Welcome(welcome)) {
             return;
         }
-        info!(bot = %self.bot_name, %preset, client = %hello.client_version, "bot connected");
+        info!(bot = %self.bot_name, bot_id = self.bot_id, %preset, client = %hello.client_version, "bot connected");
         let mut played = 0u32;
         loop {
             if *self.shutdown.borrow() {
@@ -827,7 +842,7 @@ impl Connection {
             }
             let (claim, claimed) = oneshot::channel();
             self.lobby
-                .join(self.bot_name.clone(), preset.clone(), claim);
+                .join(self.bot_id, self.bot_name.clone(), preset.clone(), claim);
             let Some(give) = self.wait_for_match(&mut link, claimed).await else {
                 return;
             };
@@ -847,7 +862,7 @@ impl Connection {
             }
             played += 1;
             if hello.max_matches.is_some_and(|max| played >= max) {
-                info!(bot = %self.bot_name, matches = played, "stream played the matches it asked for");
+                info!(bot = %self.bot_name, bot_id = self.bot_id, matches = played, "stream played the matches it asked for");
                 return;
             }
         }
@@ -884,6 +899,13 @@ impl Connection {
             }
         }
     }
+}
+
+/// A duration as the wire's `u32` milliseconds. The settings bound every time limit far
+/// below `u32::MAX` ms (about 49 days; see `settings::DECISION_MS`, `TIME_BANK_MS`), so this
+/// saturates only for a configuration built around them.
+fn wire_ms(duration: Duration) -> u32 {
+    u32::try_from(duration.as_millis()).unwrap_or(u32::MAX)
 }
 
 fn wire_code(problem: &Problem) -> pb::ErrorCode {

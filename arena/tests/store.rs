@@ -297,6 +297,10 @@ store_tests!(
     recorder_batches_concurrent_writes,
     full_outcomes_are_stored_and_listed,
     outcomes_that_do_not_fit_are_refused,
+    names_are_unique_up_to_case_and_look_alikes,
+    name_keys_are_filled_in_for_older_bots,
+    seat_results_carry_bot_ids,
+    revoked_among_finds_revoked_bots,
 );
 
 // ----------------------------------------------------------------------------------------------
@@ -311,6 +315,7 @@ fn new_match(id: &str, game: &str, seats: &[&str], started_at_ms: i64) -> NewMat
         rules_json: format!(r#"{{"game":"{game}","lives":13}}"#),
         seed: 42,
         seat_names: seats.iter().map(|s| s.to_string()).collect(),
+        seat_bot_ids: Vec::new(),
         started_at_ms,
     }
 }
@@ -354,9 +359,12 @@ async fn migrations_apply_twice(db: TestDb) {
         }
     );
     third.close().await;
+    let files = std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/migrations/sqlite"))
+        .unwrap()
+        .count();
     assert_eq!(
         db.count("_sqlx_migrations").await,
-        3,
+        files as i64,
         "every migration applied once"
     );
 }
@@ -443,7 +451,7 @@ async fn duplicate_and_invalid_bots(db: TestDb) {
         .await
         .unwrap_err();
     assert!(
-        matches!(&err, StoreError::NameTaken { name } if name == "alice"),
+        matches!(&err, StoreError::NameTaken { name, .. } if name == "alice"),
         "{err:?}"
     );
     assert_eq!(
@@ -473,7 +481,7 @@ async fn duplicate_and_invalid_bots(db: TestDb) {
     assert!(matches!(err, StoreError::InvalidBotName(_)), "{err:?}");
     assert_eq!(
         err.to_string(),
-        "invalid bot name \" carol\": it starts or ends with whitespace"
+        "invalid bot name \" carol\": a bot name cannot start or end with a space"
     );
 
     let names: Vec<String> = store
@@ -961,12 +969,12 @@ async fn seat_results_and_results_for_bot(db: TestDb) {
     assert_eq!(
         rows,
         [
-            // match, seat, bot, place, strikes, timeouts, forfeit, tokens, chips
-            ["m-1", "0", "alice", "2", "0", "0", "", "0", ""],
-            ["m-1", "1", "bob", "1", "0", "0", "", "0", ""],
-            ["m-1", "2", "alice", "3", "0", "0", "", "0", ""],
-            ["m-2", "0", "bob", "1", "0", "0", "", "", "0"],
-            ["m-2", "1", "alice", "1", "0", "0", "", "", "0"],
+            // match, seat, bot, place, strikes, timeouts, forfeit, tokens, chips, bot id
+            ["m-1", "0", "alice", "2", "0", "0", "", "0", "", ""],
+            ["m-1", "1", "bob", "1", "0", "0", "", "0", "", ""],
+            ["m-1", "2", "alice", "3", "0", "0", "", "0", "", ""],
+            ["m-2", "0", "bob", "1", "0", "0", "", "", "0", ""],
+            ["m-2", "1", "alice", "1", "0", "0", "", "", "0", ""],
         ]
     );
 
@@ -1474,4 +1482,176 @@ fn postgres_url_with_other_database() {
         "postgresql://u:p@h/t2?sslmode=disable"
     );
     assert_eq!(with_database("postgres://h", "t3"), "postgres://h/t3");
+}
+
+async fn names_are_unique_up_to_case_and_look_alikes(db: TestDb) {
+    let store = db.store().await;
+    let add = |name: &'static str| {
+        let store = store.clone();
+        async move { store.add_bot(name, &hash_token(&generate_token())).await }
+    };
+    add("alice").await.unwrap();
+    add("heur").await.unwrap();
+    let err = add("ALICE").await.unwrap_err();
+    assert!(
+        matches!(&err, StoreError::NameTaken { name, existing } if name == "ALICE" && existing == "alice"),
+        "{err:?}"
+    );
+    assert_eq!(
+        err.to_string(),
+        "a bot named \"alice\" already exists, and \"ALICE\" counts as the same name (names are unique regardless of case and look-alike characters): choose another name"
+    );
+    // A Cyrillic е (U+0435).
+    let err = add("h\u{0435}ur").await.unwrap_err();
+    assert!(
+        matches!(&err, StoreError::NameTaken { existing, .. } if existing == "heur"),
+        "{err:?}"
+    );
+    let err = add("alice").await.unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "a bot named \"alice\" already exists: choose another name"
+    );
+    // Reserved names, bidi and zero-width characters are refused before the database.
+    for bad in [
+        "builtin-heuristic-1",
+        "a\u{202E}b",
+        "a\u{200D}b",
+        "Wu\u{308}rfel",
+    ] {
+        let err = add(bad).await.unwrap_err();
+        assert!(
+            matches!(err, StoreError::InvalidBotName(_)),
+            "{bad:?}: {err:?}"
+        );
+    }
+    assert_eq!(
+        store
+            .bot_by_name_key("aLiCe")
+            .await
+            .unwrap()
+            .map(|b| b.name),
+        Some("alice".to_owned())
+    );
+    assert_eq!(store.list_bots().await.unwrap().len(), 2);
+}
+
+async fn name_keys_are_filled_in_for_older_bots(db: TestDb) {
+    // Bots registered before name keys were kept: simulated by clearing the keys, and by a
+    // look-alike pair that the old rule let in.
+    let store = db.store().await;
+    store
+        .add_bot("Carol", &hash_token(&generate_token()))
+        .await
+        .unwrap();
+    store.close().await;
+    db.execute("UPDATE bots SET name_key = NULL").await;
+    db.execute(&format!(
+        "INSERT INTO bots (name, token_hash, created_at_ms) VALUES ('carol', '{}', 1)",
+        hash_token(&generate_token())
+    ))
+    .await;
+    let store = db.store().await;
+    // The older bot got the key; the younger look-alike keeps its name without one.
+    assert_eq!(
+        db.count("bots WHERE name_key IS NOT NULL").await,
+        1,
+        "one key filled in"
+    );
+    assert_eq!(
+        store.bot_by_name_key("CAROL").await.unwrap().unwrap().name,
+        "Carol"
+    );
+    let err = store
+        .add_bot("cArol", &hash_token(&generate_token()))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, StoreError::NameTaken { .. }), "{err:?}");
+    assert_eq!(store.list_bots().await.unwrap().len(), 2);
+    // Connecting again changes nothing.
+    store.close().await;
+    let store = db.store().await;
+    assert_eq!(db.count("bots WHERE name_key IS NOT NULL").await, 1);
+    store.close().await;
+}
+
+async fn seat_results_carry_bot_ids(db: TestDb) {
+    let store = db.store().await;
+    let alice = store
+        .add_bot("alice", &hash_token(&generate_token()))
+        .await
+        .unwrap();
+    let mut new = new_match("m-1", "schocken", &["alice", "builtin-heuristic-1"], 1_000);
+    new.seat_bot_ids = vec![Some(alice.id), None];
+    store.insert_match(&new).await.unwrap();
+    store
+        .finish_match("m-1", "{}", &placed(&[2, 1]), 2_000)
+        .await
+        .unwrap();
+    let mut rows = db.raw_rows("seat_results").await;
+    rows.sort();
+    // match, seat, bot, place, strikes, timeouts, forfeit, tokens, chips, bot id
+    assert_eq!(
+        rows,
+        [
+            vec![
+                "m-1".to_owned(),
+                "0".into(),
+                "alice".into(),
+                "2".into(),
+                "0".into(),
+                "0".into(),
+                String::new(),
+                "0".into(),
+                String::new(),
+                alice.id.to_string()
+            ],
+            vec![
+                "m-1".to_owned(),
+                "1".into(),
+                "builtin-heuristic-1".into(),
+                "1".into(),
+                "0".into(),
+                "0".into(),
+                String::new(),
+                "0".into(),
+                String::new(),
+                String::new()
+            ],
+        ]
+    );
+    let results = store.results_for_bot_id(alice.id).await.unwrap();
+    assert_eq!(results.len(), 1);
+    assert_eq!((results[0].seat, results[0].place), (0, 2));
+    assert!(
+        store
+            .results_for_bot_id(alice.id + 1)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+}
+
+async fn revoked_among_finds_revoked_bots(db: TestDb) {
+    let store = db.store().await;
+    let mut ids = Vec::new();
+    for name in ["a", "b", "c"] {
+        ids.push(
+            store
+                .add_bot(name, &hash_token(&generate_token()))
+                .await
+                .unwrap()
+                .id,
+        );
+    }
+    assert!(store.revoked_among(&ids).await.unwrap().is_empty());
+    assert!(store.revoked_among(&[]).await.unwrap().is_empty());
+    store.revoke_bot("b").await.unwrap();
+    store.revoke_bot("c").await.unwrap();
+    let mut revoked = store.revoked_among(&ids[..2]).await.unwrap();
+    revoked.sort();
+    assert_eq!(revoked, [ids[1]]);
+    let mut revoked = store.revoked_among(&ids).await.unwrap();
+    revoked.sort();
+    assert_eq!(revoked, [ids[1], ids[2]]);
 }

@@ -50,7 +50,7 @@ impl TestArena {
             practice: true,
             practice_wait,
             time_control,
-            zokken_rounds: Some(5),
+            presets: knobel_arena::settings::PresetRules::new(Some(5)).unwrap(),
             ..LobbyConfig::default()
         };
         #[allow(clippy::needless_update)]

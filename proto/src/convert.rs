@@ -28,8 +28,9 @@ use thiserror::Error;
 
 use crate::v1 as pb;
 
-/// The longest bot name a [`pb::Hello`] may carry, in characters.
-pub const MAX_NAME_CHARS: usize = 64;
+/// The longest bot name a [`pb::Hello`] may carry, in characters (the one name rule:
+/// [`crate::names`]).
+pub const MAX_NAME_CHARS: usize = crate::names::MAX_NAME_CHARS;
 /// The longest client version a [`pb::Hello`] may carry, in characters.
 pub const MAX_CLIENT_VERSION_CHARS: usize = 64;
 
@@ -81,6 +82,14 @@ pub enum WireError {
         field: &'static str,
         /// What it must hold.
         expected: &'static str,
+    },
+    /// A bot name that breaks the name rule ([`crate::names`]).
+    #[error("{field}: {error}")]
+    Name {
+        /// The field, e.g. `hello.name`.
+        field: &'static str,
+        /// The rule it breaks.
+        error: crate::names::NameError,
     },
     /// A text of only spaces where a visible character is needed.
     #[error("{field} {value:?} is blank: it needs at least one visible character")]
@@ -462,7 +471,7 @@ impl TryFrom<pb::Action> for Action {
 /// A checked [`pb::Hello`]: the bot's name, the games it plays and its wishes.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BotHello {
-    /// The display name: 1..=64 printable characters, not blank.
+    /// The display name, following the one name rule ([`crate::names::check_name`]).
     pub name: String,
     /// The games the bot plays: 1 to 3, each once, in the order the bot named them.
     pub games: Vec<Game>,
@@ -523,19 +532,10 @@ fn check_text(field: &'static str, text: &str, max: usize) -> Result<(), WireErr
 impl TryFrom<&pb::Hello> for BotHello {
     type Error = WireError;
     fn try_from(hello: &pb::Hello) -> Result<BotHello, WireError> {
-        if hello.name.is_empty() {
-            return Err(WireError::Empty {
-                field: "hello.name",
-                expected: "a bot name has 1..=64 printable characters",
-            });
-        }
-        check_text("hello.name", &hello.name, MAX_NAME_CHARS)?;
-        if hello.name.chars().all(char::is_whitespace) {
-            return Err(WireError::Blank {
-                field: "hello.name",
-                value: quote(&hello.name),
-            });
-        }
+        crate::names::check_name(&hello.name).map_err(|error| WireError::Name {
+            field: "hello.name",
+            error,
+        })?;
         check_text(
             "hello.client_version",
             &hello.client_version,

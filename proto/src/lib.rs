@@ -8,6 +8,8 @@
 //! - [`convert`] converts between engine and wire types: `From` for engine to wire (what the
 //!   arena sends), `TryFrom` with a [`WireError`] for wire to engine (untrusted input from a
 //!   bot, or what a Rust bot receives).
+//! - [`names`] is the one rule for bot names (registered and Hello names) and their
+//!   uniqueness key.
 //! - [`outbound`] is the arena's server half of the Play stream: the same wire messages,
 //!   with events encoded once per match and shared by every seat.
 //! - [`FILE_DESCRIPTOR_SET`] is the encoded descriptor set of the contract, for gRPC server
@@ -36,6 +38,7 @@
 #![warn(missing_docs)]
 
 pub mod convert;
+pub mod names;
 pub mod outbound;
 
 /// The generated `knobel.v1` messages, enums, client and server. Their documentation is the

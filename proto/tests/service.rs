@@ -221,7 +221,7 @@ fn play_needs_a_token_and_a_good_hello() {
     assert_eq!(status.code(), tonic::Code::InvalidArgument);
     assert_eq!(
         status.message(),
-        "hello.name is empty: a bot name has 1..=64 printable characters"
+        "hello.name: a bot name cannot be empty: it has 1..=32 characters"
     );
 }
 

@@ -160,7 +160,7 @@ fn good_hello() {
     assert_eq!(parsed.preset.as_deref(), Some("schocken-typenclub"));
     assert_eq!(pb::Hello::from(&parsed), wire);
 
-    let longest = "x".repeat(64);
+    let longest = "x".repeat(knobel_proto::names::MAX_NAME_CHARS);
     assert!(BotHello::try_from(hello(&longest, &[pb::Game::Sjokken])).is_ok());
     let mut empty_version = hello("a", &[pb::Game::Sjokken]);
     empty_version.client_version.clear();
@@ -171,31 +171,39 @@ fn good_hello() {
 fn hello_name() {
     assert_eq!(
         hello_error(hello("", &[pb::Game::Schocken])),
-        "hello.name is empty: a bot name has 1..=64 printable characters"
+        "hello.name: a bot name cannot be empty: it has 1..=32 characters"
     );
     assert_eq!(
-        hello_error(hello(&"é".repeat(65), &[pb::Game::Schocken])),
-        "hello.name has 65 characters: at most 64 are allowed"
+        hello_error(hello(&"é".repeat(33), &[pb::Game::Schocken])),
+        "hello.name: a bot name has at most 32 characters: this one has 33"
     );
     assert_eq!(
         hello_error(hello("bell\u{7}", &[pb::Game::Schocken])),
-        "hello.name has the unprintable character U+0007 at position 4: use printable characters only"
+        "hello.name: a bot name cannot contain a control character: character 4 is U+0007"
     );
     assert_eq!(
         hello_error(hello("line\nbreak", &[pb::Game::Schocken])),
-        "hello.name has the unprintable character U+000A at position 4: use printable characters only"
+        "hello.name: a bot name cannot contain a control character: character 4 is U+000A"
     );
     assert_eq!(
         hello_error(hello("evil\u{202E}tob", &[pb::Game::Schocken])),
-        "hello.name has the unprintable character U+202E at position 4: use printable characters only"
+        "hello.name: a bot name cannot contain a bidirectional control: character 4 is U+202E RIGHT-TO-LEFT OVERRIDE"
     );
     assert_eq!(
         hello_error(hello("zero\u{200B}width", &[pb::Game::Schocken])),
-        "hello.name has the unprintable character U+200B at position 4: use printable characters only"
+        "hello.name: a bot name cannot contain a zero-width character: character 4 is U+200B ZERO WIDTH SPACE"
     );
     assert_eq!(
         hello_error(hello("   ", &[pb::Game::Schocken])),
-        "hello.name \"   \" is blank: it needs at least one visible character"
+        "hello.name: a bot name cannot start or end with a space"
+    );
+    assert_eq!(
+        hello_error(hello("builtin-heuristic-1", &[pb::Game::Schocken])),
+        "hello.name: a bot name cannot start with \"builtin-\" (in any case or look-alike letters): such names are reserved for the arena's built-in players"
+    );
+    assert_eq!(
+        hello_error(hello("Wu\u{308}rfel", &[pb::Game::Schocken])),
+        "hello.name: a bot name must be in Unicode NFC (composed characters): write \"Würfel\" instead (character 1 is U+0075 LATIN SMALL LETTER U)"
     );
 }
 

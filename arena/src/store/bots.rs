@@ -3,6 +3,7 @@
 use super::error::is_unique_violation;
 use super::{BotRecord, Store, StoreError, now_ms};
 use crate::auth::check_bot_name;
+use knobel_proto::names::name_key;
 
 /// A bot row: id, name, created_at_ms, revoked_at_ms.
 type BotRow = (i64, String, i64, Option<i64>);
@@ -26,24 +27,29 @@ impl Store {
     /// Registers a bot named `name` whose token hashes to `token_hash` (from
     /// [`crate::auth::hash_token`]; the clear token is never stored).
     ///
-    /// Names are unique for good, revoked bots included, so that results stay attributable:
-    /// a taken name gives [`StoreError::NameTaken`]. A name is 1 to 64 bytes without control
-    /// characters or surrounding whitespace ([`StoreError::InvalidBotName`]); a `token_hash`
-    /// that is not 64 lowercase hex digits is refused ([`StoreError::InvalidTokenHash`]).
+    /// Names are unique for good, revoked bots included, so that results stay attributable,
+    /// and unique regardless of case and look-alike characters (their
+    /// [`name_key`] is unique): a taken name gives [`StoreError::NameTaken`], naming the bot
+    /// that holds it. A name must follow the one name rule
+    /// ([`knobel_proto::names::check_name`], else [`StoreError::InvalidBotName`]); a
+    /// `token_hash` that is not 64 lowercase hex digits is refused
+    /// ([`StoreError::InvalidTokenHash`]).
     pub async fn add_bot(&self, name: &str, token_hash: &str) -> Result<BotRecord, StoreError> {
         check_bot_name(name)?;
         if !looks_like_token_hash(token_hash) {
             return Err(StoreError::InvalidTokenHash);
         }
         let created_at_ms = now_ms();
+        let key = name_key(name);
         let inserted: Result<i64, sqlx::Error> = with_writer!(self, pool => {
             sqlx::query_scalar(
-                "INSERT INTO bots (name, token_hash, created_at_ms) VALUES ($1, $2, $3) \
-                 RETURNING id",
+                "INSERT INTO bots (name, token_hash, created_at_ms, name_key) \
+                 VALUES ($1, $2, $3, $4) RETURNING id",
             )
             .bind(name)
             .bind(token_hash)
             .bind(created_at_ms)
+            .bind(&key)
             .fetch_one(pool)
             .await
         });
@@ -55,9 +61,10 @@ impl Store {
                 revoked_at_ms: None,
             }),
             Err(e) if is_unique_violation(&e) => {
-                if self.bot_by_name(name).await?.is_some() {
+                if let Some(holder) = self.bot_by_name_key(name).await? {
                     Err(StoreError::NameTaken {
                         name: name.to_owned(),
+                        existing: holder.name,
                     })
                 } else {
                     Err(StoreError::TokenTaken)
@@ -92,6 +99,87 @@ impl Store {
         })
         .map_err(StoreError::db("looking up a bot by name"))?;
         Ok(row.map(bot_from_row))
+    }
+
+    /// The bot whose name counts as `name` (the same [`name_key`]: equal up to case and
+    /// look-alike characters), revoked or not; else the bot of exactly that name (one
+    /// registered before the key was kept, whose key an older bot holds).
+    pub async fn bot_by_name_key(&self, name: &str) -> Result<Option<BotRecord>, StoreError> {
+        let row: Option<BotRow> = with_pool!(self, pool => {
+            sqlx::query_as(
+                "SELECT id, name, created_at_ms, revoked_at_ms FROM bots \
+                 WHERE name_key = $1 OR name = $2 ORDER BY id LIMIT 1",
+            )
+            .bind(name_key(name))
+            .bind(name)
+            .fetch_optional(pool)
+            .await
+        })
+        .map_err(StoreError::db("looking up a bot by name key"))?;
+        Ok(row.map(bot_from_row))
+    }
+
+    /// Of the bots `ids`, those whose token is revoked: one query, for the arena to end the
+    /// streams of bots revoked by another process (`knobel bot revoke`).
+    pub async fn revoked_among(&self, ids: &[i64]) -> Result<Vec<i64>, StoreError> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut revoked = Vec::new();
+        // In chunks well within both databases' parameter limits.
+        for chunk in ids.chunks(1_000) {
+            let found: Vec<i64> = with_pool!(self, pool => {
+                let mut query = sqlx::QueryBuilder::new(
+                    "SELECT id FROM bots WHERE revoked_at_ms IS NOT NULL AND id IN (",
+                );
+                let mut list = query.separated(", ");
+                for id in chunk {
+                    list.push_bind(*id);
+                }
+                list.push_unseparated(")");
+                query.build_query_scalar().fetch_all(pool).await
+            })
+            .map_err(StoreError::db("checking for revoked bots"))?;
+            revoked.extend(found);
+        }
+        Ok(revoked)
+    }
+
+    /// Fills in the name key of bots registered before keys were kept (migration 0005),
+    /// oldest first. A bot whose key an older bot holds keeps no key (and its name): it is
+    /// logged, and returned by name.
+    pub(super) async fn backfill_name_keys(&self) -> Result<Vec<String>, StoreError> {
+        let rows: Vec<(i64, String)> = with_writer!(self, pool => {
+            sqlx::query_as("SELECT id, name FROM bots WHERE name_key IS NULL ORDER BY id")
+                .fetch_all(pool)
+                .await
+        })
+        .map_err(StoreError::db("reading bots without a name key"))?;
+        let mut clashes = Vec::new();
+        for (id, name) in rows {
+            let key = name_key(&name);
+            let updated = with_writer!(self, pool => {
+                sqlx::query("UPDATE bots SET name_key = $1 WHERE id = $2")
+                    .bind(&key)
+                    .bind(id)
+                    .execute(pool)
+                    .await
+                    .map(|r| r.rows_affected())
+            });
+            match updated {
+                Ok(_) => {}
+                Err(e) if is_unique_violation(&e) => {
+                    tracing::warn!(
+                        bot_id = id,
+                        bot = %name.escape_debug(),
+                        "this bot's name looks like an older bot's (same name key): it keeps its name, and no new bot can take it"
+                    );
+                    clashes.push(name);
+                }
+                Err(e) => return Err(StoreError::db("filling in a bot's name key")(e)),
+            }
+        }
+        Ok(clashes)
     }
 
     /// Revokes the token of the bot named `name`. Returns whether a valid token was revoked:

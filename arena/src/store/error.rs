@@ -2,6 +2,18 @@
 
 use thiserror::Error;
 
+/// The message of [`StoreError::NameTaken`].
+fn name_taken(name: &str, existing: &str) -> String {
+    if name == existing {
+        format!("a bot named {name:?} already exists: choose another name")
+    } else {
+        format!(
+            "a bot named {existing:?} already exists, and {name:?} counts as the same name \
+             (names are unique regardless of case and look-alike characters): choose another name"
+        )
+    }
+}
+
 /// What can go wrong in the store.
 ///
 /// Messages are lowercase and name the cause; the underlying database error, where there is
@@ -49,11 +61,14 @@ pub enum StoreError {
         #[source]
         source: sqlx::Error,
     },
-    /// A bot with this name is already registered (revoked bots keep their names).
-    #[error("a bot named \"{name}\" already exists: choose another name")]
+    /// A bot with this name, or one that counts as the same (equal up to case and look-alike
+    /// characters), is already registered (revoked bots keep their names).
+    #[error("{}", name_taken(name, existing))]
     NameTaken {
         /// The name asked for.
         name: String,
+        /// The name of the bot that holds it.
+        existing: String,
     },
     /// The bot name is not acceptable (see [`crate::auth::check_bot_name`]).
     #[error(transparent)]

@@ -7,11 +7,11 @@ use super::{
     MatchWrite, NewMatch, SeatResult, Store, StoreError, now_ms,
 };
 
-/// Seat results written by one `INSERT` (nine parameters each: 9 000 per statement).
+/// Seat results written by one `INSERT` (ten parameters each: 10 000 per statement).
 const SEAT_ROWS_PER_STATEMENT: usize = 1_000;
 
 /// One `seat_results` row to write: match id, seat, bot name, place, strikes, timeouts,
-/// forfeit reason, tokens, chips.
+/// forfeit reason, tokens, chips, bot id (`None`: a built-in player).
 type SeatRow<'a> = (
     &'a str,
     i32,
@@ -22,12 +22,13 @@ type SeatRow<'a> = (
     Option<&'static str>,
     Option<i64>,
     Option<i64>,
+    Option<i64>,
 );
 
 /// A [`MatchWrite`] with its values encoded for the database, ready to be bound.
 enum Prepared<'a> {
-    /// The match and its seat names as a JSON array.
-    Start(&'a NewMatch, String),
+    /// The match, its seat names and its seat bot ids as JSON arrays.
+    Start(&'a NewMatch, String, Option<String>),
     /// The match, its packed log, its placings as a JSON array and its outcome as JSON.
     Finish(&'a FinishedMatch, Vec<u8>, String, String),
     /// The match and its packed log, if one is given.
@@ -40,6 +41,9 @@ impl<'a> Prepared<'a> {
             MatchWrite::Start(new) => Prepared::Start(
                 new,
                 serde_json::to_string(&new.seat_names).expect("a list of strings serializes"),
+                (!new.seat_bot_ids.is_empty()).then(|| {
+                    serde_json::to_string(&new.seat_bot_ids).expect("a list of ids serializes")
+                }),
             ),
             MatchWrite::Finish(finished) => Prepared::Finish(
                 finished,
@@ -92,6 +96,13 @@ type SeatResultRow = (
     Option<i64>,
     Option<i64>,
 );
+
+/// Whose results to read: by seat name or by bot id.
+#[derive(Clone, Copy)]
+enum ResultsOf<'a> {
+    Name(&'a str),
+    Id(i64),
+}
 
 /// A results row: match_id, game, seat, place, seats, finished_at_ms.
 type ResultRow = (String, String, i32, i32, i64, i64);
@@ -209,17 +220,26 @@ fn check_outcome(finished: &FinishedMatch) -> Result<(), StoreError> {
     }
 }
 
-/// The `seat_results` rows of a finished match of `game`, given its stored seat names: none
-/// for a match started without them. Tokens are kept for Schocken and Sjokken, chips for
-/// Zokken (NULL where the game has none). Gives [`StoreError::PlacingsMismatch`] if the
-/// placings do not fit the seats.
+/// The `seat_results` rows of a finished match of `game`, given its stored seat names and
+/// bot ids: none for a match started without seat names. Tokens are kept for Schocken and
+/// Sjokken, chips for Zokken (NULL where the game has none). Gives
+/// [`StoreError::PlacingsMismatch`] if the placings do not fit the seats.
 fn seat_results<'a>(
     finished: &'a FinishedMatch,
     game: &str,
     seat_names_json: &str,
+    seat_bot_ids_json: Option<&str>,
 ) -> Result<Vec<SeatRow<'a>>, StoreError> {
     let id = finished.id.as_str();
     let seat_names = parse_seat_names(id, seat_names_json)?;
+    let seat_bot_ids: Vec<Option<i64>> = match seat_bot_ids_json {
+        None => Vec::new(),
+        Some(json) => serde_json::from_str(json).map_err(|e| {
+            corrupt(format!(
+                "match \"{id}\": seat bot ids are not a JSON array of ids: {e}"
+            ))
+        })?,
+    };
     let o = &finished.outcome;
     if !seat_names.is_empty() && seat_names.len() != o.placings.len() {
         return Err(StoreError::PlacingsMismatch {
@@ -244,6 +264,7 @@ fn seat_results<'a>(
                 o.forfeits[i].map(ForfeitReason::name),
                 (!zokken).then_some(o.tokens[i]),
                 zokken.then_some(o.chips[i]),
+                seat_bot_ids.get(i).copied().flatten(),
             )
         })
         .collect())
@@ -364,12 +385,12 @@ impl Store {
             let mut seat_rows: Vec<SeatRow<'_>> = Vec::new();
             for prepared in &prepared {
                 let result = match prepared {
-                    Prepared::Start(new, seat_names) => {
+                    Prepared::Start(new, seat_names, seat_bot_ids) => {
                         let inserted = sqlx::query(
                             "INSERT INTO matches \
                              (id, game, preset, rules_json, seed, seat_names, status, \
-                              started_at_ms) \
-                             VALUES ($1, $2, $3, $4, $5, $6, 'running', $7) \
+                              started_at_ms, seat_bot_ids) \
+                             VALUES ($1, $2, $3, $4, $5, $6, 'running', $7, $8) \
                              ON CONFLICT (id) DO NOTHING",
                         )
                         .bind(&new.id)
@@ -379,6 +400,7 @@ impl Store {
                         .bind(new.seed)
                         .bind(seat_names)
                         .bind(new.started_at_ms)
+                        .bind(seat_bot_ids)
                         .execute(&mut *tx)
                         .await
                         .map_err(StoreError::db(START))?
@@ -388,12 +410,12 @@ impl Store {
                     Prepared::Finish(finished, log, placings_json, outcome_json) => {
                         let id = finished.id.as_str();
                         check_outcome(finished)?;
-                        let row: Option<(String, String)> = sqlx::query_as(
+                        let row: Option<(String, String, Option<String>)> = sqlx::query_as(
                             "UPDATE matches \
                              SET status = 'finished', log_lz4 = $2, placings = $3, \
                                  finished_at_ms = $4, outcome_json = $5 \
                              WHERE id = $1 AND status = 'running' \
-                             RETURNING seat_names, game",
+                             RETURNING seat_names, game, seat_bot_ids",
                         )
                         .bind(id)
                         .bind(log)
@@ -405,10 +427,15 @@ impl Store {
                         .map_err(StoreError::db(FINISH))?;
                         match row {
                             None => Err(StoreError::MatchNotRunning { id: id.to_owned() }),
-                            Some((seat_names, game)) => {
+                            Some((seat_names, game, seat_bot_ids)) => {
                                 // On an error the match row is already updated: the
                                 // transaction is rolled back.
-                                seat_rows.extend(seat_results(finished, &game, &seat_names)?);
+                                seat_rows.extend(seat_results(
+                                    finished,
+                                    &game,
+                                    &seat_names,
+                                    seat_bot_ids.as_deref(),
+                                )?);
                                 Ok(())
                             }
                         }
@@ -440,10 +467,10 @@ impl Store {
             for rows in seat_rows.chunks(SEAT_ROWS_PER_STATEMENT) {
                 let mut insert = sqlx::QueryBuilder::new(
                     "INSERT INTO seat_results (match_id, seat, bot_name, place, strikes, \
-                     timeouts, forfeit_reason, tokens, chips) ",
+                     timeouts, forfeit_reason, tokens, chips, bot_id) ",
                 );
                 insert.push_values(rows, |mut row, r| {
-                    let (id, seat, bot_name, place, strikes, timeouts, forfeit, tokens, chips) =
+                    let (id, seat, bot_name, place, strikes, timeouts, forfeit, tokens, chips, bot_id) =
                         r;
                     row.push_bind(*id)
                         .push_bind(*seat)
@@ -453,7 +480,8 @@ impl Store {
                         .push_bind(*timeouts)
                         .push_bind(*forfeit)
                         .push_bind(*tokens)
-                        .push_bind(*chips);
+                        .push_bind(*chips)
+                        .push_bind(*bot_id);
                 });
                 insert.build().execute(&mut *tx).await.map_err(StoreError::db(FINISH))?;
             }
@@ -597,18 +625,34 @@ impl Store {
     }
 
     /// Every seat the bot named `name` held in a finished match, oldest match first (the
-    /// order to replay them in for ratings).
+    /// order to replay them in for ratings). Matched by the name recorded with each seat;
+    /// [`Store::results_for_bot_id`] attributes seats by bot id.
     pub async fn results_for_bot(&self, name: &str) -> Result<Vec<BotResult>, StoreError> {
+        self.results_where(ResultsOf::Name(name)).await
+    }
+
+    /// Every seat the registered bot `bot_id` ([`crate::store::BotRecord::id`]) held in a
+    /// finished match, oldest match first. Built-in players have no id and never count.
+    pub async fn results_for_bot_id(&self, bot_id: i64) -> Result<Vec<BotResult>, StoreError> {
+        self.results_where(ResultsOf::Id(bot_id)).await
+    }
+
+    async fn results_where(&self, of: ResultsOf<'_>) -> Result<Vec<BotResult>, StoreError> {
+        let (name, bot_id) = match of {
+            ResultsOf::Name(name) => (Some(name), None),
+            ResultsOf::Id(id) => (None, Some(id)),
+        };
         let rows: Vec<ResultRow> = with_pool!(self, pool => {
             sqlx::query_as(
                 "SELECT s.match_id, m.game, s.seat, s.place, \
                         (SELECT COUNT(*) FROM seat_results c WHERE c.match_id = s.match_id), \
                         m.finished_at_ms \
                  FROM seat_results s JOIN matches m ON m.id = s.match_id \
-                 WHERE s.bot_name = $1 AND m.status = 'finished' \
+                 WHERE (s.bot_name = $1 OR s.bot_id = $2) AND m.status = 'finished' \
                  ORDER BY m.finished_at_ms, s.match_id, s.seat",
             )
             .bind(name)
+            .bind(bot_id)
             .fetch_all(pool)
             .await
         })

@@ -29,6 +29,10 @@ pub(crate) const SQLITE: &[Embedded] = &[
         "0003_seat_outcomes.sql",
         include_str!("../../migrations/sqlite/0003_seat_outcomes.sql"),
     ),
+    (
+        "0005_bot_identity.sql",
+        include_str!("../../migrations/sqlite/0005_bot_identity.sql"),
+    ),
 ];
 
 /// The PostgreSQL migrations, oldest first.
@@ -44,6 +48,10 @@ pub(crate) const POSTGRES: &[Embedded] = &[
     (
         "0003_seat_outcomes.sql",
         include_str!("../../migrations/postgres/0003_seat_outcomes.sql"),
+    ),
+    (
+        "0005_bot_identity.sql",
+        include_str!("../../migrations/postgres/0005_bot_identity.sql"),
     ),
 ];
 

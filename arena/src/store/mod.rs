@@ -152,7 +152,9 @@ impl Store {
             }
             Backend::Postgres(pool) => migrations::migrator(migrations::POSTGRES).run(pool).await,
         };
-        result.map_err(|source| StoreError::Migrate { source })
+        result.map_err(|source| StoreError::Migrate { source })?;
+        self.backfill_name_keys().await?;
+        Ok(())
     }
 }
 

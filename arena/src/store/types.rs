@@ -42,6 +42,10 @@ pub struct NewMatch {
     pub seed: i64,
     /// The name of the bot in each seat, in seat order. Stored as a JSON array.
     pub seat_names: Vec<String>,
+    /// The registered bot in each seat, in seat order (`None` for a built-in player), as
+    /// [`BotRecord::id`]: results are attributed by id (`seat_results.bot_id`). Empty if
+    /// unknown; else one per seat.
+    pub seat_bot_ids: Vec<Option<i64>>,
     /// When the match started, in unix milliseconds.
     pub started_at_ms: i64,
 }
