@@ -72,9 +72,18 @@ struct ServeArgs {
     /// Most Play streams one bot may have open at once.
     #[arg(long, default_value_t = 8)]
     max_streams_per_bot: usize,
-    /// Seconds running matches get to finish on shutdown before they are aborted.
-    #[arg(long, default_value_t = 5)]
+    /// Seconds running matches get to finish on shutdown (SIGTERM) before they are aborted.
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u64).range(0..=86_400))]
     shutdown_grace_secs: u64,
+    /// Seconds each renewal of this arena's lease in the database holds (renewed every
+    /// third): other arenas on the same database abort this one's running matches only
+    /// once it has not renewed its lease for this long.
+    #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    instance_lease_secs: u64,
+    /// Milliseconds a store call (waiting for a connection included) may take before it
+    /// fails: what a client waits at most while the database is unavailable.
+    #[arg(long, default_value_t = 2_000, value_parser = clap::value_parser!(u64).range(100..=600_000))]
+    store_timeout_ms: u64,
     /// The admin token for the Admin service (bot registration over gRPC); unset disables it.
     #[arg(long, env = "KNOBEL_ADMIN_TOKEN", hide_env_values = true)]
     admin_token: Option<String>,
@@ -190,14 +199,11 @@ async fn run_bot(command: BotCommand) -> Result<()> {
 }
 
 async fn run_serve(args: ServeArgs) -> Result<()> {
-    let store = open_store(&args.database).await?;
-    let aborted = store
-        .mark_running_as_aborted("the arena stopped while the match was running")
-        .await
-        .context("cannot clean up matches of an earlier run")?;
-    if aborted > 0 {
-        info!(aborted, "matches of an earlier run marked aborted");
-    }
+    // Matches of an earlier run are aborted by `serve` once their arena's lease has run
+    // out (never those of another arena that is alive).
+    let store = open_store(&args.database)
+        .await?
+        .with_timeout(Duration::from_millis(args.store_timeout_ms));
     let shutdown = shutdown_signal()?;
     let listener = TcpListener::bind(args.listen)
         .await
@@ -224,6 +230,7 @@ async fn run_serve(args: ServeArgs) -> Result<()> {
         max_streams_per_bot: args.max_streams_per_bot,
         shutdown_grace: Duration::from_secs(args.shutdown_grace_secs),
         admin_token: args.admin_token.as_deref().map(auth::AdminToken::new),
+        instance_lease: Duration::from_secs(args.instance_lease_secs),
     };
     serve(config, store, listener, Some(metrics_listener), shutdown)
         .await

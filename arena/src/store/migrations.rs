@@ -25,6 +25,10 @@ pub(crate) const SQLITE: &[Embedded] = &[
         "0002_compressed_logs.sql",
         include_str!("../../migrations/sqlite/0002_compressed_logs.sql"),
     ),
+    (
+        "0004_instances.sql",
+        include_str!("../../migrations/sqlite/0004_instances.sql"),
+    ),
 ];
 
 /// The PostgreSQL migrations, oldest first.
@@ -36,6 +40,10 @@ pub(crate) const POSTGRES: &[Embedded] = &[
     (
         "0002_compressed_logs.sql",
         include_str!("../../migrations/postgres/0002_compressed_logs.sql"),
+    ),
+    (
+        "0004_instances.sql",
+        include_str!("../../migrations/postgres/0004_instances.sql"),
     ),
 ];
 
