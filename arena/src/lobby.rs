@@ -241,8 +241,7 @@ impl Lobby {
                 // "running".
                 self.recorder.retry_later(MatchWrite::Abort(AbortedMatch {
                     id: info.match_id.clone(),
-                    reason: "the match did not start: its start could not be confirmed"
-                        .to_owned(),
+                    reason: "the match did not start: its start could not be confirmed".to_owned(),
                     log_json: None,
                     finished_at_ms: now_ms(),
                 }));

@@ -211,7 +211,9 @@ pub async fn serve(
     let _ = heartbeat.await;
     match store.release_lease(&instance.id).await {
         Ok(_) => info!(instance = %instance.id, "the arena's lease is released"),
-        Err(error) => warn!(instance = %instance.id, error = %error, "cannot release the arena's lease: it runs out by itself"),
+        Err(error) => {
+            warn!(instance = %instance.id, error = %error, "cannot release the arena's lease: it runs out by itself")
+        }
     }
     if let Some(task) = metrics_task {
         task.abort();

@@ -357,7 +357,13 @@ async fn migrations_apply_twice(db: TestDb) {
     third.close().await;
     let files = std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/migrations/sqlite"))
         .unwrap()
-        .filter(|e| e.as_ref().unwrap().path().extension().is_some_and(|x| x == "sql"))
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .path()
+                .extension()
+                .is_some_and(|x| x == "sql")
+        })
         .count();
     assert_eq!(
         db.count("_sqlx_migrations").await,
@@ -1286,7 +1292,11 @@ async fn leases_decide_which_matches_are_orphans(db: TestDb) {
         .unwrap();
     let lease_b = plain.lease(&b).await.unwrap().unwrap();
     assert_eq!(
-        (lease_b.started_at_ms, lease_b.heartbeat_at_ms, lease_b.lease_ms),
+        (
+            lease_b.started_at_ms,
+            lease_b.heartbeat_at_ms,
+            lease_b.lease_ms
+        ),
         (950, 1_000, 5_000)
     );
     assert!(!lease_b.expired_at(6_000) && lease_b.expired_at(6_001));
@@ -1318,18 +1328,30 @@ async fn leases_decide_which_matches_are_orphans(db: TestDb) {
     assert_eq!(plain.match_owner("m-old").await.unwrap(), None);
 
     // Both leases hold: only the ownerless match is an orphan.
-    assert_eq!(plain.abort_orphaned_matches("gone", 2_000).await.unwrap(), 1);
+    assert_eq!(
+        plain.abort_orphaned_matches("gone", 2_000).await.unwrap(),
+        1
+    );
     let old = plain.get_match("m-old").await.unwrap().unwrap().summary;
     assert_eq!(old.status, MatchStatus::Aborted);
     assert_eq!(old.abort_reason.as_deref(), Some("gone"));
     assert_eq!(old.finished_at_ms, Some(2_000));
     // At the last millisecond of b's lease its match is still its own.
-    assert_eq!(plain.abort_orphaned_matches("gone", 6_000).await.unwrap(), 0);
+    assert_eq!(
+        plain.abort_orphaned_matches("gone", 6_000).await.unwrap(),
+        0
+    );
     assert_eq!(status_of(&plain, "m-b").await, Some(MatchStatus::Running));
     // Then b's lease has run out: its running match is aborted, a's is not.
-    assert_eq!(plain.abort_orphaned_matches("gone", 6_001).await.unwrap(), 1);
+    assert_eq!(
+        plain.abort_orphaned_matches("gone", 6_001).await.unwrap(),
+        1
+    );
     assert_eq!(status_of(&plain, "m-b").await, Some(MatchStatus::Aborted));
-    assert_eq!(status_of(&plain, "m-b-done").await, Some(MatchStatus::Finished));
+    assert_eq!(
+        status_of(&plain, "m-b-done").await,
+        Some(MatchStatus::Finished)
+    );
     assert_eq!(status_of(&plain, "m-a").await, Some(MatchStatus::Running));
     assert_eq!(db.count("seat_results").await, 2);
     // Renewing keeps a's matches its own as time goes on ...
@@ -1337,19 +1359,28 @@ async fn leases_decide_which_matches_are_orphans(db: TestDb) {
         .renew_lease(&a, Duration::from_secs(30), 900, 40_000)
         .await
         .unwrap();
-    assert_eq!(plain.abort_orphaned_matches("gone", 70_000).await.unwrap(), 0);
+    assert_eq!(
+        plain.abort_orphaned_matches("gone", 70_000).await.unwrap(),
+        0
+    );
     assert_eq!(plain.lease(&a).await.unwrap().unwrap().started_at_ms, 900);
     // ... until it releases its lease: then they are orphans at once.
     assert!(plain.release_lease(&a).await.unwrap());
     assert!(!plain.release_lease(&a).await.unwrap());
-    assert_eq!(plain.abort_orphaned_matches("gone", 70_001).await.unwrap(), 1);
+    assert_eq!(
+        plain.abort_orphaned_matches("gone", 70_001).await.unwrap(),
+        1
+    );
     assert_eq!(status_of(&plain, "m-a").await, Some(MatchStatus::Aborted));
     // A released lease can be taken again (an arena back after being cut off).
     store_a
         .renew_lease(&a, Duration::from_secs(30), 900, 80_000)
         .await
         .unwrap();
-    assert_eq!(plain.lease(&a).await.unwrap().unwrap().heartbeat_at_ms, 80_000);
+    assert_eq!(
+        plain.lease(&a).await.unwrap().unwrap().heartbeat_at_ms,
+        80_000
+    );
 }
 
 /// A finish or abort written again with the same values (a retry of a write whose commit
@@ -1383,20 +1414,39 @@ async fn retried_writes_are_written_once(db: TestDb) {
     );
     // Not the same finish: refused.
     for (placings, at) in [(&[3u8, 2, 1][..], 10), (&[1, 2, 3][..], 12)] {
-        let err = store.finish_match("f", "{}", placings, at).await.unwrap_err();
+        let err = store
+            .finish_match("f", "{}", placings, at)
+            .await
+            .unwrap_err();
         assert!(matches!(err, StoreError::MatchNotRunning { .. }), "{err:?}");
     }
     let f = store.get_match("f").await.unwrap().unwrap().summary;
-    assert_eq!((f.placings, f.finished_at_ms), (Some(vec![1, 2, 3]), Some(10)));
+    assert_eq!(
+        (f.placings, f.finished_at_ms),
+        (Some(vec![1, 2, 3]), Some(10))
+    );
     // A finished match is not aborted, even by a retry.
-    let err = store.abort_match("f", "the arena shut down", None, 10).await.unwrap_err();
+    let err = store
+        .abort_match("f", "the arena shut down", None, 10)
+        .await
+        .unwrap_err();
     assert!(matches!(err, StoreError::MatchNotRunning { .. }), "{err:?}");
     // Aborts alike.
-    store.write_matches(&[abort("h", 20)]).await[0].as_ref().unwrap();
-    store.write_matches(&[abort("h", 20)]).await[0].as_ref().unwrap();
-    let err = store.abort_match("h", "another reason", None, 20).await.unwrap_err();
+    store.write_matches(&[abort("h", 20)]).await[0]
+        .as_ref()
+        .unwrap();
+    store.write_matches(&[abort("h", 20)]).await[0]
+        .as_ref()
+        .unwrap();
+    let err = store
+        .abort_match("h", "another reason", None, 20)
+        .await
+        .unwrap_err();
     assert!(matches!(err, StoreError::MatchNotRunning { .. }), "{err:?}");
-    let err = store.finish_match("h", "{}", &[1, 2, 3], 20).await.unwrap_err();
+    let err = store
+        .finish_match("h", "{}", &[1, 2, 3], 20)
+        .await
+        .unwrap_err();
     assert!(matches!(err, StoreError::MatchNotRunning { .. }), "{err:?}");
     let h = store.get_match("h").await.unwrap().unwrap().summary;
     assert_eq!(h.status, MatchStatus::Aborted);
@@ -1481,7 +1531,10 @@ async fn recorder_retries_until_the_database_answers(db: TestDb) {
     // A refusal is not retried.
     let recorded = recorder.record(finish("unknown", &[1, 2], 12)).await;
     assert!(
-        matches!(recorded, Recorded::Refused(StoreError::MatchNotRunning { .. })),
+        matches!(
+            recorded,
+            Recorded::Refused(StoreError::MatchNotRunning { .. })
+        ),
         "{recorded:?}"
     );
     assert_eq!(recorder.pending(), 0);
@@ -1501,19 +1554,37 @@ async fn calls_time_out_on_a_locked_database(db: TestDb) {
         .finish_match("t-1", "{}", &[1, 2], 5)
         .await
         .unwrap_err();
-    assert!(started.elapsed() < Duration::from_secs(3), "{:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        started.elapsed()
+    );
     assert!(err.is_unavailable() && err.maybe_written(), "{err:?}");
     assert!(
-        err.to_string().starts_with("the store did not answer within 200 ms while "),
+        err.to_string()
+            .starts_with("the store did not answer within 200 ms while "),
         "{err}"
     );
     if db.kind == Kind::Postgres {
         // PostgreSQL's lock keeps readers out too (SQLite's WAL readers go on).
         let started = std::time::Instant::now();
-        let err = store.list_matches(&MatchFilter::default()).await.unwrap_err();
-        assert!(started.elapsed() < Duration::from_secs(3), "{:?}", started.elapsed());
+        let err = store
+            .list_matches(&MatchFilter::default())
+            .await
+            .unwrap_err();
         assert!(
-            matches!(err, StoreError::Timeout { context: "listing matches", ms: 200 }),
+            started.elapsed() < Duration::from_secs(3),
+            "{:?}",
+            started.elapsed()
+        );
+        assert!(
+            matches!(
+                err,
+                StoreError::Timeout {
+                    context: "listing matches",
+                    ms: 200
+                }
+            ),
             "{err:?}"
         );
         assert_eq!(

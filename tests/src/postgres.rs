@@ -128,7 +128,15 @@ impl Drop for SharedDatabase {
     fn drop(&mut self) {
         let (host, port) = host_port(&self.url);
         let _ = Command::new(bin_dir().join("dropdb"))
-            .args(["--force", "-h", &host, "-p", &port.to_string(), "-U", "postgres"])
+            .args([
+                "--force",
+                "-h",
+                &host,
+                "-p",
+                &port.to_string(),
+                "-U",
+                "postgres",
+            ])
             .arg(&self.name)
             .output();
     }
@@ -158,7 +166,10 @@ impl PrivateServer {
     pub fn start() -> PrivateServer {
         let dir = tempfile::tempdir().expect("temp dir");
         if is_root() {
-            run(Command::new("chown").arg("-R").arg("postgres:").arg(dir.path()));
+            run(Command::new("chown")
+                .arg("-R")
+                .arg("postgres:")
+                .arg(dir.path()));
         }
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .and_then(|l| l.local_addr())
@@ -171,7 +182,16 @@ impl PrivateServer {
         };
         run(server
             .command("initdb")
-            .args(["-A", "trust", "-U", "postgres", "--no-sync", "-E", "UTF8", "-D"])
+            .args([
+                "-A",
+                "trust",
+                "-U",
+                "postgres",
+                "--no-sync",
+                "-E",
+                "UTF8",
+                "-D",
+            ])
             .arg(server.data()));
         server.start_again();
         run(server.command("createdb").args([

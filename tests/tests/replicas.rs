@@ -65,7 +65,14 @@ async fn two_arenas_on_one_database_each_finish_their_matches() {
     let a_bots = [
         a.bot(
             &tokens[0],
-            &["--games", "schocken", "--matches", "2", "--misbehave", "late:300"],
+            &[
+                "--games",
+                "schocken",
+                "--matches",
+                "2",
+                "--misbehave",
+                "late:300",
+            ],
         ),
         a.bot(&tokens[1], &["--games", "schocken", "--matches", "2"]),
     ];
@@ -85,7 +92,9 @@ async fn two_arenas_on_one_database_each_finish_their_matches() {
         lines.extend(out);
     }
     assert!(
-        lines.iter().any(|l| l.starts_with(&format!("match {first} "))),
+        lines
+            .iter()
+            .any(|l| l.starts_with(&format!("match {first} "))),
         "{lines:?}"
     );
     let all = store.list_matches(&MatchFilter::default()).await.unwrap();
@@ -112,7 +121,10 @@ async fn two_arenas_on_one_database_each_finish_their_matches() {
     assert!(b.terminate().await.success());
     // A clean stop releases the lease.
     for owner in owners.keys() {
-        assert_eq!(store.lease(&InstanceId::new(owner.as_str())).await.unwrap(), None);
+        assert_eq!(
+            store.lease(&InstanceId::new(owner.as_str())).await.unwrap(),
+            None
+        );
     }
     store.close().await;
 }
@@ -133,7 +145,14 @@ async fn a_killed_arenas_matches_are_aborted_only_after_its_lease_runs_out() {
     let _bots = [
         a.bot(
             &stuck,
-            &["--games", "schocken", "--matches", "1", "--misbehave", "never-answer"],
+            &[
+                "--games",
+                "schocken",
+                "--matches",
+                "1",
+                "--misbehave",
+                "never-answer",
+            ],
         ),
         a.bot(&other, &["--games", "schocken", "--matches", "1"]),
     ];
@@ -146,7 +165,11 @@ async fn a_killed_arenas_matches_are_aborted_only_after_its_lease_runs_out() {
 
     a.child.kill().await.expect("kill -9 the arena");
     let killed_ms = knobel_arena::store::now_ms();
-    let last = store.lease(&owner).await.unwrap().expect("A's lease is left");
+    let last = store
+        .lease(&owner)
+        .await
+        .unwrap()
+        .expect("A's lease is left");
     let expires_ms = last.heartbeat_at_ms + last.lease_ms;
     assert!(last.lease_ms == 4_000, "{last:?}");
     // B aborts it, but not before A's lease has run out.
@@ -157,7 +180,10 @@ async fn a_killed_arenas_matches_are_aborted_only_after_its_lease_runs_out() {
             break record;
         }
         let now = knobel_arena::store::now_ms();
-        assert!(Instant::now() < deadline, "the dead arena's match is never aborted");
+        assert!(
+            Instant::now() < deadline,
+            "the dead arena's match is never aborted"
+        );
         assert!(now < expires_ms + 30_000);
         tokio::time::sleep(Duration::from_millis(50)).await;
     };

@@ -223,7 +223,10 @@ async fn sigterm_lets_running_matches_finish_within_the_grace() {
     assert!(refused.message().contains("shutting down"), "{refused:?}");
     // A new stream is refused too.
     let new_stream = arena_client
-        .play(authorized(tokio_stream::pending::<pb::BotMessage>(), &waiting))
+        .play(authorized(
+            tokio_stream::pending::<pb::BotMessage>(),
+            &waiting,
+        ))
         .await;
     let status = new_stream.expect_err("a new stream during shutdown is refused");
     assert_eq!(status.code(), tonic::Code::Unavailable, "{status:?}");
@@ -234,14 +237,21 @@ async fn sigterm_lets_running_matches_finish_within_the_grace() {
     );
     let listed = arena.matches().await;
     assert_eq!(listed.len(), 1);
-    assert_eq!(listed[0].status, pb::MatchStatus::Running as i32, "{listed:?}");
+    assert_eq!(
+        listed[0].status,
+        pb::MatchStatus::Running as i32,
+        "{listed:?}"
+    );
 
     // Both bots played it to its end.
     for bot in [slow_bot, quick_bot] {
         let (status, lines) = finish(bot, Duration::from_secs(120)).await;
         assert!(status.success(), "{lines:?}");
         assert_eq!(lines.len(), 1, "{lines:?}");
-        assert!(lines[0].starts_with(&format!("match {id} sjokken place ")), "{lines:?}");
+        assert!(
+            lines[0].starts_with(&format!("match {id} sjokken place ")),
+            "{lines:?}"
+        );
         assert!(!lines[0].contains("aborted"), "{lines:?}");
     }
     // Then the arena stops by itself, cleanly, and its port is closed.

@@ -143,15 +143,17 @@ impl StoreError {
             StoreError::Timeout { .. }
             | StoreError::RecorderStopped
             | StoreError::Unavailable { .. } => true,
-            StoreError::Database { source, .. } => matches!(
-                source,
-                sqlx::Error::Io(_)
-                    | sqlx::Error::Tls(_)
-                    | sqlx::Error::PoolTimedOut
-                    | sqlx::Error::PoolClosed
-                    | sqlx::Error::WorkerCrashed
-                    | sqlx::Error::Protocol(_)
-            ) || matches!(source, sqlx::Error::Database(db) if is_transient(db.code().as_deref())),
+            StoreError::Database { source, .. } => {
+                matches!(
+                    source,
+                    sqlx::Error::Io(_)
+                        | sqlx::Error::Tls(_)
+                        | sqlx::Error::PoolTimedOut
+                        | sqlx::Error::PoolClosed
+                        | sqlx::Error::WorkerCrashed
+                        | sqlx::Error::Protocol(_)
+                ) || matches!(source, sqlx::Error::Database(db) if is_transient(db.code().as_deref()))
+            }
             _ => false,
         }
     }

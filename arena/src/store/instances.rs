@@ -127,19 +127,25 @@ impl Store {
             .await
         })
         .map_err(StoreError::db("reading an arena's lease"))?;
-        Ok(row.map(|(id, started_at_ms, heartbeat_at_ms, lease_ms)| Lease {
-            instance: InstanceId::new(id),
-            started_at_ms,
-            heartbeat_at_ms,
-            lease_ms,
-        }))
+        Ok(
+            row.map(|(id, started_at_ms, heartbeat_at_ms, lease_ms)| Lease {
+                instance: InstanceId::new(id),
+                started_at_ms,
+                heartbeat_at_ms,
+                lease_ms,
+            }),
+        )
     }
 
     /// Marks aborted, for `reason`, every running match whose owner's lease has run out at
     /// `now_ms` (or that has no lease at all: a released lease, or a row from before leases
     /// were kept) and every running match without an owner. The matches of an instance
     /// whose lease holds are never touched. Returns how many were aborted.
-    pub async fn abort_orphaned_matches(&self, reason: &str, now_ms: i64) -> Result<u64, StoreError> {
+    pub async fn abort_orphaned_matches(
+        &self,
+        reason: &str,
+        now_ms: i64,
+    ) -> Result<u64, StoreError> {
         with_writer!(self, pool => {
             sqlx::query(
                 "UPDATE matches SET status = 'aborted', abort_reason = $1, finished_at_ms = $2 \
@@ -154,7 +160,9 @@ impl Store {
             .await
             .map(|done| done.rows_affected())
         })
-        .map_err(StoreError::db("aborting the matches of arenas that are gone"))
+        .map_err(StoreError::db(
+            "aborting the matches of arenas that are gone",
+        ))
     }
 
     /// The owner of match `id` (`None` if it has none or is not stored).

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use tokio::sync::{mpsc, oneshot};
-use tracing::{error, info, warn};
+use tracing::{debug, error, info, warn};
 
 use super::{MatchWrite, Store, StoreError};
 use crate::metrics::Metrics;
@@ -243,25 +243,44 @@ async fn retry(
         if failing {
             tokio::time::sleep(delay).await;
         }
-        let take = if failing { 1 } else { MAX_BATCH.min(backlog.len()) };
+        let take = if failing {
+            1
+        } else {
+            MAX_BATCH.min(backlog.len())
+        };
         let batch: Vec<MatchWrite> = backlog.drain(..take).collect();
         let results = store.write_matches(&batch).await;
         let mut kept = Vec::new();
         for (write, result) in batch.into_iter().zip(results) {
             let id = match_id(&write);
             match result {
-                Ok(()) => info!(match_id = id, "a match record kept while the store was unavailable is written"),
+                Ok(()) => info!(
+                    match_id = id,
+                    "a match record kept while the store was unavailable is written"
+                ),
                 Err(error) if error.is_unavailable() => {
                     if let Some(metrics) = &metrics {
                         metrics.store_error(operation(&write));
                     }
                     kept.push((write, error));
                 }
+                // An abort with nothing to abort: the start it undoes was never written, or
+                // the match is over already.
+                Err(StoreError::MatchNotRunning { .. })
+                    if matches!(write, MatchWrite::Abort(_)) =>
+                {
+                    debug!(
+                        match_id = id,
+                        "a kept abort found its match not running: nothing to do"
+                    );
+                }
                 Err(StoreError::MatchNotRunning { .. }) => warn!(
                     match_id = id,
-                    "a match record kept while the store was unavailable is refused: the match is no longer running (another arena aborted it after this arena's lease ran out, or nothing was recorded of it)"
+                    "a match result kept while the store was unavailable is refused: the match is no longer running (another arena aborted it after this arena's lease ran out)"
                 ),
-                Err(error) => error!(match_id = id, error = %error, "a match record kept while the store was unavailable cannot be written: it is dropped"),
+                Err(error) => {
+                    error!(match_id = id, error = %error, "a match record kept while the store was unavailable cannot be written: it is dropped")
+                }
             }
         }
         if kept.is_empty() {
