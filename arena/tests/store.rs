@@ -12,8 +12,8 @@ use std::time::Duration;
 
 use knobel_arena::auth::{generate_token, hash_token};
 use knobel_arena::store::{
-    AbortedMatch, BotRecord, FinishedMatch, InstanceId, MatchFilter, MatchStatus, MatchSummary,
-    MatchWrite, NewMatch, Recorded, Recorder, Store, StoreError, now_ms,
+    AbortedMatch, BotRecord, FinishedMatch, InstanceId, MAX_PENDING, MatchFilter, MatchStatus,
+    MatchSummary, MatchWrite, NewMatch, Recorded, Recorder, Store, StoreError, now_ms,
 };
 use sqlx::{AssertSqlSafe, Connection, PgConnection, Row};
 
@@ -298,6 +298,7 @@ store_tests!(
     retried_writes_are_written_once,
     recorder_retries_until_the_database_answers,
     calls_time_out_on_a_locked_database,
+    the_retry_backlog_is_bounded,
 );
 
 // ----------------------------------------------------------------------------------------------
@@ -1598,5 +1599,32 @@ async fn calls_time_out_on_a_locked_database(db: TestDb) {
         "the store answers",
         store.finish_match("t-1", "{}", &[1, 2], 5).await.is_ok()
     );
+    assert_eq!(db.count("seat_results").await, 2);
+}
+
+/// At `MAX_PENDING` kept writes the recorder says it is full (the lobby then starts no
+/// match); once the database answers, the backlog drains and it is not full any more.
+async fn the_retry_backlog_is_bounded(db: TestDb) {
+    let store = db.store().await.with_timeout(Duration::from_millis(300));
+    store
+        .insert_match(&new_match("b-1", "schocken", &["alice", "bob"], 1))
+        .await
+        .unwrap();
+    let recorder = Recorder::spawn(store.clone());
+    let release = lock_database(&db).await;
+    // The one real result, then aborts of starts that were never written (each a no-op).
+    let recorded = recorder.record(finish("b-1", &[1, 2], 10)).await;
+    assert!(matches!(recorded, Recorded::Pending), "{recorded:?}");
+    for i in 1..MAX_PENDING {
+        assert!(!recorder.is_full(), "full at {i}");
+        recorder.retry_later(abort(&format!("never-{i}"), 20));
+    }
+    assert_eq!(recorder.pending(), MAX_PENDING);
+    assert!(recorder.is_full());
+    let _ = release.send(());
+    eventually!("the backlog drains", recorder.pending() == 0);
+    assert!(!recorder.is_full());
+    assert_eq!(status_of(&store, "b-1").await, Some(MatchStatus::Finished));
+    assert_eq!(db.count("matches").await, 1);
     assert_eq!(db.count("seat_results").await, 2);
 }

@@ -275,6 +275,44 @@ mod tests {
     use super::*;
 
     #[test]
+    fn timeouts_and_lost_connections_are_unavailable() {
+        let timeout = StoreError::db("listing matches")(<sqlx::Error as TimedOut>::timed_out(250));
+        assert!(
+            matches!(
+                timeout,
+                StoreError::Timeout {
+                    context: "listing matches",
+                    ms: 250
+                }
+            ),
+            "{timeout:?}"
+        );
+        assert_eq!(
+            timeout.to_string(),
+            "the store did not answer within 250 ms while listing matches"
+        );
+        assert!(timeout.is_unavailable() && timeout.maybe_written());
+        let reset = StoreError::db("reading a match")(sqlx::Error::Io(std::io::Error::from(
+            std::io::ErrorKind::ConnectionReset,
+        )));
+        assert!(matches!(reset, StoreError::Database { .. }), "{reset:?}");
+        assert!(reset.is_unavailable() && !reset.maybe_written());
+        let commit = StoreError::db(COMMITTING)(sqlx::Error::PoolClosed);
+        assert!(commit.is_unavailable() && commit.maybe_written());
+        let refused = StoreError::MatchNotRunning { id: "m".into() };
+        assert!(!refused.is_unavailable() && !refused.maybe_written());
+        let corrupt = StoreError::db("reading a match")(sqlx::Error::RowNotFound);
+        assert!(!corrupt.is_unavailable());
+        for code in ["08006", "40001", "53300", "57P01", "5", "6"] {
+            assert!(is_transient(Some(code)), "{code}");
+        }
+        for code in ["23505", "42P01", "19"] {
+            assert!(!is_transient(Some(code)), "{code}");
+        }
+        assert!(!is_transient(None));
+    }
+
+    #[test]
     fn redacts_passwords_only() {
         assert_eq!(
             redact_url("postgres://knobel:s3cret@db:5432/knobel?sslmode=require"),

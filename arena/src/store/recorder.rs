@@ -38,6 +38,29 @@ const QUEUE: usize = 1_024;
 struct Job {
     write: MatchWrite,
     done: oneshot::Sender<Result<(), StoreError>>,
+    /// Keep the write for a retry if the database is unavailable.
+    keep: bool,
+}
+
+/// The retry backlog's door: where writes to retry go, and how many wait.
+#[derive(Clone)]
+struct Backlog {
+    retries: mpsc::UnboundedSender<MatchWrite>,
+    /// Writes in the retry backlog (queued or being retried).
+    pending: Arc<AtomicUsize>,
+    metrics: Option<Metrics>,
+}
+
+impl Backlog {
+    fn push(&self, write: MatchWrite) {
+        let pending = self.pending.fetch_add(1, Ordering::SeqCst) + 1;
+        if let Some(metrics) = &self.metrics {
+            metrics.store_pending(pending);
+        }
+        if self.retries.send(write).is_err() {
+            self.pending.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
 }
 
 /// What became of a write given to [`Recorder::record`].
@@ -68,10 +91,7 @@ pub enum Recorded {
 #[derive(Clone)]
 pub struct Recorder {
     queue: mpsc::Sender<Job>,
-    retries: mpsc::UnboundedSender<MatchWrite>,
-    /// Writes in the retry backlog (queued or being retried).
-    pending: Arc<AtomicUsize>,
-    metrics: Option<Metrics>,
+    backlog: Backlog,
     /// How long one write may wait for the recorder and its commit.
     timeout: Duration,
 }
@@ -119,13 +139,16 @@ impl Recorder {
         let pending = Arc::new(AtomicUsize::new(0));
         // Waiting for the queue, then for the batch ahead and this one.
         let timeout = store.timeout().saturating_mul(3);
-        tokio::spawn(run(store.clone(), jobs, metrics.clone()));
-        tokio::spawn(retry(store, backlog, pending.clone(), metrics.clone()));
+        let door = Backlog {
+            retries,
+            pending: pending.clone(),
+            metrics: metrics.clone(),
+        };
+        tokio::spawn(run(store.clone(), jobs, door.clone()));
+        tokio::spawn(retry(store, backlog, pending, metrics));
         Recorder {
             queue,
-            retries,
-            pending,
-            metrics,
+            backlog: door,
             timeout,
         }
     }
@@ -135,9 +158,38 @@ impl Recorder {
     /// confirmed within three times the store's timeout (it may still be committed), or
     /// [`StoreError::RecorderStopped`] if the task is gone (its runtime is shutting down).
     pub async fn write(&self, write: MatchWrite) -> Result<(), StoreError> {
+        self.submit(write, false).await
+    }
+
+    /// Records `write` like [`Recorder::write`]; if the database is unavailable (or the
+    /// write is not confirmed in time), keeps it and retries it until it is committed
+    /// ([`Recorded::Pending`]).
+    pub async fn record(&self, write: MatchWrite) -> Recorded {
+        let id = match_id(&write).to_owned();
+        match self.submit(write, true).await {
+            Ok(()) => Recorded::Written,
+            Err(error) if error.is_unavailable() => {
+                warn!(
+                    match_id = id,
+                    error = %error,
+                    "the store is unavailable: the match record is kept and retried"
+                );
+                Recorded::Pending
+            }
+            Err(error) => Recorded::Refused(error),
+        }
+    }
+
+    /// Queues `write` for the recorder's task and waits for its result (at most
+    /// `self.timeout`). With `keep`, a write the database cannot take is put in the retry
+    /// backlog (by the task, or here if the task is gone).
+    async fn submit(&self, write: MatchWrite, keep: bool) -> Result<(), StoreError> {
         let (done, result) = oneshot::channel();
         let job = async {
-            if self.queue.send(Job { write, done }).await.is_err() {
+            if let Err(refused) = self.queue.send(Job { write, done, keep }).await {
+                if keep {
+                    self.backlog.push(refused.0.write);
+                }
                 return Err(StoreError::RecorderStopped);
             }
             result.await.unwrap_or(Err(StoreError::RecorderStopped))
@@ -145,38 +197,14 @@ impl Recorder {
         super::timed(self.timeout, job).await
     }
 
-    /// Records `write` like [`Recorder::write`]; if the database is unavailable, keeps it
-    /// and retries it until it is committed ([`Recorded::Pending`]).
-    pub async fn record(&self, write: MatchWrite) -> Recorded {
-        match self.write(write.clone()).await {
-            Ok(()) => Recorded::Written,
-            Err(error) if error.is_unavailable() => {
-                warn!(
-                    match_id = match_id(&write),
-                    error = %error,
-                    "the store is unavailable: the match record is kept and retried"
-                );
-                self.retry_later(write);
-                Recorded::Pending
-            }
-            Err(error) => Recorded::Refused(error),
-        }
-    }
-
     /// Puts `write` in the retry backlog without trying it now.
     pub fn retry_later(&self, write: MatchWrite) {
-        let pending = self.pending.fetch_add(1, Ordering::SeqCst) + 1;
-        if let Some(metrics) = &self.metrics {
-            metrics.store_pending(pending);
-        }
-        if self.retries.send(write).is_err() {
-            self.pending.fetch_sub(1, Ordering::SeqCst);
-        }
+        self.backlog.push(write);
     }
 
     /// Writes in the retry backlog.
     pub fn pending(&self) -> usize {
-        self.pending.load(Ordering::SeqCst)
+        self.backlog.pending.load(Ordering::SeqCst)
     }
 
     /// Whether the backlog has reached [`MAX_PENDING`]: no new match should start.
@@ -197,17 +225,24 @@ impl Recorder {
 
 /// The recorder's task: takes every write waiting (up to [`MAX_BATCH`]), commits them
 /// together and hands each its result, until every [`Recorder`] is dropped.
-async fn run(store: Store, mut jobs: mpsc::Receiver<Job>, metrics: Option<Metrics>) {
+async fn run(store: Store, mut jobs: mpsc::Receiver<Job>, backlog: Backlog) {
     let mut batch = Vec::with_capacity(MAX_BATCH);
     while jobs.recv_many(&mut batch, MAX_BATCH).await > 0 {
-        let (writes, dones): (Vec<_>, Vec<_>) =
-            batch.drain(..).map(|job| (job.write, job.done)).unzip();
+        let (writes, rest): (Vec<_>, Vec<_>) = batch
+            .drain(..)
+            .map(|job| (job.write, (job.done, job.keep)))
+            .unzip();
         let results = store.write_matches(&writes).await;
-        for ((write, done), result) in writes.iter().zip(dones).zip(results) {
-            if let (Some(metrics), Err(error)) = (&metrics, &result)
+        for ((write, (done, keep)), result) in writes.into_iter().zip(rest).zip(results) {
+            if let Err(error) = &result
                 && error.is_unavailable()
             {
-                metrics.store_error(operation(write));
+                if let Some(metrics) = &backlog.metrics {
+                    metrics.store_error(operation(&write));
+                }
+                if keep {
+                    backlog.push(write);
+                }
             }
             // A caller that stopped waiting does not need its result.
             let _ = done.send(result);
