@@ -3,6 +3,7 @@
 #![warn(missing_docs)]
 
 pub mod auth;
+pub mod instance;
 pub mod lobby;
 pub mod metrics;
 pub mod referee;

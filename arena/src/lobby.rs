@@ -5,6 +5,13 @@
 //! matches, the earliest waiting streams of distinct bots first). In practice mode a bot that has waited `practice_wait` without company is seated
 //! at once against built-in heuristic players, so a bot author sees a full match within
 //! seconds of connecting.
+//!
+//! A match starts only once its start is recorded: if the store cannot record it (the
+//! database is unavailable, or the recorder's retry backlog is full), the claimed streams
+//! are handed back to their connections untouched (nothing was sent on them) and the bots
+//! wait in the lobby again. The end of a match is recorded through the recorder, which
+//! keeps it and retries it if the database is unavailable: the bots are told the result
+//! without waiting for the database to come back.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -20,7 +27,9 @@ use tracing::{info, warn};
 use crate::metrics::Metrics;
 use crate::referee::{AbsentBot, BotLink, MatchInfo, MatchReport, Player, TimeControl, run_match};
 use crate::settings::PresetRules;
-use crate::store::{AbortedMatch, FinishedMatch, MatchWrite, NewMatch, Recorder, Store, now_ms};
+use crate::store::{
+    AbortedMatch, FinishedMatch, MatchWrite, NewMatch, Recorded, Recorder, Store, now_ms,
+};
 
 /// How the lobby forms matches.
 #[derive(Clone, Debug)]
@@ -80,6 +89,9 @@ pub struct Lobby {
     recorder: Recorder,
     metrics: Metrics,
     shutdown: watch::Receiver<bool>,
+    /// Turned true when running matches must stop now (the shutdown grace is over); the
+    /// shutdown signal itself only stops new matches.
+    abort: watch::Sender<bool>,
     waiting: Mutex<HashMap<String, Vec<Waiting>>>,
     next_ticket: Mutex<u64>,
     matches: TaskTracker,
@@ -103,9 +115,10 @@ impl Lobby {
     ) -> Arc<Lobby> {
         Arc::new(Lobby {
             config,
-            recorder: Recorder::spawn(store),
+            recorder: Recorder::spawn_with_metrics(store, metrics.clone()),
             metrics,
             shutdown,
+            abort: watch::channel(false).0,
             waiting: Mutex::new(HashMap::new()),
             next_ticket: Mutex::new(0),
             matches: TaskTracker::new(),
@@ -210,6 +223,14 @@ impl Lobby {
 
     async fn play(&self, info: Arc<MatchInfo>, seed: u64, players: Vec<Planned>) {
         let players = claim_all(players).await;
+        if self.recorder.is_full() {
+            warn!(
+                match_id = %info.match_id,
+                pending = self.recorder.pending(),
+                "match not started: the store has too many results waiting to be written"
+            );
+            return hand_back(players);
+        }
         let game = info.rules.game();
         let new = NewMatch {
             id: info.match_id.clone(),
@@ -222,12 +243,23 @@ impl Lobby {
             started_at_ms: now_ms(),
         };
         if let Err(error) = self.recorder.write(MatchWrite::Start(new)).await {
-            warn!(match_id = %info.match_id, error = %error, "cannot record the match start");
+            warn!(match_id = %info.match_id, error = %error, "match not started: its start cannot be recorded; its bots wait again");
+            if error.maybe_written() {
+                // The start may have been committed after all: make sure it does not stay
+                // "running".
+                self.recorder.retry_later(MatchWrite::Abort(AbortedMatch {
+                    id: info.match_id.clone(),
+                    reason: "the match did not start: its start could not be confirmed".to_owned(),
+                    log_json: None,
+                    finished_at_ms: now_ms(),
+                }));
+            }
+            return hand_back(players);
         }
         info!(match_id = %info.match_id, preset = %info.preset, seats = ?info.seat_names, bot_ids = ?info.seat_bot_ids, "match started");
         self.metrics.match_started(game);
         let (report, announcement) =
-            run_match(info.clone(), seed, players, self.shutdown.clone()).await;
+            run_match(info.clone(), seed, players, self.abort.subscribe()).await;
         self.record(&info, &report).await;
         announcement.send();
     }
@@ -254,8 +286,11 @@ impl Lobby {
                 finished_at_ms: now_ms(),
             })
         };
-        if let Err(error) = self.recorder.write(write).await {
-            warn!(match_id = %info.match_id, error = %error, "cannot record the match result");
+        match self.recorder.record(write).await {
+            Recorded::Written | Recorded::Pending => {}
+            Recorded::Refused(error) => {
+                warn!(match_id = %info.match_id, error = %error, "cannot record the match result");
+            }
         }
     }
 
@@ -269,16 +304,41 @@ impl Lobby {
             .sum()
     }
 
-    /// Stops seating bots and waits (at most `grace`) for running matches to end; matches
-    /// still running are aborted by the shutdown signal and recorded as aborted.
-    pub async fn drain(&self, grace: Duration) {
+    /// Stops seating bots and waits (at most `grace`) for running matches to end; then
+    /// aborts the matches still running (they are recorded as aborted and their bots told),
+    /// and waits (at most `records`) for the recorder to write what it still holds.
+    ///
+    /// Call once the shutdown signal is on (so that no new match starts).
+    pub async fn drain(&self, grace: Duration, records: Duration) {
         self.waiting.lock().expect("lobby lock").clear();
         self.matches.close();
         if tokio::time::timeout(grace, self.matches.wait())
             .await
             .is_err()
         {
-            warn!("matches still running after the grace period");
+            warn!(
+                grace_secs = grace.as_secs_f64(),
+                "matches still running after the shutdown grace: aborting them"
+            );
+            let _ = self.abort.send(true);
+            self.matches.wait().await;
+        }
+        let lost = self.recorder.drain(records).await;
+        if lost > 0 {
+            tracing::error!(
+                lost,
+                "match records could not be written before the arena stopped: they are lost"
+            );
+        }
+    }
+}
+
+/// Gives the claimed streams of a match that did not start back to their connections, which
+/// put their bots in the lobby again.
+fn hand_back(players: Vec<Player>) {
+    for player in players {
+        if let Player::Bot(link) = player {
+            link.release();
         }
     }
 }

@@ -73,9 +73,19 @@ struct ServeArgs {
     /// Most Play streams one bot may have open at once (1..=256).
     #[arg(long, env = settings::MAX_STREAMS_PER_BOT.env, default_value_t = RawSettings::default().max_streams_per_bot)]
     max_streams_per_bot: u64,
-    /// Seconds running matches get to finish on shutdown before they are aborted (0..=3600).
+    /// Seconds running matches get to finish on shutdown (SIGTERM) before they are aborted
+    /// (0..=3600).
     #[arg(long, env = settings::SHUTDOWN_GRACE_SECS.env, default_value_t = RawSettings::default().shutdown_grace_secs)]
     shutdown_grace_secs: u64,
+    /// Seconds each renewal of this arena's lease in the database holds (renewed every
+    /// third; 1..=86400): other arenas on the same database abort this one's running matches
+    /// only once it has not renewed its lease for this long.
+    #[arg(long, env = settings::INSTANCE_LEASE_SECS.env, default_value_t = RawSettings::default().instance_lease_secs)]
+    instance_lease_secs: u64,
+    /// Milliseconds a store call (waiting for a connection included) may take before it
+    /// fails (100..=600000): what a client waits at most while the database is unavailable.
+    #[arg(long, env = settings::STORE_TIMEOUT_MS.env, default_value_t = RawSettings::default().store_timeout_ms)]
+    store_timeout_ms: u64,
     /// The admin token for the Admin service (bot registration over gRPC), 16..=256 visible
     /// ASCII characters; unset disables it.
     #[arg(long, env = "KNOBEL_ADMIN_TOKEN", hide_env_values = true)]
@@ -94,6 +104,8 @@ impl ServeArgs {
             zokken_rounds: self.zokken_rounds,
             max_streams_per_bot: self.max_streams_per_bot,
             shutdown_grace_secs: self.shutdown_grace_secs,
+            instance_lease_secs: self.instance_lease_secs,
+            store_timeout_ms: self.store_timeout_ms,
             admin_token: self.admin_token.clone(),
         }
     }
@@ -215,19 +227,16 @@ async fn run_bot(command: BotCommand) -> Result<()> {
 }
 
 async fn run_serve(args: ServeArgs) -> Result<()> {
-    // Every setting is checked before anything starts.
+    // Every setting is checked before anything starts. Matches of an earlier run are
+    // aborted by `serve` once their arena's lease has run out (never those of another arena
+    // that is alive).
     let settings = args
         .raw_settings()
         .validate()
         .context("invalid settings for knobel serve")?;
-    let store = open_store(&args.database).await?;
-    let aborted = store
-        .mark_running_as_aborted("the arena stopped while the match was running")
-        .await
-        .context("cannot clean up matches of an earlier run")?;
-    if aborted > 0 {
-        info!(aborted, "matches of an earlier run marked aborted");
-    }
+    let store = open_store(&args.database)
+        .await?
+        .with_timeout(settings.store_timeout);
     let shutdown = shutdown_signal()?;
     let listener = TcpListener::bind(args.listen)
         .await

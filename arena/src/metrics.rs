@@ -26,6 +26,8 @@ struct Inner {
     forfeits: IntCounterVec,
     streams: IntGauge,
     decision_seconds: HistogramVec,
+    store_errors: IntCounterVec,
+    store_pending: IntGauge,
 }
 
 impl Default for Metrics {
@@ -80,6 +82,20 @@ impl Metrics {
         registry
             .register(Box::new(decision_seconds.clone()))
             .expect("unique metric");
+        let store_errors = counter(
+            "store_errors_total",
+            "Store calls that failed because the database was unavailable (down, unreachable \
+             or too slow), by operation.",
+            &["operation"],
+        );
+        let store_pending = IntGauge::new(
+            "store_pending_writes",
+            "Match records kept for a retry while the database is unavailable.",
+        )
+        .expect("valid metric");
+        registry
+            .register(Box::new(store_pending.clone()))
+            .expect("unique metric");
         Metrics {
             inner: Arc::new(Inner {
                 registry,
@@ -90,6 +106,8 @@ impl Metrics {
                 forfeits,
                 streams,
                 decision_seconds,
+                store_errors,
+                store_pending,
             }),
         }
     }
@@ -139,6 +157,23 @@ impl Metrics {
     /// A Play stream opened (`+1`) or closed (`-1`).
     pub fn stream_delta(&self, delta: i64) {
         self.inner.streams.add(delta);
+    }
+
+    /// A store call failed because the database was unavailable. `operation` is one of a
+    /// fixed few: start, finish, abort, heartbeat, sweep, auth, list_matches,
+    /// get_match_log, admin.
+    pub fn store_error(&self, operation: &'static str) {
+        self.inner
+            .store_errors
+            .with_label_values(&[operation])
+            .inc();
+    }
+
+    /// `pending` match records wait for a retry.
+    pub fn store_pending(&self, pending: usize) {
+        self.inner
+            .store_pending
+            .set(i64::try_from(pending).unwrap_or(i64::MAX));
     }
 
     /// The metrics in Prometheus' text format.

@@ -40,6 +40,13 @@ pub const MAX_MESSAGE_BYTES: usize = 64 * 1024;
 pub const HELLO_TIMEOUT: Duration = Duration::from_secs(10);
 /// Pings a stream may send per minute before they are refused.
 pub const MAX_PINGS_PER_MINUTE: u32 = 120;
+/// How long a bot whose match could not start (the store is unavailable) waits before it
+/// joins the lobby again.
+const UNSTARTED_PAUSE: Duration = Duration::from_secs(1);
+/// How long matches must have failed to start before a waiting bot is told
+/// (`ERROR_CODE_ARENA_UNAVAILABLE`), and how often it is told again while it lasts.
+const UNAVAILABLE_NOTICE_AFTER: Duration = Duration::from_secs(2);
+const UNAVAILABLE_NOTICE_EVERY: Duration = Duration::from_secs(10);
 /// Messages buffered towards one bot; a bot that lets this many pile up is not reading and
 /// forfeits its seat.
 const TO_BOT_BUFFER: usize = 4096;
@@ -55,6 +62,10 @@ pub struct ServerConfig {
     pub shutdown_grace: Duration,
     /// The admin token guarding the `Admin` service; `None` disables it.
     pub admin_token: Option<auth::AdminToken>,
+    /// How long each renewal of this arena's lease holds (see [`crate::instance`]): if the
+    /// arena stops renewing it (it crashed, or is cut off from the database), other arenas
+    /// on the same database abort its running matches after this long.
+    pub instance_lease: Duration,
 }
 
 impl Default for ServerConfig {
@@ -64,6 +75,7 @@ impl Default for ServerConfig {
             max_streams_per_bot: 8,
             shutdown_grace: Duration::from_secs(5),
             admin_token: None,
+            instance_lease: Duration::from_secs(30),
         }
     }
 }
@@ -80,10 +92,25 @@ pub enum ServeError {
     /// The reflection service could not be built.
     #[error("cannot build the reflection service: {0}")]
     Reflection(#[from] tonic_reflection::server::Error),
+    /// The arena could not register itself in the store (take its lease).
+    #[error("cannot register the arena instance in the store: {0}")]
+    Register(#[from] StoreError),
 }
 
+/// How long, after the running matches have ended, the arena waits on shutdown for the
+/// results it could not write yet (the database being unavailable).
+pub const RECORDS_DRAIN: Duration = Duration::from_secs(10);
+
 /// Runs the arena on `listener` (and metrics on `metrics_listener`) until `shutdown`
-/// resolves; then stops taking streams, lets running matches end or marks them aborted.
+/// resolves.
+///
+/// First the arena registers itself as an instance in the store (see
+/// [`crate::instance`]), aborting the running matches of arenas that are gone, and keeps
+/// its lease renewed while it runs. On `shutdown`: health turns NOT_SERVING at once; no new
+/// match is seated and waiting bots are refused with UNAVAILABLE; running matches play on
+/// (the server keeps serving their streams) for up to `config.shutdown_grace`, then the
+/// rest are aborted and recorded as aborted; the results not yet written are given up to
+/// [`RECORDS_DRAIN`]; then the listener closes and the lease is released.
 pub async fn serve(
     config: ServerConfig,
     store: Store,
@@ -92,6 +119,14 @@ pub async fn serve(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServeError> {
     let metrics = Metrics::new();
+    let instance = crate::instance::Instance::register(&store, config.instance_lease).await?;
+    let store = store.owned_by(instance.id.clone());
+    let (stop_heartbeat, heartbeat_stopped) = watch::channel(false);
+    let heartbeat = tokio::spawn(instance.clone().heartbeat(
+        store.clone(),
+        metrics.clone(),
+        heartbeat_stopped,
+    ));
     let (shutdown_tx, shutdown_rx) = watch::channel(false);
     let lobby = Lobby::new(
         config.lobby.clone(),
@@ -113,7 +148,7 @@ pub async fn serve(
         streams: streams.clone(),
     };
     let service = ArenaService {
-        store,
+        store: store.clone(),
         lobby: lobby.clone(),
         metrics: metrics.clone(),
         streams,
@@ -134,18 +169,30 @@ pub async fn serve(
         .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
         .build_v1alpha()?;
 
-    // One signal for everything: the caller's shutdown future flips the watch.
+    // One signal for everything: the caller's shutdown future flips the watch. Health
+    // says NOT_SERVING first, before anything else stops.
     let mut signal = shutdown_rx.clone();
+    let reporter = health_reporter.clone();
     tokio::spawn(async move {
         shutdown.await;
+        reporter
+            .set_not_serving::<ArenaServer<ArenaService>>()
+            .await;
+        reporter
+            .set_service_status("", tonic_health::ServingStatus::NotServing)
+            .await;
         let _ = shutdown_tx.send(true);
     });
+    // Metrics are served until the arena has stopped.
     let metrics_task = metrics_listener.map(|listener| {
-        let mut signal = shutdown_rx.clone();
-        tokio::spawn(metrics.clone().serve(listener, async move {
-            crate::referee::shutting_down(&mut signal).await;
-        }))
+        tokio::spawn(
+            metrics
+                .clone()
+                .serve(listener, std::future::pending::<()>()),
+        )
     });
+    let drain_lobby = lobby.clone();
+    let grace = config.shutdown_grace;
 
     let arena = ArenaServer::new(service)
         .max_decoding_message_size(MAX_MESSAGE_BYTES)
@@ -163,12 +210,22 @@ pub async fn serve(
         .add_service(AdminServer::new(admin).max_decoding_message_size(MAX_MESSAGE_BYTES))
         .serve_with_incoming_shutdown(incoming, async move {
             crate::referee::shutting_down(&mut signal).await;
+            info!(
+                grace_secs = grace.as_secs_f64(),
+                "shutting down: no new matches; running matches may finish within the grace"
+            );
+            // The server keeps serving the running matches' streams meanwhile.
+            drain_lobby.drain(grace, RECORDS_DRAIN).await;
         })
         .await;
-    health_reporter
-        .set_not_serving::<ArenaServer<ArenaService>>()
-        .await;
-    lobby.drain(config.shutdown_grace).await;
+    let _ = stop_heartbeat.send(true);
+    let _ = heartbeat.await;
+    match store.release_lease(&instance.id).await {
+        Ok(_) => info!(instance = %instance.id, "the arena's lease is released"),
+        Err(error) => {
+            warn!(instance = %instance.id, error = %error, "cannot release the arena's lease: it runs out by itself")
+        }
+    }
     if let Some(task) = metrics_task {
         task.abort();
     }
@@ -187,9 +244,28 @@ struct ArenaService {
     shutdown: watch::Receiver<bool>,
 }
 
+/// The status for a failed store call: UNAVAILABLE (worth a retry) if the database is
+/// unavailable, else "internal error" (the full error goes to the log only).
 fn internal(error: StoreError) -> Status {
     warn!(error = %error, "store error");
-    Status::internal("internal error")
+    if error.is_unavailable() {
+        Status::unavailable("the arena's database is unavailable: try again later")
+    } else {
+        Status::internal("internal error")
+    }
+}
+
+impl ArenaService {
+    /// [`internal`], counting an unavailable database in the metrics under `operation`.
+    fn store_failed(&self, operation: &'static str) -> impl FnOnce(StoreError) -> Status {
+        let metrics = self.metrics.clone();
+        move |error| {
+            if error.is_unavailable() {
+                metrics.store_error(operation);
+            }
+            internal(error)
+        }
+    }
 }
 
 type PlayStream = Pin<Box<dyn Stream<Item = Result<OutboundMessage, Status>> + Send>>;
@@ -216,7 +292,7 @@ impl Arena for ArenaService {
             .store
             .bot_by_token_hash(&auth::hash_token(token))
             .await
-            .map_err(internal)?
+            .map_err(self.store_failed("auth"))?
             .ok_or_else(|| {
                 Status::unauthenticated(
                     "unknown or revoked bot token: register the bot with `knobel bot add NAME`",
@@ -293,7 +369,11 @@ impl Arena for ArenaService {
             limit,
             offset,
         };
-        let found = self.store.list_matches(&filter).await.map_err(internal)?;
+        let found = self
+            .store
+            .list_matches(&filter)
+            .await
+            .map_err(self.store_failed("list_matches"))?;
         let next_page_token = if found.len() as u32 == limit {
             (offset + limit).to_string()
         } else {
@@ -342,7 +422,12 @@ impl Arena for ArenaService {
                 "match_id must be 1..=64 characters: see ListMatches",
             ));
         }
-        let Some((status, log)) = self.store.match_log(&id).await.map_err(internal)? else {
+        let Some((status, log)) = self
+            .store
+            .match_log(&id)
+            .await
+            .map_err(self.store_failed("get_match_log"))?
+        else {
             return Err(Status::not_found(format!(
                 "no match {id:?}: see ListMatches"
             )));
@@ -836,8 +921,13 @@ impl Connection {
         }
         info!(bot = %self.bot_name, bot_id = self.bot_id, %preset, client = %hello.client_version, "bot connected");
         let mut played = 0u32;
+        // While matches cannot start (the store is unavailable): since when, and when the
+        // bot was last told.
+        let mut unstarted: Option<Instant> = None;
+        let mut told: Option<Instant> = None;
         loop {
             if *self.shutdown.borrow() {
+                link.refuse_shutting_down();
                 return;
             }
             let (claim, claimed) = oneshot::channel();
@@ -857,6 +947,30 @@ impl Connection {
                 Ok(link) => link,
                 Err(_) => return,
             };
+            if !link.gone && link.ended.is_none() {
+                // The match did not start (it could not be recorded): nothing was sent on
+                // the stream. Back to the lobby, after a pause; the bot is told why if this
+                // lasts.
+                let since = *unstarted.get_or_insert_with(Instant::now);
+                if since.elapsed() >= UNAVAILABLE_NOTICE_AFTER
+                    && told.is_none_or(|at| at.elapsed() >= UNAVAILABLE_NOTICE_EVERY)
+                {
+                    told = Some(Instant::now());
+                    link.error(
+                        0,
+                        pb::ErrorCode::ArenaUnavailable,
+                        format!(
+                            "the arena cannot record matches for now (its database has been unavailable for {} s): not a strike; you stay in the lobby and are seated once it is back",
+                            since.elapsed().as_secs()
+                        ),
+                    );
+                }
+                if !self.pause(&mut link, UNSTARTED_PAUSE).await {
+                    return;
+                }
+                continue;
+            }
+            (unstarted, told) = (None, None);
             if link.gone || link.ended != Some(MatchEnd::Next) {
                 return;
             }
@@ -864,6 +978,30 @@ impl Connection {
             if hello.max_matches.is_some_and(|max| played >= max) {
                 info!(bot = %self.bot_name, bot_id = self.bot_id, matches = played, "stream played the matches it asked for");
                 return;
+            }
+        }
+    }
+
+    /// Waits `pause`, answering the bot. False if the stream ended meanwhile, or the arena is
+    /// shutting down (the bot is told).
+    async fn pause(&self, link: &mut StreamLink, pause: Duration) -> bool {
+        let mut shutdown = self.shutdown.clone();
+        let sleep = tokio::time::sleep(pause);
+        tokio::pin!(sleep);
+        loop {
+            tokio::select! {
+                _ = &mut sleep => return true,
+                message = link.next_message() => {
+                    let Some(message) = message else { return false };
+                    match link.handle(message) {
+                        Handled::Done => {}
+                        Handled::Decision(_) | Handled::Gone => return false,
+                    }
+                }
+                _ = crate::referee::shutting_down(&mut shutdown) => {
+                    link.refuse_shutting_down();
+                    return false;
+                }
             }
         }
     }

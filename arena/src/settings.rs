@@ -105,6 +105,25 @@ pub const SHUTDOWN_GRACE_SECS: Bound = Bound {
     max: 3_600,
     unit: "seconds",
 };
+/// How long one renewal of this arena's lease in the database holds (renewed every third of
+/// it): other arenas on the same database abort this one's running matches only once it has
+/// not renewed its lease for this long. Up to a day.
+pub const INSTANCE_LEASE_SECS: Bound = Bound {
+    flag: "--instance-lease-secs",
+    env: Some("KNOBEL_INSTANCE_LEASE_SECS"),
+    min: 1,
+    max: 86_400,
+    unit: "seconds",
+};
+/// How long one store call (waiting for a connection included) may take before it fails:
+/// what a client waits at most while the database is unavailable.
+pub const STORE_TIMEOUT_MS: Bound = Bound {
+    flag: "--store-timeout-ms",
+    env: Some("KNOBEL_STORE_TIMEOUT_MS"),
+    min: 100,
+    max: 600_000,
+    unit: "milliseconds",
+};
 /// The rounds of a Zokken match: bounded by the engine's rules (`Rules::set_number`).
 pub const ZOKKEN_ROUNDS: Source = Source {
     flag: "--zokken-rounds",
@@ -255,6 +274,10 @@ pub struct RawSettings {
     pub max_streams_per_bot: u64,
     /// Shutdown grace, in seconds.
     pub shutdown_grace_secs: u64,
+    /// The instance lease, in seconds.
+    pub instance_lease_secs: u64,
+    /// The store call timeout, in milliseconds.
+    pub store_timeout_ms: u64,
     /// The admin token (`None` disables the Admin service).
     pub admin_token: Option<String>,
 }
@@ -270,6 +293,8 @@ impl Default for RawSettings {
             zokken_rounds: None,
             max_streams_per_bot: 8,
             shutdown_grace_secs: 5,
+            instance_lease_secs: 30,
+            store_timeout_ms: 2_000,
             admin_token: None,
         }
     }
@@ -284,6 +309,10 @@ pub struct Settings {
     pub max_streams_per_bot: usize,
     /// How long running matches get on shutdown.
     pub shutdown_grace: Duration,
+    /// How long one renewal of this arena's lease holds.
+    pub instance_lease: Duration,
+    /// How long one store call may take.
+    pub store_timeout: Duration,
     /// The admin token, if the Admin service is on.
     pub admin_token: Option<AdminToken>,
 }
@@ -298,6 +327,8 @@ impl RawSettings {
         let time_bank_ms = TIME_BANK_MS.check(self.time_bank_ms)?;
         let max_streams_per_bot = MAX_STREAMS_PER_BOT.check(self.max_streams_per_bot)?;
         let shutdown_grace_secs = SHUTDOWN_GRACE_SECS.check(self.shutdown_grace_secs)?;
+        let instance_lease_secs = INSTANCE_LEASE_SECS.check(self.instance_lease_secs)?;
+        let store_timeout_ms = STORE_TIMEOUT_MS.check(self.store_timeout_ms)?;
         let presets = match self.zokken_rounds {
             None => PresetRules::default(),
             Some(rounds) => {
@@ -345,6 +376,8 @@ impl RawSettings {
             },
             max_streams_per_bot: max_streams_per_bot as usize,
             shutdown_grace: Duration::from_secs(shutdown_grace_secs),
+            instance_lease: Duration::from_secs(instance_lease_secs),
+            store_timeout: Duration::from_millis(store_timeout_ms),
             admin_token,
         })
     }
@@ -358,6 +391,7 @@ impl Settings {
             max_streams_per_bot: self.max_streams_per_bot,
             shutdown_grace: self.shutdown_grace,
             admin_token: self.admin_token.clone(),
+            instance_lease: self.instance_lease,
         }
     }
 }
@@ -487,6 +521,49 @@ mod tests {
             }),
             "--shutdown-grace-secs (env KNOBEL_SHUTDOWN_GRACE_SECS) = 3601 is out of range: it must be 0..=3600 seconds"
         );
+    }
+
+    #[test]
+    fn instance_lease_is_bounded() {
+        for (secs, message) in [
+            (
+                0,
+                "--instance-lease-secs (env KNOBEL_INSTANCE_LEASE_SECS) = 0 is out of range: it must be 1..=86400 seconds",
+            ),
+            (
+                86_401,
+                "--instance-lease-secs (env KNOBEL_INSTANCE_LEASE_SECS) = 86401 is out of range: it must be 1..=86400 seconds",
+            ),
+        ] {
+            let raw = RawSettings {
+                instance_lease_secs: secs,
+                ..RawSettings::default()
+            };
+            assert_eq!(refused(raw), message);
+        }
+    }
+
+    #[test]
+    fn store_timeout_is_bounded() {
+        for (ms, message) in [
+            (
+                99,
+                "--store-timeout-ms (env KNOBEL_STORE_TIMEOUT_MS) = 99 is out of range: it must be 100..=600000 milliseconds",
+            ),
+            (
+                600_001,
+                "--store-timeout-ms (env KNOBEL_STORE_TIMEOUT_MS) = 600001 is out of range: it must be 100..=600000 milliseconds",
+            ),
+        ] {
+            let raw = RawSettings {
+                store_timeout_ms: ms,
+                ..RawSettings::default()
+            };
+            assert_eq!(refused(raw), message);
+        }
+        let settings = RawSettings::default().validate().unwrap();
+        assert_eq!(settings.store_timeout, Duration::from_secs(2));
+        assert_eq!(settings.instance_lease, Duration::from_secs(30));
     }
 
     #[test]

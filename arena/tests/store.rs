@@ -12,8 +12,8 @@ use std::time::Duration;
 
 use knobel_arena::auth::{generate_token, hash_token};
 use knobel_arena::store::{
-    AbortedMatch, BotRecord, FinishedMatch, MatchFilter, MatchStatus, MatchSummary, MatchWrite,
-    NewMatch, Recorder, SeatResult, Store, StoreError, now_ms,
+    AbortedMatch, BotRecord, FinishedMatch, InstanceId, MAX_PENDING, MatchFilter, MatchStatus,
+    MatchSummary, MatchWrite, NewMatch, Recorded, Recorder, SeatResult, Store, StoreError, now_ms,
 };
 use knobel_engine::{ForfeitReason, Outcome};
 use sqlx::{AssertSqlSafe, Connection, PgConnection, Row};
@@ -301,6 +301,11 @@ store_tests!(
     name_keys_are_filled_in_for_older_bots,
     seat_results_carry_bot_ids,
     revoked_among_finds_revoked_bots,
+    leases_decide_which_matches_are_orphans,
+    retried_writes_are_written_once,
+    recorder_retries_until_the_database_answers,
+    calls_time_out_on_a_locked_database,
+    the_retry_backlog_is_bounded,
 );
 
 // ----------------------------------------------------------------------------------------------
@@ -361,6 +366,13 @@ async fn migrations_apply_twice(db: TestDb) {
     third.close().await;
     let files = std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/migrations/sqlite"))
         .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .path()
+                .extension()
+                .is_some_and(|x| x == "sql")
+        })
         .count();
     assert_eq!(
         db.count("_sqlx_migrations").await,
@@ -1654,4 +1666,368 @@ async fn revoked_among_finds_revoked_bots(db: TestDb) {
     let mut revoked = store.revoked_among(&ids).await.unwrap();
     revoked.sort();
     assert_eq!(revoked, [ids[1], ids[2]]);
+}
+
+// ----------------------------------------------------------------------------------------------
+// Instances, leases, timeouts and retries
+// ----------------------------------------------------------------------------------------------
+
+/// Only the running matches of instances whose lease has run out (or that have no owner)
+/// are orphans; a live instance's matches and finished matches are never touched.
+async fn leases_decide_which_matches_are_orphans(db: TestDb) {
+    let plain = db.store().await;
+    let (a, b) = (InstanceId::new("aaaa"), InstanceId::new("bbbb"));
+    let store_a = plain.clone().owned_by(a.clone());
+    let store_b = plain.clone().owned_by(b.clone());
+    assert_eq!(store_a.owner(), Some(&a));
+    store_a
+        .renew_lease(&a, Duration::from_secs(30), 900, 1_000)
+        .await
+        .unwrap();
+    store_b
+        .renew_lease(&b, Duration::from_secs(5), 950, 1_000)
+        .await
+        .unwrap();
+    let lease_b = plain.lease(&b).await.unwrap().unwrap();
+    assert_eq!(
+        (
+            lease_b.started_at_ms,
+            lease_b.heartbeat_at_ms,
+            lease_b.lease_ms
+        ),
+        (950, 1_000, 5_000)
+    );
+    assert!(!lease_b.expired_at(6_000) && lease_b.expired_at(6_001));
+    assert_eq!(plain.lease(&InstanceId::new("none")).await.unwrap(), None);
+
+    store_a
+        .insert_match(&new_match("m-a", "schocken", &["x", "y"], 1))
+        .await
+        .unwrap();
+    store_b
+        .insert_match(&new_match("m-b", "schocken", &["x", "y"], 2))
+        .await
+        .unwrap();
+    store_b
+        .insert_match(&new_match("m-b-done", "schocken", &["x", "y"], 3))
+        .await
+        .unwrap();
+    store_b
+        .finish_match("m-b-done", "{}", &placed(&[1, 2]), 4)
+        .await
+        .unwrap();
+    // A row from before owners were recorded.
+    plain
+        .insert_match(&new_match("m-old", "schocken", &["x", "y"], 0))
+        .await
+        .unwrap();
+    assert_eq!(plain.match_owner("m-a").await.unwrap(), Some(a.clone()));
+    assert_eq!(plain.match_owner("m-b").await.unwrap(), Some(b.clone()));
+    assert_eq!(plain.match_owner("m-old").await.unwrap(), None);
+
+    // Both leases hold: only the ownerless match is an orphan.
+    assert_eq!(
+        plain.abort_orphaned_matches("gone", 2_000).await.unwrap(),
+        1
+    );
+    let old = plain.get_match("m-old").await.unwrap().unwrap().summary;
+    assert_eq!(old.status, MatchStatus::Aborted);
+    assert_eq!(old.abort_reason.as_deref(), Some("gone"));
+    assert_eq!(old.finished_at_ms, Some(2_000));
+    // At the last millisecond of b's lease its match is still its own.
+    assert_eq!(
+        plain.abort_orphaned_matches("gone", 6_000).await.unwrap(),
+        0
+    );
+    assert_eq!(status_of(&plain, "m-b").await, Some(MatchStatus::Running));
+    // Then b's lease has run out: its running match is aborted, a's is not.
+    assert_eq!(
+        plain.abort_orphaned_matches("gone", 6_001).await.unwrap(),
+        1
+    );
+    assert_eq!(status_of(&plain, "m-b").await, Some(MatchStatus::Aborted));
+    assert_eq!(
+        status_of(&plain, "m-b-done").await,
+        Some(MatchStatus::Finished)
+    );
+    assert_eq!(status_of(&plain, "m-a").await, Some(MatchStatus::Running));
+    assert_eq!(db.count("seat_results").await, 2);
+    // Renewing keeps a's matches its own as time goes on ...
+    store_a
+        .renew_lease(&a, Duration::from_secs(30), 900, 40_000)
+        .await
+        .unwrap();
+    assert_eq!(
+        plain.abort_orphaned_matches("gone", 70_000).await.unwrap(),
+        0
+    );
+    assert_eq!(plain.lease(&a).await.unwrap().unwrap().started_at_ms, 900);
+    // ... until it releases its lease: then they are orphans at once.
+    assert!(plain.release_lease(&a).await.unwrap());
+    assert!(!plain.release_lease(&a).await.unwrap());
+    assert_eq!(
+        plain.abort_orphaned_matches("gone", 70_001).await.unwrap(),
+        1
+    );
+    assert_eq!(status_of(&plain, "m-a").await, Some(MatchStatus::Aborted));
+    // A released lease can be taken again (an arena back after being cut off).
+    store_a
+        .renew_lease(&a, Duration::from_secs(30), 900, 80_000)
+        .await
+        .unwrap();
+    assert_eq!(
+        plain.lease(&a).await.unwrap().unwrap().heartbeat_at_ms,
+        80_000
+    );
+}
+
+/// A finish or abort written again with the same values (a retry of a write whose commit
+/// was not confirmed) succeeds without writing anything twice; a different one is refused.
+async fn retried_writes_are_written_once(db: TestDb) {
+    let store = db.store().await;
+    for id in ["f", "g", "h"] {
+        store
+            .insert_match(&new_match(id, "schocken", &["alice", "bob", "carol"], 1))
+            .await
+            .unwrap();
+    }
+    store.write_matches(&[finish("f", &[1, 2, 3], 10)]).await[0]
+        .as_ref()
+        .unwrap();
+    // The same finish again, alone and twice in one batch with another match's.
+    let results = store
+        .write_matches(&[
+            finish("f", &[1, 2, 3], 10),
+            finish("g", &[3, 2, 1], 11),
+            finish("g", &[3, 2, 1], 11),
+        ])
+        .await;
+    assert!(results.iter().all(Result::is_ok), "{results:?}");
+    store
+        .finish_match("f", "{}", &placed(&[1, 2, 3]), 10)
+        .await
+        .unwrap();
+    assert_eq!(db.count("seat_results").await, 6);
+    assert_eq!(
+        db.scalar("SELECT COUNT(*) FROM seat_results WHERE match_id = 'f'")
+            .await,
+        3
+    );
+    // Not the same finish: refused.
+    for (placings, at) in [(&[3u8, 2, 1][..], 10), (&[1, 2, 3][..], 12)] {
+        let err = store
+            .finish_match("f", "{}", &placed(placings), at)
+            .await
+            .unwrap_err();
+        assert!(matches!(err, StoreError::MatchNotRunning { .. }), "{err:?}");
+    }
+    let f = store.get_match("f").await.unwrap().unwrap().summary;
+    assert_eq!(
+        (f.placings, f.finished_at_ms),
+        (Some(vec![1, 2, 3]), Some(10))
+    );
+    // A finished match is not aborted, even by a retry.
+    let err = store
+        .abort_match("f", "the arena shut down", None, 10)
+        .await
+        .unwrap_err();
+    assert!(matches!(err, StoreError::MatchNotRunning { .. }), "{err:?}");
+    // Aborts alike.
+    store.write_matches(&[abort("h", 20)]).await[0]
+        .as_ref()
+        .unwrap();
+    store.write_matches(&[abort("h", 20)]).await[0]
+        .as_ref()
+        .unwrap();
+    let err = store
+        .abort_match("h", "another reason", None, 20)
+        .await
+        .unwrap_err();
+    assert!(matches!(err, StoreError::MatchNotRunning { .. }), "{err:?}");
+    let err = store
+        .finish_match("h", "{}", &placed(&[1, 2, 3]), 20)
+        .await
+        .unwrap_err();
+    assert!(matches!(err, StoreError::MatchNotRunning { .. }), "{err:?}");
+    let h = store.get_match("h").await.unwrap().unwrap().summary;
+    assert_eq!(h.status, MatchStatus::Aborted);
+    assert_eq!(h.finished_at_ms, Some(20));
+    assert_eq!(db.count("seat_results").await, 6);
+}
+
+/// Holds the test database's write lock (and on PostgreSQL, every access to `matches`)
+/// until the returned sender is dropped or sent to.
+async fn lock_database(db: &TestDb) -> tokio::sync::oneshot::Sender<()> {
+    let (release, released) = tokio::sync::oneshot::channel::<()>();
+    let (locked, is_locked) = tokio::sync::oneshot::channel::<()>();
+    let kind = db.kind;
+    let url = db.url.clone();
+    tokio::spawn(async move {
+        let db = TestDb {
+            kind,
+            url,
+            _dir: None,
+        };
+        with_conn!(db, conn => {
+            let lock = match db.kind {
+                Kind::Sqlite => "BEGIN EXCLUSIVE",
+                Kind::Postgres => "BEGIN; LOCK TABLE matches IN ACCESS EXCLUSIVE MODE",
+            };
+            sqlx::raw_sql(lock).execute(&mut conn).await.unwrap();
+            let _ = locked.send(());
+            let _ = released.await;
+            sqlx::raw_sql("ROLLBACK").execute(&mut conn).await.unwrap();
+        })
+    });
+    is_locked.await.expect("the lock is taken");
+    release
+}
+
+/// Waits (at most 20 s) until `$done` holds.
+macro_rules! eventually {
+    ($what:expr, $done:expr) => {{
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        while !$done {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "timed out waiting: {}",
+                $what
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }};
+}
+
+/// A result the database cannot take now is kept and retried until it can: written once.
+async fn recorder_retries_until_the_database_answers(db: TestDb) {
+    let store = db.store().await.with_timeout(Duration::from_millis(300));
+    for id in ["r-1", "r-2"] {
+        store
+            .insert_match(&new_match(id, "schocken", &["alice", "bob"], 1))
+            .await
+            .unwrap();
+    }
+    let recorder = Recorder::spawn(store.clone());
+    let release = lock_database(&db).await;
+    let started = std::time::Instant::now();
+    let recorded = recorder.record(finish("r-1", &[2, 1], 10)).await;
+    assert!(matches!(recorded, Recorded::Pending), "{recorded:?}");
+    let recorded = recorder.record(abort("r-2", 11)).await;
+    assert!(matches!(recorded, Recorded::Pending), "{recorded:?}");
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "the writes waited {:?} for a locked database",
+        started.elapsed()
+    );
+    assert_eq!(recorder.pending(), 2);
+    // Still locked: the retries keep failing, nothing is lost.
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    assert_eq!(recorder.pending(), 2);
+    let _ = release.send(());
+    eventually!("the kept writes are written", recorder.pending() == 0);
+    assert_eq!(recorder.drain(Duration::from_secs(1)).await, 0);
+    assert_eq!(status_of(&store, "r-1").await, Some(MatchStatus::Finished));
+    assert_eq!(status_of(&store, "r-2").await, Some(MatchStatus::Aborted));
+    assert_eq!(db.count("seat_results").await, 2);
+    // A refusal is not retried.
+    let recorded = recorder.record(finish("unknown", &[1, 2], 12)).await;
+    assert!(
+        matches!(
+            recorded,
+            Recorded::Refused(StoreError::MatchNotRunning { .. })
+        ),
+        "{recorded:?}"
+    );
+    assert_eq!(recorder.pending(), 0);
+}
+
+/// Every call gives up after the store's timeout with a typed error that says so.
+async fn calls_time_out_on_a_locked_database(db: TestDb) {
+    let store = db.store().await.with_timeout(Duration::from_millis(200));
+    assert_eq!(store.timeout(), Duration::from_millis(200));
+    store
+        .insert_match(&new_match("t-1", "schocken", &["alice", "bob"], 1))
+        .await
+        .unwrap();
+    let release = lock_database(&db).await;
+    let started = std::time::Instant::now();
+    let err = store
+        .finish_match("t-1", "{}", &placed(&[1, 2]), 5)
+        .await
+        .unwrap_err();
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(err.is_unavailable() && err.maybe_written(), "{err:?}");
+    assert!(
+        err.to_string()
+            .starts_with("the store did not answer within 200 ms while "),
+        "{err}"
+    );
+    if db.kind == Kind::Postgres {
+        // PostgreSQL's lock keeps readers out too (SQLite's WAL readers go on).
+        let started = std::time::Instant::now();
+        let err = store
+            .list_matches(&MatchFilter::default())
+            .await
+            .unwrap_err();
+        assert!(
+            started.elapsed() < Duration::from_secs(3),
+            "{:?}",
+            started.elapsed()
+        );
+        assert!(
+            matches!(
+                err,
+                StoreError::Timeout {
+                    context: "listing matches",
+                    ms: 200
+                }
+            ),
+            "{err:?}"
+        );
+        assert_eq!(
+            err.to_string(),
+            "the store did not answer within 200 ms while listing matches"
+        );
+    }
+    drop(release);
+    // Once the lock is gone the store answers again.
+    eventually!(
+        "the store answers",
+        store
+            .finish_match("t-1", "{}", &placed(&[1, 2]), 5)
+            .await
+            .is_ok()
+    );
+    assert_eq!(db.count("seat_results").await, 2);
+}
+
+/// At `MAX_PENDING` kept writes the recorder says it is full (the lobby then starts no
+/// match); once the database answers, the backlog drains and it is not full any more.
+async fn the_retry_backlog_is_bounded(db: TestDb) {
+    let store = db.store().await.with_timeout(Duration::from_millis(300));
+    store
+        .insert_match(&new_match("b-1", "schocken", &["alice", "bob"], 1))
+        .await
+        .unwrap();
+    let recorder = Recorder::spawn(store.clone());
+    let release = lock_database(&db).await;
+    // The one real result, then aborts of starts that were never written (each a no-op).
+    let recorded = recorder.record(finish("b-1", &[1, 2], 10)).await;
+    assert!(matches!(recorded, Recorded::Pending), "{recorded:?}");
+    for i in 1..MAX_PENDING {
+        assert!(!recorder.is_full(), "full at {i}");
+        recorder.retry_later(abort(&format!("never-{i}"), 20));
+    }
+    assert_eq!(recorder.pending(), MAX_PENDING);
+    assert!(recorder.is_full());
+    let _ = release.send(());
+    eventually!("the backlog drains", recorder.pending() == 0);
+    assert!(!recorder.is_full());
+    assert_eq!(status_of(&store, "b-1").await, Some(MatchStatus::Finished));
+    assert_eq!(db.count("matches").await, 1);
+    assert_eq!(db.count("seat_results").await, 2);
 }

@@ -14,6 +14,8 @@ use tokio::process::{Child, Command};
 use tonic::metadata::MetadataValue;
 use tonic::transport::Channel;
 
+pub mod postgres;
+
 /// The workspace root.
 pub fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -58,7 +60,7 @@ pub struct Arena {
     pub metrics_url: String,
     /// The store's database URL.
     pub database_url: String,
-    _dir: tempfile::TempDir,
+    _dir: Option<tempfile::TempDir>,
 }
 
 /// Options for [`Arena::start`].
@@ -94,6 +96,21 @@ impl Arena {
     pub async fn start_with_env(options: ArenaOptions, env: &[(&str, &str)]) -> Arena {
         let dir = tempfile::tempdir().expect("temp dir");
         let database_url = format!("sqlite://{}", dir.path().join("arena.db").display());
+        Arena::launch(options, env, database_url, Some(dir)).await
+    }
+
+    /// Like [`Arena::start`], on the database at `database_url` (e.g. one of
+    /// [`postgres::SharedDatabase`] or [`postgres::PrivateServer`]).
+    pub async fn start_on(options: ArenaOptions, database_url: &str) -> Arena {
+        Arena::launch(options, &[], database_url.to_owned(), None).await
+    }
+
+    async fn launch(
+        options: ArenaOptions,
+        env: &[(&str, &str)],
+        database_url: String,
+        dir: Option<tempfile::TempDir>,
+    ) -> Arena {
         let mut child = Command::new(binaries().join("knobel"))
             .args([
                 "serve",

@@ -123,6 +123,28 @@ pub enum StoreError {
     /// whether a write was committed (see [`Recorder`](super::Recorder)).
     #[error("the match recorder stopped before confirming the write")]
     RecorderStopped,
+    /// The database did not answer in time: no free connection (it may be down or
+    /// unreachable), or a statement that took too long. Nothing may be assumed about a write
+    /// that timed out: it may or may not have been committed (writes are idempotent, so it
+    /// is safe to retry; see [`Store::write_matches`](super::Store::write_matches)).
+    #[error("the store did not answer within {ms} ms while {context}")]
+    Timeout {
+        /// What the store was doing, e.g. "listing matches".
+        context: &'static str,
+        /// The store's timeout, in milliseconds.
+        ms: u64,
+    },
+    /// A write was not tried on its own because the batch it was in failed for want of a
+    /// database (see [`Store::write_matches`](super::Store::write_matches)).
+    #[error("the database is unavailable while {context}: {reason}")]
+    Unavailable {
+        /// What the store was doing.
+        context: &'static str,
+        /// The error of the batch.
+        reason: String,
+        /// Whether the batch may have been committed nevertheless.
+        maybe_written: bool,
+    },
     /// A stored value could not be read back (hand-edited or damaged database).
     #[error("the database holds an invalid value: {what}")]
     Corrupt {
@@ -132,9 +154,117 @@ pub enum StoreError {
 }
 
 impl StoreError {
-    /// An error mapper for a failed query, for `map_err`.
+    /// An error mapper for a failed query, for `map_err`. A query cut off by the store's
+    /// timeout (see [`TimedOut`]) or a pool that had no connection in time becomes
+    /// [`StoreError::Timeout`].
     pub(crate) fn db(context: &'static str) -> impl FnOnce(sqlx::Error) -> StoreError {
-        move |source| StoreError::Database { context, source }
+        move |source| match timeout_ms(&source) {
+            Some(ms) => StoreError::Timeout { context, ms },
+            None => StoreError::Database { context, source },
+        }
+    }
+
+    /// Whether the error says the database is unavailable (down, unreachable, too slow, or
+    /// a connection lost): worth retrying later, and "unavailable" rather than "internal
+    /// error" to a client. Refusals (a taken name, a match that is not running) and damaged
+    /// data are not.
+    pub fn is_unavailable(&self) -> bool {
+        match self {
+            StoreError::Timeout { .. }
+            | StoreError::RecorderStopped
+            | StoreError::Unavailable { .. } => true,
+            StoreError::Database { source, .. } => {
+                matches!(
+                    source,
+                    sqlx::Error::Io(_)
+                        | sqlx::Error::Tls(_)
+                        | sqlx::Error::PoolTimedOut
+                        | sqlx::Error::PoolClosed
+                        | sqlx::Error::WorkerCrashed
+                        | sqlx::Error::Protocol(_)
+                ) || matches!(source, sqlx::Error::Database(db) if is_transient(db.code().as_deref()))
+            }
+            _ => false,
+        }
+    }
+
+    /// Whether a write that failed with this error may nevertheless have been committed
+    /// (the answer to the commit was lost), so that it must be undone or confirmed later.
+    pub fn maybe_written(&self) -> bool {
+        match self {
+            StoreError::Timeout { .. } | StoreError::RecorderStopped => true,
+            StoreError::Database { context, .. } => *context == COMMITTING,
+            StoreError::Unavailable { maybe_written, .. } => *maybe_written,
+            _ => false,
+        }
+    }
+}
+
+/// The context of a failed commit (see [`StoreError::maybe_written`]).
+pub(crate) const COMMITTING: &str = "committing match records";
+
+/// Whether a database error code is one of PostgreSQL's "try again" classes: 08
+/// (connection exception), 40 (transaction rollback: serialization, deadlock), 53
+/// (insufficient resources), 57P (operator intervention: shutdown, cancel), or SQLite's
+/// busy/locked (5, 6).
+fn is_transient(code: Option<&str>) -> bool {
+    match code {
+        Some(code) => {
+            code.starts_with("08")
+                || code.starts_with("40")
+                || code.starts_with("53")
+                || code.starts_with("57P")
+                || code == "5"
+                || code == "6"
+        }
+        None => false,
+    }
+}
+
+/// The marker inside the I/O error of a query cut off by the store's timeout.
+#[derive(Debug)]
+struct Elapsed(u64);
+
+impl std::fmt::Display for Elapsed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "the store did not answer within {} ms", self.0)
+    }
+}
+
+impl std::error::Error for Elapsed {}
+
+/// The timeout in milliseconds, if `error` is a query cut off by the store's timeout.
+fn timeout_ms(error: &sqlx::Error) -> Option<u64> {
+    match error {
+        sqlx::Error::Io(io) => io
+            .get_ref()
+            .and_then(|inner| inner.downcast_ref::<Elapsed>())
+            .map(|elapsed| elapsed.0),
+        _ => None,
+    }
+}
+
+/// The error of a store call cut off after `ms` milliseconds, in the error type of the
+/// call (the driver's or the store's): see `with_pool!`.
+pub(crate) trait TimedOut {
+    fn timed_out(ms: u64) -> Self;
+}
+
+impl TimedOut for sqlx::Error {
+    fn timed_out(ms: u64) -> Self {
+        sqlx::Error::Io(std::io::Error::new(
+            std::io::ErrorKind::TimedOut,
+            Elapsed(ms),
+        ))
+    }
+}
+
+impl TimedOut for StoreError {
+    fn timed_out(ms: u64) -> Self {
+        StoreError::Timeout {
+            context: "writing match records",
+            ms,
+        }
     }
 }
 
@@ -173,6 +303,44 @@ pub(crate) fn redact_url(url: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn timeouts_and_lost_connections_are_unavailable() {
+        let timeout = StoreError::db("listing matches")(<sqlx::Error as TimedOut>::timed_out(250));
+        assert!(
+            matches!(
+                timeout,
+                StoreError::Timeout {
+                    context: "listing matches",
+                    ms: 250
+                }
+            ),
+            "{timeout:?}"
+        );
+        assert_eq!(
+            timeout.to_string(),
+            "the store did not answer within 250 ms while listing matches"
+        );
+        assert!(timeout.is_unavailable() && timeout.maybe_written());
+        let reset = StoreError::db("reading a match")(sqlx::Error::Io(std::io::Error::from(
+            std::io::ErrorKind::ConnectionReset,
+        )));
+        assert!(matches!(reset, StoreError::Database { .. }), "{reset:?}");
+        assert!(reset.is_unavailable() && !reset.maybe_written());
+        let commit = StoreError::db(COMMITTING)(sqlx::Error::PoolClosed);
+        assert!(commit.is_unavailable() && commit.maybe_written());
+        let refused = StoreError::MatchNotRunning { id: "m".into() };
+        assert!(!refused.is_unavailable() && !refused.maybe_written());
+        let corrupt = StoreError::db("reading a match")(sqlx::Error::RowNotFound);
+        assert!(!corrupt.is_unavailable());
+        for code in ["08006", "40001", "53300", "57P01", "5", "6"] {
+            assert!(is_transient(Some(code)), "{code}");
+        }
+        for code in ["23505", "42P01", "19"] {
+            assert!(!is_transient(Some(code)), "{code}");
+        }
+        assert!(!is_transient(None));
+    }
 
     #[test]
     fn redacts_passwords_only() {

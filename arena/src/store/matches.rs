@@ -191,6 +191,27 @@ fn record_from_row(row: MatchRow) -> Result<MatchRecord, StoreError> {
     Ok(MatchRecord { summary, seed })
 }
 
+/// What a finish or abort is checked against when it finds its match not running: the
+/// match's status, placings, abort reason and end time.
+const ALREADY: &str =
+    "SELECT status, placings, abort_reason, finished_at_ms FROM matches WHERE id = $1";
+
+/// A stored [`ALREADY`] row.
+type AlreadyRow = (String, Option<String>, Option<String>, Option<i64>);
+
+/// Whether `row` shows the very write that found its match not running already done: the
+/// `(status, placings, abort reason)` it would have written, at the same end time.
+fn already(
+    row: Option<AlreadyRow>,
+    wanted: (&str, Option<&str>, Option<&str>),
+    finished_at_ms: i64,
+) -> bool {
+    row.is_some_and(|(status, placings, reason, at)| {
+        (status.as_str(), placings.as_deref(), reason.as_deref()) == wanted
+            && at == Some(finished_at_ms)
+    })
+}
+
 /// The result of a write that changed `rows` rows: none means it was `refused`.
 fn written(rows: u64, refused: impl FnOnce() -> StoreError) -> Result<(), StoreError> {
     if rows == 0 { Err(refused()) } else { Ok(()) }
@@ -345,12 +366,32 @@ impl Store {
     /// others. If the transaction as a whole fails (a database error, placings that do not
     /// fit the seats, an outcome whose lists do not fit its placings, a damaged row),
     /// nothing of it is stored and each write is retried in a transaction of its own, so
-    /// that one bad write never costs the others. Writes to the
-    /// same match take effect in order: a start and the end of that match can share a batch.
+    /// that one bad write never costs the others; if it failed because the database is
+    /// unavailable, every write gets an error that says so ([`StoreError::is_unavailable`])
+    /// without being tried alone. Writes to the same match take effect in order: a start and
+    /// the end of that match can share a batch.
+    ///
+    /// Finishing or aborting a match again with the very same values (placings or reason,
+    /// and end time) is a no-op that succeeds: a write retried because its commit was not
+    /// confirmed is written once, never twice (and no second set of seat results).
     pub async fn write_matches(&self, writes: &[MatchWrite]) -> Vec<Result<(), StoreError>> {
         match self.write_batch(writes).await {
             Ok(results) => results,
             Err(error) if writes.len() == 1 => vec![Err(error)],
+            // Without a database, one by one would fail as well, each after a timeout.
+            Err(error) if error.is_unavailable() => {
+                let reason = error.to_string();
+                let maybe_written = error.maybe_written();
+                std::iter::once(Err(error))
+                    .chain(writes[1..].iter().map(|_| {
+                        Err(StoreError::Unavailable {
+                            context: "writing match records",
+                            reason: reason.clone(),
+                            maybe_written,
+                        })
+                    }))
+                    .collect()
+            }
             Err(error) => {
                 tracing::debug!(
                     error = %error,
@@ -375,11 +416,12 @@ impl Store {
         const START: &str = "recording a new match";
         const FINISH: &str = "recording the end of a match";
         const ABORT: &str = "aborting a match";
-        const COMMIT: &str = "committing match records";
+        const BEGIN: &str = "opening a transaction for match records";
+        const COMMIT: &str = super::error::COMMITTING;
         // Everything that can be prepared is prepared before the transaction starts.
         let prepared: Vec<Prepared<'_>> = writes.iter().map(Prepared::new).collect();
         with_writer!(self, pool => async {
-            let mut tx = pool.begin().await.map_err(StoreError::db(COMMIT))?;
+            let mut tx = pool.begin().await.map_err(StoreError::db(BEGIN))?;
             let mut results = Vec::with_capacity(writes.len());
             // Seat results of every finished match, written by one statement at the end.
             let mut seat_rows: Vec<SeatRow<'_>> = Vec::new();
@@ -389,8 +431,8 @@ impl Store {
                         let inserted = sqlx::query(
                             "INSERT INTO matches \
                              (id, game, preset, rules_json, seed, seat_names, status, \
-                              started_at_ms, seat_bot_ids) \
-                             VALUES ($1, $2, $3, $4, $5, $6, 'running', $7, $8) \
+                              started_at_ms, seat_bot_ids, owner_instance) \
+                             VALUES ($1, $2, $3, $4, $5, $6, 'running', $7, $8, $9) \
                              ON CONFLICT (id) DO NOTHING",
                         )
                         .bind(&new.id)
@@ -401,6 +443,7 @@ impl Store {
                         .bind(seat_names)
                         .bind(new.started_at_ms)
                         .bind(seat_bot_ids)
+                        .bind(self.owner.as_ref().map(|owner| owner.as_str()))
                         .execute(&mut *tx)
                         .await
                         .map_err(StoreError::db(START))?
@@ -426,6 +469,17 @@ impl Store {
                         .await
                         .map_err(StoreError::db(FINISH))?;
                         match row {
+                            // The same finish again (a retry of a write whose commit was
+                            // not confirmed) is a no-op.
+                            None if already(
+                                sqlx::query_as(ALREADY)
+                                    .bind(id)
+                                    .fetch_optional(&mut *tx)
+                                    .await
+                                    .map_err(StoreError::db(FINISH))?,
+                                ("finished", Some(placings_json.as_str()), None),
+                                finished.finished_at_ms,
+                            ) => Ok(()),
                             None => Err(StoreError::MatchNotRunning { id: id.to_owned() }),
                             Some((seat_names, game, seat_bot_ids)) => {
                                 // On an error the match row is already updated: the
@@ -455,7 +509,18 @@ impl Store {
                         .await
                         .map_err(StoreError::db(ABORT))?
                         .rows_affected();
-                        written(updated, || StoreError::MatchNotRunning {
+                        // The same abort again (a retry) is a no-op.
+                        let again = updated == 0
+                            && already(
+                                sqlx::query_as(ALREADY)
+                                    .bind(&aborted.id)
+                                    .fetch_optional(&mut *tx)
+                                    .await
+                                    .map_err(StoreError::db(ABORT))?,
+                                ("aborted", None, Some(aborted.reason.as_str())),
+                                aborted.finished_at_ms,
+                            );
+                        written(updated.max(u64::from(again)), || StoreError::MatchNotRunning {
                             id: aborted.id.clone(),
                         })
                     }

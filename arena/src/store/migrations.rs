@@ -30,6 +30,10 @@ pub(crate) const SQLITE: &[Embedded] = &[
         include_str!("../../migrations/sqlite/0003_seat_outcomes.sql"),
     ),
     (
+        "0004_instances.sql",
+        include_str!("../../migrations/sqlite/0004_instances.sql"),
+    ),
+    (
         "0005_bot_identity.sql",
         include_str!("../../migrations/sqlite/0005_bot_identity.sql"),
     ),
@@ -48,6 +52,10 @@ pub(crate) const POSTGRES: &[Embedded] = &[
     (
         "0003_seat_outcomes.sql",
         include_str!("../../migrations/postgres/0003_seat_outcomes.sql"),
+    ),
+    (
+        "0004_instances.sql",
+        include_str!("../../migrations/postgres/0004_instances.sql"),
     ),
     (
         "0005_bot_identity.sql",

@@ -18,7 +18,10 @@ use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
 };
 
-/// Runs `$body` with `$pool` bound to the store's pool, whichever backend it is.
+/// Runs `$body` with `$pool` bound to the store's pool, whichever backend it is, within the
+/// store's timeout (see [`Store::with_timeout`]): a body that has not ended by then is
+/// dropped (a transaction it had open is rolled back) and gives the error type's
+/// [`TimedOut`](error::TimedOut) value.
 ///
 /// The body is expanded once per backend, so it may use the backend's concrete types (rows,
 /// transactions) while being written once. On SQLite this is the pool of readers; writes
@@ -29,8 +32,12 @@ macro_rules! with_pool {
     };
     (@sqlite $role:ident, $store:expr, $pool:ident => $body:expr) => {
         match &$store.backend {
-            $crate::store::Backend::Sqlite { $role: $pool, .. } => $body,
-            $crate::store::Backend::Postgres($pool) => $body,
+            $crate::store::Backend::Sqlite { $role: $pool, .. } => {
+                $crate::store::timed($store.timeout, async { $body }).await
+            }
+            $crate::store::Backend::Postgres($pool) => {
+                $crate::store::timed($store.timeout, async { $body }).await
+            }
         }
     };
 }
@@ -45,13 +52,15 @@ macro_rules! with_writer {
 
 mod bots;
 mod error;
+mod instances;
 mod matches;
 mod migrations;
 mod recorder;
 mod types;
 
 pub use error::StoreError;
-pub use recorder::Recorder;
+pub use instances::{InstanceId, Lease};
+pub use recorder::{MAX_PENDING, Recorded, Recorder};
 pub use types::{
     AbortedMatch, BotRecord, BotResult, FinishedMatch, MatchFilter, MatchRecord, MatchStatus,
     MatchSummary, MatchWrite, NewMatch, ParseMatchStatusError, SeatResult,
@@ -62,13 +71,36 @@ use error::redact_url;
 /// How many connections a store's pool opens at most.
 pub const MAX_CONNECTIONS: u32 = 8;
 
-/// How long a query waits for a free connection (or SQLite for a lock) before failing.
+/// How long a query waits for a free connection (or SQLite for a lock) before failing. The
+/// store's own timeout (see [`Store::with_timeout`]) is meant to cut calls off earlier.
 const WAIT: Duration = Duration::from_secs(10);
+
+/// How long a store call may take by default before it fails with
+/// [`StoreError::Timeout`] (see [`Store::with_timeout`]).
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// A handle on the database. Cheap to clone: clones share one connection pool.
 #[derive(Clone)]
 pub struct Store {
     backend: Backend,
+    /// How long one call (waiting for a connection and running its statements) may take.
+    timeout: Duration,
+    /// The arena instance that owns the matches this handle starts (see
+    /// [`Store::owned_by`]).
+    owner: Option<InstanceId>,
+}
+
+/// Runs `body`, cut off after `timeout` with `E`'s timeout error.
+pub(crate) async fn timed<T, E: error::TimedOut>(
+    timeout: Duration,
+    body: impl Future<Output = Result<T, E>>,
+) -> Result<T, E> {
+    match tokio::time::timeout(timeout, body).await {
+        Ok(result) => result,
+        Err(_) => Err(E::timed_out(
+            u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX),
+        )),
+    }
 }
 
 /// The pool of the backend in use.
@@ -119,9 +151,40 @@ impl Store {
                 });
             }
         };
-        let store = Store { backend };
+        let store = Store {
+            backend,
+            timeout: DEFAULT_TIMEOUT,
+            owner: None,
+        };
         store.migrate().await?;
         Ok(store)
+    }
+
+    /// This store with every call cut off after `timeout` (waiting for a connection
+    /// included): a call that takes longer fails with [`StoreError::Timeout`], so that
+    /// nobody hangs on a database that is down or unreachable. The default is
+    /// [`DEFAULT_TIMEOUT`]. Clones share the pool; each keeps its own timeout.
+    pub fn with_timeout(mut self, timeout: Duration) -> Store {
+        self.timeout = timeout;
+        self
+    }
+
+    /// The timeout of this store's calls (see [`Store::with_timeout`]).
+    pub fn timeout(&self) -> Duration {
+        self.timeout
+    }
+
+    /// This store recording the matches it starts as owned by arena instance `owner` (see
+    /// [`Store::abort_orphaned_matches`]). Without an owner, matches are started ownerless:
+    /// any arena starting up aborts them if they are still running.
+    pub fn owned_by(mut self, owner: InstanceId) -> Store {
+        self.owner = Some(owner);
+        self
+    }
+
+    /// The instance owning the matches this store starts, if one was set.
+    pub fn owner(&self) -> Option<&InstanceId> {
+        self.owner.as_ref()
     }
 
     /// The backend in use: "sqlite" or "postgres".
