@@ -5,6 +5,7 @@
 pub mod auth;
 pub mod lobby;
 pub mod metrics;
+pub mod net;
 pub mod referee;
 pub mod server;
 pub mod store;

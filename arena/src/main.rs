@@ -9,6 +9,7 @@ use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand};
 use knobel_arena::auth;
 use knobel_arena::lobby::LobbyConfig;
+use knobel_arena::net::{self, NetArgs};
 use knobel_arena::referee::TimeControl;
 use knobel_arena::server::{ServerConfig, serve};
 use knobel_arena::store::Store;
@@ -78,6 +79,8 @@ struct ServeArgs {
     /// The admin token for the Admin service (bot registration over gRPC); unset disables it.
     #[arg(long, env = "KNOBEL_ADMIN_TOKEN", hide_env_values = true)]
     admin_token: Option<String>,
+    #[command(flatten)]
+    net: NetArgs,
 }
 
 #[derive(Subcommand, Debug)]
@@ -190,6 +193,16 @@ async fn run_bot(command: BotCommand) -> Result<()> {
 }
 
 async fn run_serve(args: ServeArgs) -> Result<()> {
+    // Every connection is a file: raise the soft open-file limit to the hard one and bound
+    // connections by what it carries.
+    let fd_limit = net::raise_fd_limit().context("cannot read or raise the open-file limit")?;
+    let net_limits = args.net.limits(fd_limit)?;
+    info!(
+        fd_limit,
+        max_connections = net_limits.max_connections,
+        max_connections_per_peer = net_limits.max_connections_per_peer,
+        "connection bounds"
+    );
     let store = open_store(&args.database).await?;
     let aborted = store
         .mark_running_as_aborted("the arena stopped while the match was running")
@@ -224,6 +237,7 @@ async fn run_serve(args: ServeArgs) -> Result<()> {
         max_streams_per_bot: args.max_streams_per_bot,
         shutdown_grace: Duration::from_secs(args.shutdown_grace_secs),
         admin_token: args.admin_token.as_deref().map(auth::AdminToken::new),
+        net: net_limits,
     };
     serve(config, store, listener, Some(metrics_listener), shutdown)
         .await

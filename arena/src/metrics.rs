@@ -94,6 +94,11 @@ impl Metrics {
         }
     }
 
+    /// The registry the metrics are in (other modules register theirs here).
+    pub fn registry(&self) -> &Registry {
+        &self.inner.registry
+    }
+
     /// A match of `game` started.
     pub fn match_started(&self, game: Game) {
         self.inner
