@@ -147,12 +147,7 @@ fn ms(duration: Duration) -> u64 {
     u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
 }
 
-fn check_range(
-    flag: &'static str,
-    value: u64,
-    low: u64,
-    high: u64,
-) -> Result<(), NetLimitsError> {
+fn check_range(flag: &'static str, value: u64, low: u64, high: u64) -> Result<(), NetLimitsError> {
     if (low..=high).contains(&value) {
         Ok(())
     } else {
@@ -197,12 +192,7 @@ impl NetLimits {
             100,
             600_000,
         )?;
-        check_range(
-            "--idle-timeout-ms",
-            ms(self.idle_timeout),
-            100,
-            86_400_000,
-        )?;
+        check_range("--idle-timeout-ms", ms(self.idle_timeout), 100, 86_400_000)?;
         let keepalive_ms = ms(self.keepalive_interval) + ms(self.keepalive_timeout);
         if ms(self.idle_timeout) <= keepalive_ms {
             return Err(NetLimitsError::IdleBelowKeepalive {
@@ -216,12 +206,7 @@ impl NetLimits {
             100,
             ms(self.idle_timeout),
         )?;
-        check_range(
-            "--hello-timeout-ms",
-            ms(self.hello_timeout),
-            100,
-            60_000,
-        )?;
+        check_range("--hello-timeout-ms", ms(self.hello_timeout), 100, 60_000)?;
         check_range(
             "--max-pending-hello",
             self.max_pending_hello as u64,
@@ -312,9 +297,7 @@ impl NetArgs {
     pub fn limits(&self, fd_limit: u64) -> Result<NetLimits, NetLimitsError> {
         let max_connections = match self.max_connections {
             Some(n) => n,
-            None => connections_for_fd_limit(fd_limit)
-                .min(DEFAULT_MAX_CONNECTIONS_CAP)
-                .max(1),
+            None => connections_for_fd_limit(fd_limit).min(DEFAULT_MAX_CONNECTIONS_CAP),
         };
         let limits = NetLimits {
             max_connections,
@@ -415,6 +398,8 @@ struct CounterInner {
     max_total: usize,
     max_per_peer: usize,
     counts: Mutex<Counts>,
+    /// Follows the count in all, if set.
+    gauge: Option<IntGauge>,
 }
 
 /// One counted thing; uncounted when dropped.
@@ -432,11 +417,21 @@ impl fmt::Debug for Permit {
 impl PeerCounter {
     /// A counter allowing `max_total` in all and `max_per_peer` per peer address.
     pub fn new(max_total: usize, max_per_peer: usize) -> PeerCounter {
+        PeerCounter::with_gauge(max_total, max_per_peer, None)
+    }
+
+    /// Like [`PeerCounter::new`], with a gauge that follows the count in all.
+    pub fn with_gauge(
+        max_total: usize,
+        max_per_peer: usize,
+        gauge: Option<IntGauge>,
+    ) -> PeerCounter {
         PeerCounter {
             inner: Arc::new(CounterInner {
                 max_total,
                 max_per_peer,
                 counts: Mutex::new(Counts::default()),
+                gauge,
             }),
         }
     }
@@ -460,6 +455,9 @@ impl PeerCounter {
         }
         counts.total += 1;
         counts.per_peer.insert(peer, open + 1);
+        if let Some(gauge) = &self.inner.gauge {
+            gauge.inc();
+        }
         Ok(Permit {
             inner: self.inner.clone(),
             peer,
@@ -476,6 +474,9 @@ impl Drop for Permit {
     fn drop(&mut self) {
         let mut counts = self.inner.counts.lock().expect("counts lock");
         counts.total -= 1;
+        if let Some(gauge) = &self.inner.gauge {
+            gauge.dec();
+        }
         if let Some(open) = counts.per_peer.get_mut(&self.peer) {
             *open -= 1;
             if *open == 0 {
@@ -594,6 +595,8 @@ impl AuthThrottle {
 #[derive(Clone)]
 pub struct NetMetrics {
     connections: IntGauge,
+    /// Play streams that have not sent their Hello yet.
+    pub pending_hello: IntGauge,
     refused: IntCounterVec,
     timed_out: IntCounterVec,
 }
@@ -601,8 +604,13 @@ pub struct NetMetrics {
 impl NetMetrics {
     /// Registers the metrics in `registry`.
     pub fn new(registry: &Registry) -> NetMetrics {
-        let connections = IntGauge::new("tcp_connections", "Open TCP connections.")
-            .expect("valid metric");
+        let connections =
+            IntGauge::new("tcp_connections", "Open TCP connections.").expect("valid metric");
+        let pending_hello = IntGauge::new(
+            "play_streams_without_hello",
+            "Play streams that have not sent their Hello yet.",
+        )
+        .expect("valid metric");
         let refused = IntCounterVec::new(
             Opts::new(
                 "tcp_connections_refused_total",
@@ -621,6 +629,7 @@ impl NetMetrics {
         .expect("valid metric");
         for metric in [
             Box::new(connections.clone()) as Box<dyn prometheus::core::Collector>,
+            Box::new(pending_hello.clone()),
             Box::new(refused.clone()),
             Box::new(timed_out.clone()),
         ] {
@@ -628,6 +637,7 @@ impl NetMetrics {
         }
         NetMetrics {
             connections,
+            pending_hello,
             refused,
             timed_out,
         }
@@ -678,7 +688,8 @@ struct Acceptor {
     connections: PeerCounter,
     limits: NetLimits,
     metrics: NetMetrics,
-    refusals: RateLimitedLog,
+    /// Refusals over the bound in all and over the bound per peer, logged apart.
+    refusals: [RateLimitedLog; 2],
     accept_errors: RateLimitedLog,
 }
 
@@ -710,12 +721,12 @@ impl Acceptor {
                 }
                 Err(over) => {
                     drop(stream);
-                    let bound = match over {
-                        Over::Total { .. } => "total",
-                        Over::Peer { .. } => "peer",
+                    let (bound, log) = match over {
+                        Over::Total { .. } => ("total", &mut self.refusals[0]),
+                        Over::Peer { .. } => ("peer", &mut self.refusals[1]),
                     };
                     self.metrics.refused.with_label_values(&[bound]).inc();
-                    if let Some(suppressed) = self.refusals.due() {
+                    if let Some(suppressed) = log.due() {
                         warn!(
                             peer = %peer.ip(),
                             suppressed,
@@ -747,7 +758,7 @@ pub fn incoming(
         connections: PeerCounter::new(limits.max_connections, limits.max_connections_per_peer),
         limits: limits.clone(),
         metrics,
-        refusals: RateLimitedLog::new(),
+        refusals: [RateLimitedLog::new(), RateLimitedLog::new()],
         accept_errors: RateLimitedLog::new(),
     };
     futures_util::stream::unfold(acceptor, |mut acceptor| async move {
@@ -982,17 +993,50 @@ mod tests {
     fn every_bound_names_its_flag_value_and_range() {
         type Case = (fn(&mut NetArgs), &'static str);
         let cases: [Case; 11] = [
-            (|a| a.max_connections = Some(0), "--max-connections 0 is out of range: legal values are 1..=1048576"),
-            (|a| a.max_connections_per_peer = 0, "--max-connections-per-peer 0 is out of range: legal values are 1..=384"),
-            (|a| a.max_connections_per_peer = 385, "--max-connections-per-peer 385 is out of range: legal values are 1..=384"),
-            (|a| a.handshake_timeout_ms = 50, "--handshake-timeout-ms 50 is out of range: legal values are 100..=60000"),
-            (|a| a.handshake_timeout_ms = 60_001, "--handshake-timeout-ms 60001 is out of range: legal values are 100..=60000"),
-            (|a| a.http2_keepalive_interval_ms = 99, "--http2-keepalive-interval-ms 99 is out of range: legal values are 100..=3600000"),
-            (|a| a.http2_keepalive_timeout_ms = 600_001, "--http2-keepalive-timeout-ms 600001 is out of range: legal values are 100..=600000"),
-            (|a| a.hello_timeout_ms = 60_001, "--hello-timeout-ms 60001 is out of range: legal values are 100..=60000"),
-            (|a| a.max_pending_hello_per_peer = 5000, "--max-pending-hello-per-peer 5000 is out of range: legal values are 1..=4096"),
-            (|a| a.max_auth_failures = 0, "--max-auth-failures 0 is out of range: legal values are 1..=10000"),
-            (|a| a.auth_failure_window_secs = 0, "--auth-failure-window-secs 0 is out of range: legal values are 1..=86400"),
+            (
+                |a| a.max_connections = Some(0),
+                "--max-connections 0 is out of range: legal values are 1..=1048576",
+            ),
+            (
+                |a| a.max_connections_per_peer = 0,
+                "--max-connections-per-peer 0 is out of range: legal values are 1..=384",
+            ),
+            (
+                |a| a.max_connections_per_peer = 385,
+                "--max-connections-per-peer 385 is out of range: legal values are 1..=384",
+            ),
+            (
+                |a| a.handshake_timeout_ms = 50,
+                "--handshake-timeout-ms 50 is out of range: legal values are 100..=60000",
+            ),
+            (
+                |a| a.handshake_timeout_ms = 60_001,
+                "--handshake-timeout-ms 60001 is out of range: legal values are 100..=60000",
+            ),
+            (
+                |a| a.http2_keepalive_interval_ms = 99,
+                "--http2-keepalive-interval-ms 99 is out of range: legal values are 100..=3600000",
+            ),
+            (
+                |a| a.http2_keepalive_timeout_ms = 600_001,
+                "--http2-keepalive-timeout-ms 600001 is out of range: legal values are 100..=600000",
+            ),
+            (
+                |a| a.hello_timeout_ms = 60_001,
+                "--hello-timeout-ms 60001 is out of range: legal values are 100..=60000",
+            ),
+            (
+                |a| a.max_pending_hello_per_peer = 5000,
+                "--max-pending-hello-per-peer 5000 is out of range: legal values are 1..=4096",
+            ),
+            (
+                |a| a.max_auth_failures = 0,
+                "--max-auth-failures 0 is out of range: legal values are 1..=10000",
+            ),
+            (
+                |a| a.auth_failure_window_secs = 0,
+                "--auth-failure-window-secs 0 is out of range: legal values are 1..=86400",
+            ),
         ];
         for (change, expected) in cases {
             let mut a = args();
@@ -1039,7 +1083,10 @@ mod tests {
         let two = IpAddr::V4(Ipv4Addr::new(10, 0, 0, 2));
         let a = counter.acquire(one).unwrap();
         let _b = counter.acquire(one).unwrap();
-        assert_eq!(counter.acquire(one).unwrap_err(), Over::Peer { open: 2, max: 2 });
+        assert_eq!(
+            counter.acquire(one).unwrap_err(),
+            Over::Peer { open: 2, max: 2 }
+        );
         let _c = counter.acquire(two).unwrap();
         assert_eq!(
             counter.acquire(two).unwrap_err(),
@@ -1049,7 +1096,10 @@ mod tests {
         assert_eq!(counter.open(), 2);
         let _d = counter.acquire(one).unwrap();
         let text = Over::Peer { open: 2, max: 2 }.message("streams", one, "--a", "--b");
-        assert!(text.contains("from 10.0.0.1") && text.contains("at most 2") && text.contains("--b"), "{text}");
+        assert!(
+            text.contains("from 10.0.0.1") && text.contains("at most 2") && text.contains("--b"),
+            "{text}"
+        );
     }
 
     #[test]
@@ -1074,7 +1124,10 @@ mod tests {
         throttle.failed_at(peer, t2);
         assert!(throttle.check_at(peer, t2).is_err());
         let text = throttle.message(peer, Duration::from_secs(20));
-        assert!(text.contains("try again in 20.0 s") && text.contains("at most 3 failures per 60 s"), "{text}");
+        assert!(
+            text.contains("try again in 20.0 s") && text.contains("at most 3 failures per 60 s"),
+            "{text}"
+        );
     }
 
     async fn arena_like(limits: NetLimits) -> (SocketAddr, tokio::task::JoinHandle<()>) {
@@ -1139,10 +1192,16 @@ mod tests {
             let mut s = TcpStream::connect(addr).await.unwrap();
             s.write_all(b"ping").await.unwrap();
             let mut buf = [0u8; 4];
-            if tokio::time::timeout(Duration::from_secs(1), s.read_exact(&mut buf)).await.is_ok_and(|r| r.is_ok()) {
+            if tokio::time::timeout(Duration::from_secs(1), s.read_exact(&mut buf))
+                .await
+                .is_ok_and(|r| r.is_ok())
+            {
                 break;
             }
-            assert!(std::time::Instant::now() < deadline, "the freed slot was never reused");
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the freed slot was never reused"
+            );
         }
         task.abort();
     }

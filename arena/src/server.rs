@@ -104,6 +104,7 @@ pub async fn serve(
         shutdown_rx.clone(),
     );
     let throttle = Arc::new(AuthThrottle::from_limits(&config.net));
+    let net_metrics = net::NetMetrics::new(metrics.registry());
     let admin = AdminService {
         store: store.clone(),
         token: config.admin_token.clone(),
@@ -117,9 +118,10 @@ pub async fn serve(
         max_streams_per_bot: config.max_streams_per_bot,
         shutdown: shutdown_rx.clone(),
         throttle,
-        pending_hello: PeerCounter::new(
+        pending_hello: PeerCounter::with_gauge(
             config.net.max_pending_hello,
             config.net.max_pending_hello_per_peer,
+            Some(net_metrics.pending_hello.clone()),
         ),
         hello_timeout: config.net.hello_timeout,
     };
@@ -156,11 +158,7 @@ pub async fn serve(
     // Connections within the bounds, closed when silent (see `net`); `net` sets
     // TCP_NODELAY, or Nagle's algorithm holds small messages back for the bot's delayed
     // ACK (~40 ms).
-    let incoming = net::incoming(
-        listener,
-        &config.net,
-        net::NetMetrics::new(metrics.registry()),
-    );
+    let incoming = net::incoming(listener, &config.net, net_metrics);
     let result = tonic::transport::Server::builder()
         .http2_keepalive_interval(Some(config.net.keepalive_interval))
         .http2_keepalive_timeout(Some(config.net.keepalive_timeout))
@@ -271,7 +269,10 @@ fn check_throttle(throttle: &AuthThrottle, peer: IpAddr) -> Result<(), Status> {
 }
 
 /// The status a broken stream ends with, from the status tonic's decoder gave: `None`
-/// when the connection is gone (nobody to tell).
+/// when the connection is gone (nobody to tell). The codes are the ones the gRPC spec
+/// gives: RESOURCE_EXHAUSTED for a message over the size limit, INTERNAL for a request
+/// that cannot be parsed (bad framing, bytes that are not a message); the message says
+/// which it was, and the limit.
 fn broken_stream(status: &Status) -> Option<Status> {
     let message = status.message();
     match status.code() {
@@ -293,14 +294,14 @@ fn broken_stream(status: &Status) -> Option<Status> {
             }))
         }
         _ if message.contains("protocol error") || message.contains("EOF") => {
-            Some(Status::invalid_argument(format!(
-                "bad gRPC framing ({message}): a frame is a compressed flag of 0 (the arena takes no compression), a 4-byte big-endian length and that many bytes of one BotMessage; the stream is closed"
+            Some(Status::internal(format!(
+                "bad gRPC framing ({message}): a frame is a compressed flag of 0 (the arena takes no compression), a 4-byte big-endian length of at most {MAX_MESSAGE_BYTES} and that many bytes of one BotMessage; the stream is closed"
             )))
         }
-        _ if message.contains("decode") => Some(Status::invalid_argument(format!(
+        _ if message.contains("decode") => Some(Status::internal(format!(
             "a frame that is not a BotMessage ({message}): the stream is closed"
         ))),
-        _ => Some(Status::invalid_argument(format!(
+        _ => Some(Status::internal(format!(
             "the stream broke ({message}): the stream is closed"
         ))),
     }
@@ -900,8 +901,7 @@ impl Connection {
                 max_message_bytes: MAX_MESSAGE_BYTES as u32,
                 max_strikes: MAX_STRIKES.into(),
                 max_pings_per_minute: MAX_PINGS_PER_MINUTE,
-                hello_timeout_ms: u32::try_from(self.hello_timeout.as_millis())
-                    .unwrap_or(u32::MAX),
+                hello_timeout_ms: u32::try_from(self.hello_timeout.as_millis()).unwrap_or(u32::MAX),
             }),
             bot_name: self.bot_name.clone(),
         };
