@@ -900,13 +900,31 @@ impl AsyncRead for LimitedIo {
     }
 }
 
+/// A write that cannot go on (the client does not read) still ends at the deadline: the
+/// connection may not be polled for reading meanwhile.
+fn or_deadline<T>(
+    io: &mut LimitedIo,
+    cx: &mut Context<'_>,
+    poll: Poll<io::Result<T>>,
+) -> Poll<io::Result<T>> {
+    match poll {
+        Poll::Pending => match io.poll_deadline(cx) {
+            Poll::Ready(Err(error)) => Poll::Ready(Err(error)),
+            _ => Poll::Pending,
+        },
+        ready => ready,
+    }
+}
+
 impl AsyncWrite for LimitedIo {
     fn poll_write(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.get_mut().stream).poll_write(cx, buf)
+        let this = self.get_mut();
+        let poll = Pin::new(&mut this.stream).poll_write(cx, buf);
+        or_deadline(this, cx, poll)
     }
 
     fn poll_write_vectored(
@@ -914,7 +932,9 @@ impl AsyncWrite for LimitedIo {
         cx: &mut Context<'_>,
         bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.get_mut().stream).poll_write_vectored(cx, bufs)
+        let this = self.get_mut();
+        let poll = Pin::new(&mut this.stream).poll_write_vectored(cx, bufs);
+        or_deadline(this, cx, poll)
     }
 
     fn is_write_vectored(&self) -> bool {
