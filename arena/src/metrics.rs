@@ -167,7 +167,7 @@ impl Metrics {
                 async move { metrics.render() }
             }),
         );
-        axum::serve(listener, app)
+        axum::serve(crate::net::MetricsListener::new(listener), app)
             .with_graceful_shutdown(shutdown)
             .await
     }

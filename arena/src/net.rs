@@ -690,6 +690,9 @@ struct Acceptor {
     metrics: NetMetrics,
     /// Refusals over the bound in all and over the bound per peer, logged apart.
     refusals: [RateLimitedLog; 2],
+    /// What is counted and the settings of its bounds, for the log.
+    what: &'static str,
+    flags: [&'static str; 2],
     accept_errors: RateLimitedLog,
 }
 
@@ -731,12 +734,7 @@ impl Acceptor {
                             peer = %peer.ip(),
                             suppressed,
                             "connection refused: {}",
-                            over.message(
-                                "connections",
-                                peer.ip(),
-                                "--max-connections",
-                                "--max-connections-per-peer"
-                            )
+                            over.message(self.what, peer.ip(), self.flags[0], self.flags[1])
                         );
                     }
                 }
@@ -759,12 +757,63 @@ pub fn incoming(
         limits: limits.clone(),
         metrics,
         refusals: [RateLimitedLog::new(), RateLimitedLog::new()],
+        what: "connections",
+        flags: ["--max-connections", "--max-connections-per-peer"],
         accept_errors: RateLimitedLog::new(),
     };
     futures_util::stream::unfold(acceptor, |mut acceptor| async move {
         let io = acceptor.next().await;
         Some((Ok(io), acceptor))
     })
+}
+
+/// Connections the metrics endpoint holds open at once, in all and per peer address.
+pub const METRICS_MAX_CONNECTIONS: (usize, usize) = (64, 16);
+
+/// The metrics endpoint's listener: the same defences as the arena's, with small bounds
+/// ([`METRICS_MAX_CONNECTIONS`]) and the default timeouts (a scrape sends its request at
+/// once).
+pub struct MetricsListener {
+    acceptor: Acceptor,
+}
+
+impl MetricsListener {
+    /// Bounds the connections of `listener`.
+    pub fn new(listener: TcpListener) -> MetricsListener {
+        let (max_connections, max_connections_per_peer) = METRICS_MAX_CONNECTIONS;
+        let limits = NetLimits {
+            max_connections,
+            max_connections_per_peer,
+            ..NetLimits::default()
+        };
+        MetricsListener {
+            acceptor: Acceptor {
+                listener,
+                connections: PeerCounter::new(max_connections, max_connections_per_peer),
+                limits,
+                metrics: NetMetrics::unregistered(),
+                refusals: [RateLimitedLog::new(), RateLimitedLog::new()],
+                what: "connections to the metrics endpoint",
+                flags: ["the endpoint's fixed bound", "the endpoint's fixed bound"],
+                accept_errors: RateLimitedLog::new(),
+            },
+        }
+    }
+}
+
+impl axum::serve::Listener for MetricsListener {
+    type Io = LimitedIo;
+    type Addr = SocketAddr;
+
+    async fn accept(&mut self) -> (LimitedIo, SocketAddr) {
+        let io = self.acceptor.next().await;
+        let peer = io.peer;
+        (io, peer)
+    }
+
+    fn local_addr(&self) -> io::Result<SocketAddr> {
+        self.acceptor.listener.local_addr()
+    }
 }
 
 /// An admitted TCP connection: counted while open, and closed (its reads fail) when the

@@ -987,3 +987,58 @@ async fn a_late_answer_after_the_match_result_is_stale_and_the_stream_plays_on()
     drop(tx);
     assert!(arena.stop().await.success());
 }
+
+// ---------------------------------------------------------------------------------------
+// Start-up
+// ---------------------------------------------------------------------------------------
+
+/// `knobel serve` under an open-file limit of 512: a connection bound it cannot carry, and
+/// an idle timeout the keepalive would not keep bots alive under, are refused at start-up
+/// with messages naming the flag, the value and what is legal.
+#[test]
+fn bounds_the_open_file_limit_or_keepalive_cannot_carry_are_refused_at_start_up() {
+    use std::os::unix::process::CommandExt;
+    let dir = tempfile::tempdir().unwrap();
+    let database_url = format!("sqlite://{}", dir.path().join("arena.db").display());
+    let serve = |extra: &[&str]| {
+        let mut command = std::process::Command::new(knobel_e2e::binaries().join("knobel"));
+        command
+            .args([
+                "serve",
+                "--listen",
+                "127.0.0.1:0",
+                "--metrics-listen",
+                "127.0.0.1:0",
+            ])
+            .args(["--database-url", &database_url])
+            .args(extra)
+            .env_remove("KNOBEL_ADMIN_TOKEN");
+        // SAFETY: only the setrlimit system call runs between fork and exec.
+        unsafe {
+            command.pre_exec(|| rlimit::setrlimit(rlimit::Resource::NOFILE, 512, 512));
+        }
+        let output = command.output().expect("run knobel serve");
+        assert!(
+            !output.status.success(),
+            "knobel serve {extra:?} must refuse"
+        );
+        String::from_utf8_lossy(&output.stderr).into_owned()
+    };
+    let stderr = serve(&["--max-connections", "5000"]);
+    assert!(
+        stderr.contains(
+            "--max-connections 5000 is more than the open-file limit of 512 can carry: at most 384"
+        ),
+        "{stderr}"
+    );
+    let stderr = serve(&["--idle-timeout-ms", "20000"]);
+    assert!(
+        stderr.contains("--idle-timeout-ms 20000 is too short"),
+        "{stderr}"
+    );
+    let stderr = serve(&["--max-connections-per-peer", "0"]);
+    assert!(
+        stderr.contains("--max-connections-per-peer 0 is out of range: legal values are 1..=384"),
+        "{stderr}"
+    );
+}
