@@ -84,6 +84,9 @@ pub enum ServeError {
     /// The reflection service could not be built.
     #[error("cannot build the reflection service: {0}")]
     Reflection(#[from] tonic_reflection::server::Error),
+    /// A connection limit is out of its range.
+    #[error(transparent)]
+    Limits(#[from] net::NetLimitsError),
 }
 
 /// Runs the arena on `listener` (and metrics on `metrics_listener`) until `shutdown`
@@ -95,6 +98,7 @@ pub async fn serve(
     metrics_listener: Option<TcpListener>,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServeError> {
+    config.net.validate()?;
     let metrics = Metrics::new();
     let (shutdown_tx, shutdown_rx) = watch::channel(false);
     let lobby = Lobby::new(
