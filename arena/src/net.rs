@@ -497,6 +497,7 @@ pub struct AuthThrottle {
     max_failures: u32,
     window: Duration,
     buckets: Mutex<HashMap<IpAddr, Bucket>>,
+    refusals: Mutex<RateLimitedLog>,
 }
 
 #[derive(Clone, Copy)]
@@ -515,6 +516,19 @@ impl AuthThrottle {
             max_failures,
             window,
             buckets: Mutex::new(HashMap::new()),
+            refusals: Mutex::new(RateLimitedLog::new()),
+        }
+    }
+
+    /// Logs a refused login (at most once per [`REFUSAL_LOG_INTERVAL`]).
+    pub fn log_refusal(&self, peer: IpAddr, wait: Duration) {
+        if let Some(suppressed) = self.refusals.lock().expect("log lock").due() {
+            warn!(
+                %peer,
+                wait_ms = u64::try_from(wait.as_millis()).unwrap_or(u64::MAX),
+                suppressed,
+                "login refused: too many failed logins from this address"
+            );
         }
     }
 

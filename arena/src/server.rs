@@ -267,7 +267,7 @@ fn peer_of<T>(request: &Request<T>) -> IpAddr {
 /// Refuses a peer whose failed logins are over the throttle, before any lookup.
 fn check_throttle(throttle: &AuthThrottle, peer: IpAddr) -> Result<(), Status> {
     throttle.check(peer).map_err(|wait| {
-        warn!(%peer, wait_ms = wait.as_millis() as u64, "login refused: too many failures");
+        throttle.log_refusal(peer, wait);
         Status::resource_exhausted(throttle.message(peer, wait))
     })
 }
