@@ -6,6 +6,7 @@ pub mod auth;
 pub mod instance;
 pub mod lobby;
 pub mod metrics;
+pub mod net;
 pub mod referee;
 pub mod server;
 pub mod settings;

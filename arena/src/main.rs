@@ -7,6 +7,7 @@ use std::net::SocketAddr;
 use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand};
 use knobel_arena::auth;
+use knobel_arena::net::{self, NetArgs};
 use knobel_arena::server::serve;
 use knobel_arena::settings::{self, RawSettings};
 use knobel_arena::store::Store;
@@ -24,7 +25,7 @@ struct Cli {
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Run the arena: bots connect over gRPC and play refereed matches.
-    Serve(ServeArgs),
+    Serve(Box<ServeArgs>),
     /// Register, list and revoke bots.
     #[command(subcommand)]
     Bot(BotCommand),
@@ -90,6 +91,8 @@ struct ServeArgs {
     /// ASCII characters; unset disables it.
     #[arg(long, env = "KNOBEL_ADMIN_TOKEN", hide_env_values = true)]
     admin_token: Option<String>,
+    #[command(flatten)]
+    net: NetArgs,
 }
 
 impl ServeArgs {
@@ -151,7 +154,7 @@ fn main() -> Result<()> {
     let cli = Cli::parse();
     match cli.command {
         Command::Simulate(args) => simulate::run(&args),
-        Command::Serve(args) => runtime()?.block_on(run_serve(args)),
+        Command::Serve(args) => runtime()?.block_on(run_serve(*args)),
         Command::Bot(command) => runtime()?.block_on(run_bot(command)),
     }
 }
@@ -227,13 +230,25 @@ async fn run_bot(command: BotCommand) -> Result<()> {
 }
 
 async fn run_serve(args: ServeArgs) -> Result<()> {
-    // Every setting is checked before anything starts. Matches of an earlier run are
-    // aborted by `serve` once their arena's lease has run out (never those of another arena
-    // that is alive).
+    // Every setting is checked before anything starts. Every connection is a file: the
+    // soft open-file limit is raised to the hard one and connections are bounded by what it
+    // carries. Matches of an earlier run are aborted by `serve` once their arena's lease has
+    // run out (never those of another arena that is alive).
     let settings = args
         .raw_settings()
         .validate()
         .context("invalid settings for knobel serve")?;
+    let fd_limit = net::raise_fd_limit().context("cannot read or raise the open-file limit")?;
+    let net_limits = args
+        .net
+        .limits(fd_limit)
+        .context("invalid settings for knobel serve")?;
+    info!(
+        fd_limit,
+        max_connections = net_limits.max_connections,
+        max_connections_per_peer = net_limits.max_connections_per_peer,
+        "connection bounds"
+    );
     let store = open_store(&args.database)
         .await?
         .with_timeout(settings.store_timeout);
@@ -249,7 +264,7 @@ async fn run_serve(args: ServeArgs) -> Result<()> {
     // Machine-readable first lines, for scripts and tests that bind port 0.
     println!("knobel arena listening on {addr}");
     println!("knobel metrics on http://{metrics_addr}/metrics");
-    let config = settings.server_config();
+    let config = settings.server_config(net_limits);
     serve(config, store, listener, Some(metrics_listener), shutdown)
         .await
         .context("the arena failed")

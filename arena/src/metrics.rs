@@ -112,6 +112,11 @@ impl Metrics {
         }
     }
 
+    /// The registry the metrics are in (other modules register theirs here).
+    pub fn registry(&self) -> &Registry {
+        &self.inner.registry
+    }
+
     /// A match of `game` started.
     pub fn match_started(&self, game: Game) {
         self.inner
@@ -199,7 +204,7 @@ impl Metrics {
                 async move { metrics.render() }
             }),
         );
-        axum::serve(listener, app)
+        axum::serve(crate::net::MetricsListener::new(listener), app)
             .with_graceful_shutdown(shutdown)
             .await
     }

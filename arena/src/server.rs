@@ -7,6 +7,7 @@
 
 use std::collections::HashMap;
 use std::future::Future;
+use std::net::{IpAddr, Ipv4Addr};
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, ready};
@@ -30,13 +31,15 @@ use tracing::{info, warn};
 use crate::auth;
 use crate::lobby::{Handoff, Lobby, LobbyConfig};
 use crate::metrics::Metrics;
+use crate::net::{self, AuthThrottle, NetLimits, PeerCounter};
 use crate::referee::{BotLink, EventBatch, FromSeat, MAX_STRIKES, Problem, ToSeat};
 use crate::store::{MatchFilter, MatchStatus, Store, StoreError};
 use crate::streams::{StreamRegistry, StreamSlot};
 
 /// Largest message the arena accepts from a bot, in bytes.
 pub const MAX_MESSAGE_BYTES: usize = 64 * 1024;
-/// How long a new stream has to send its Hello.
+/// How long a new stream has to send its Hello, by default (see
+/// [`NetLimits::hello_timeout`]).
 pub const HELLO_TIMEOUT: Duration = Duration::from_secs(10);
 /// Pings a stream may send per minute before they are refused.
 pub const MAX_PINGS_PER_MINUTE: u32 = 120;
@@ -66,6 +69,8 @@ pub struct ServerConfig {
     /// arena stops renewing it (it crashed, or is cut off from the database), other arenas
     /// on the same database abort its running matches after this long.
     pub instance_lease: Duration,
+    /// Connection bounds and timeouts, streams without Hello, failed logins.
+    pub net: NetLimits,
 }
 
 impl Default for ServerConfig {
@@ -76,6 +81,7 @@ impl Default for ServerConfig {
             shutdown_grace: Duration::from_secs(5),
             admin_token: None,
             instance_lease: Duration::from_secs(30),
+            net: NetLimits::default(),
         }
     }
 }
@@ -95,6 +101,9 @@ pub enum ServeError {
     /// The arena could not register itself in the store (take its lease).
     #[error("cannot register the arena instance in the store: {0}")]
     Register(#[from] StoreError),
+    /// A connection limit is out of its range.
+    #[error(transparent)]
+    Limits(#[from] net::NetLimitsError),
 }
 
 /// How long, after the running matches have ended, the arena waits on shutdown for the
@@ -118,6 +127,7 @@ pub async fn serve(
     metrics_listener: Option<TcpListener>,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServeError> {
+    config.net.validate()?;
     let metrics = Metrics::new();
     let instance = crate::instance::Instance::register(&store, config.instance_lease).await?;
     let store = store.owned_by(instance.id.clone());
@@ -142,10 +152,13 @@ pub async fn serve(
             .clone()
             .watch_revocations(store.clone(), shutdown_rx.clone()),
     );
+    let throttle = Arc::new(AuthThrottle::from_limits(&config.net));
+    let net_metrics = net::NetMetrics::new(metrics.registry());
     let admin = AdminService {
         store: store.clone(),
         token: config.admin_token.clone(),
         streams: streams.clone(),
+        throttle: throttle.clone(),
     };
     let service = ArenaService {
         store: store.clone(),
@@ -154,6 +167,13 @@ pub async fn serve(
         streams,
         max_streams_per_bot: config.max_streams_per_bot,
         shutdown: shutdown_rx.clone(),
+        throttle,
+        pending_hello: PeerCounter::with_gauge(
+            config.net.max_pending_hello,
+            config.net.max_pending_hello_per_peer,
+            Some(net_metrics.pending_hello.clone()),
+        ),
+        hello_timeout: config.net.hello_timeout,
     };
 
     let (health_reporter, health_service) = tonic_health::server::health_reporter();
@@ -197,12 +217,13 @@ pub async fn serve(
     let arena = ArenaServer::new(service)
         .max_decoding_message_size(MAX_MESSAGE_BYTES)
         .max_encoding_message_size(4 * 1024 * 1024);
-    // `Server::tcp_nodelay` does not apply to incoming streams we bring: set it here, or
-    // Nagle's algorithm holds small messages back for the bot's delayed ACK (~40 ms).
-    let incoming = tonic::transport::server::TcpIncoming::from(listener).with_nodelay(Some(true));
+    // Connections within the bounds, closed when silent (see `net`); `net` sets
+    // TCP_NODELAY, or Nagle's algorithm holds small messages back for the bot's delayed
+    // ACK (~40 ms).
+    let incoming = net::incoming(listener, &config.net, net_metrics);
     let result = tonic::transport::Server::builder()
-        .http2_keepalive_interval(Some(Duration::from_secs(30)))
-        .http2_keepalive_timeout(Some(Duration::from_secs(10)))
+        .http2_keepalive_interval(Some(config.net.keepalive_interval))
+        .http2_keepalive_timeout(Some(config.net.keepalive_timeout))
         .add_service(health_service)
         .add_service(reflection_v1)
         .add_service(reflection_v1alpha)
@@ -242,6 +263,120 @@ struct ArenaService {
     streams: StreamRegistry,
     max_streams_per_bot: usize,
     shutdown: watch::Receiver<bool>,
+    /// Failed logins per peer address.
+    throttle: Arc<AuthThrottle>,
+    /// Streams that have not sent their Hello yet, in all and per peer address.
+    pending_hello: PeerCounter,
+    hello_timeout: Duration,
+}
+
+impl ArenaService {
+    /// Reads and checks a new stream's first message, its Hello, within the Hello timeout;
+    /// gives the Hello and the preset it plays.
+    async fn read_hello(
+        &self,
+        inbound: &mut Streaming<pb::BotMessage>,
+    ) -> Result<(BotHello, String), Status> {
+        let mut shutdown = self.shutdown.clone();
+        let first = tokio::select! {
+            first = tokio::time::timeout(self.hello_timeout, inbound.message()) => first,
+            _ = crate::referee::shutting_down(&mut shutdown) => {
+                return Err(Status::unavailable("the arena is shutting down"));
+            }
+        };
+        let hello = match first {
+            Ok(Ok(Some(pb::BotMessage {
+                kind: Some(pb::bot_message::Kind::Hello(hello)),
+            }))) => hello,
+            Ok(Ok(Some(_))) => {
+                return Err(Status::failed_precondition(
+                    "the first message must be a Hello",
+                ));
+            }
+            Ok(Ok(None)) => {
+                return Err(Status::failed_precondition(
+                    "the stream ended before its Hello",
+                ));
+            }
+            Ok(Err(status)) => {
+                return Err(broken_stream(&status)
+                    .unwrap_or_else(|| Status::cancelled("the stream ended before its Hello")));
+            }
+            Err(_) => {
+                return Err(Status::deadline_exceeded(format!(
+                    "no Hello within {} ms: send a Hello as the first message",
+                    self.hello_timeout.as_millis()
+                )));
+            }
+        };
+        let hello =
+            BotHello::try_from(&hello).map_err(|e| Status::invalid_argument(e.to_string()))?;
+        let preset = hello
+            .preset
+            .clone()
+            .unwrap_or_else(|| hello.games[0].name().to_owned());
+        if self.lobby.rules_for(&preset).is_none() {
+            return Err(Status::invalid_argument(format!(
+                "unknown preset {preset:?}: presets are {}",
+                knobel_engine::PRESETS.join(", ")
+            )));
+        }
+        Ok((hello, preset))
+    }
+}
+
+/// The peer address of a request (from the connection), for the per-address bounds.
+fn peer_of<T>(request: &Request<T>) -> IpAddr {
+    request
+        .remote_addr()
+        .map_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED), |addr| addr.ip())
+}
+
+/// Refuses a peer whose failed logins are over the throttle, before any lookup.
+fn check_throttle(throttle: &AuthThrottle, peer: IpAddr) -> Result<(), Status> {
+    throttle.check(peer).map_err(|wait| {
+        throttle.log_refusal(peer, wait);
+        Status::resource_exhausted(throttle.message(peer, wait))
+    })
+}
+
+/// The status a broken stream ends with, from the status tonic's decoder gave: `None`
+/// when the connection is gone (nobody to tell). The codes are the ones the gRPC spec
+/// gives: RESOURCE_EXHAUSTED for a message over the size limit, INTERNAL for a request
+/// that cannot be parsed (bad framing, bytes that are not a message); the message says
+/// which it was, and the limit.
+fn broken_stream(status: &Status) -> Option<Status> {
+    let message = status.message();
+    match status.code() {
+        // The connection went away (the bot exited, reset the stream).
+        tonic::Code::Unknown | tonic::Code::Cancelled => None,
+        tonic::Code::OutOfRange | tonic::Code::ResourceExhausted => {
+            // tonic: "... found {len} bytes, the limit is: {limit} bytes".
+            let found = message
+                .split_once("found ")
+                .and_then(|(_, rest)| rest.split(' ').next())
+                .and_then(|n| n.parse::<u64>().ok());
+            Some(Status::resource_exhausted(match found {
+                Some(len) => format!(
+                    "message of {len} bytes is over the limit of {MAX_MESSAGE_BYTES} bytes: the stream is closed"
+                ),
+                None => format!(
+                    "a message is over the limit of {MAX_MESSAGE_BYTES} bytes ({message}): the stream is closed"
+                ),
+            }))
+        }
+        _ if message.contains("protocol error") || message.contains("EOF") => {
+            Some(Status::internal(format!(
+                "bad gRPC framing ({message}): a frame is a compressed flag of 0 (the arena takes no compression), a 4-byte big-endian length of at most {MAX_MESSAGE_BYTES} and that many bytes of one BotMessage; the stream is closed"
+            )))
+        }
+        _ if message.contains("decode") => Some(Status::internal(format!(
+            "a frame that is not a BotMessage ({message}): the stream is closed"
+        ))),
+        _ => Some(Status::internal(format!(
+            "the stream broke ({message}): the stream is closed"
+        ))),
+    }
 }
 
 /// The status for a failed store call: UNAVAILABLE (worth a retry) if the database is
@@ -278,6 +413,8 @@ impl Arena for ArenaService {
         &self,
         request: Request<Streaming<pb::BotMessage>>,
     ) -> Result<Response<PlayStream>, Status> {
+        let peer = peer_of(&request);
+        check_throttle(&self.throttle, peer)?;
         let header = request
             .metadata()
             .get("authorization")
@@ -294,6 +431,7 @@ impl Arena for ArenaService {
             .await
             .map_err(self.store_failed("auth"))?
             .ok_or_else(|| {
+                self.throttle.failed(peer);
                 Status::unauthenticated(
                     "unknown or revoked bot token: register the bot with `knobel bot add NAME`",
                 )
@@ -301,6 +439,19 @@ impl Arena for ArenaService {
         if *self.shutdown.borrow() {
             return Err(Status::unavailable("the arena is shutting down"));
         }
+        // The stream takes one of the bot's slots only once its Hello is read; until then
+        // it counts against the (per-address) bound on streams without a Hello.
+        let pending = self.pending_hello.acquire(peer).map_err(|over| {
+            Status::resource_exhausted(over.message(
+                "Play streams without a Hello",
+                peer,
+                "--max-pending-hello",
+                "--max-pending-hello-per-peer",
+            ))
+        })?;
+        let mut inbound = request.into_inner();
+        let (hello, preset) = self.read_hello(&mut inbound).await?;
+        drop(pending);
         let slot = self
             .streams
             .acquire(bot.id, self.max_streams_per_bot, &self.metrics)
@@ -317,9 +468,10 @@ impl Arena for ArenaService {
             lobby: self.lobby.clone(),
             metrics: self.metrics.clone(),
             shutdown: self.shutdown.clone(),
+            hello_timeout: self.hello_timeout,
             slot,
         };
-        tokio::spawn(connection.run(request.into_inner(), out));
+        tokio::spawn(connection.run(inbound, hello, preset, out));
         Ok(Response::new(Box::pin(ReceiverStream::new(out_rx))))
     }
 
@@ -459,6 +611,8 @@ struct AdminService {
     token: Option<auth::AdminToken>,
     /// To end a revoked bot's streams at once.
     streams: StreamRegistry,
+    /// Failed logins per peer address (shared with the Arena service).
+    throttle: Arc<AuthThrottle>,
 }
 
 impl AdminService {
@@ -468,6 +622,8 @@ impl AdminService {
                 "admin operations are disabled: start the arena with KNOBEL_ADMIN_TOKEN set",
             ));
         };
+        let peer = peer_of(request);
+        check_throttle(&self.throttle, peer)?;
         let header = request
             .metadata()
             .get("authorization")
@@ -475,7 +631,13 @@ impl AdminService {
             .unwrap_or("");
         match auth::bearer_token(header) {
             Some(token) if admin.verifies(token) => Ok(()),
-            _ => Err(Status::unauthenticated(
+            Some(_) => {
+                self.throttle.failed(peer);
+                Err(Status::unauthenticated(
+                    "missing or wrong admin token: send `authorization: Bearer <admin token>`",
+                ))
+            }
+            None => Err(Status::unauthenticated(
                 "missing or wrong admin token: send `authorization: Bearer <admin token>`",
             )),
         }
@@ -554,6 +716,7 @@ struct Connection {
     shutdown: watch::Receiver<bool>,
     /// The bot's stream slot, freed when the connection ends; cancelled if it is revoked.
     slot: StreamSlot,
+    hello_timeout: Duration,
 }
 
 /// How a match ended for a connection.
@@ -784,16 +947,17 @@ impl StreamLink {
         match ready!(Pin::new(&mut self.inbound).poll_next(cx)) {
             Some(Ok(message)) => return Poll::Ready(Some(message)),
             None => info!(bot = %self.bot_name, bot_id = self.bot_id, "bot closed its stream"),
-            // Unknown/Cancelled: the connection went away (the bot exited); anything else
-            // is a refused frame (not a message, too large).
-            Some(Err(status))
-                if matches!(status.code(), tonic::Code::Unknown | tonic::Code::Cancelled) =>
-            {
-                info!(bot = %self.bot_name, bot_id = self.bot_id, error = %status.message(), "bot connection lost");
-            }
-            Some(Err(status)) => {
-                warn!(bot = %self.bot_name, bot_id = self.bot_id, code = ?status.code(), error = %status.message(), "bot stream refused");
-            }
+            Some(Err(status)) => match broken_stream(&status) {
+                None => {
+                    info!(bot = %self.bot_name, bot_id = self.bot_id, error = %status.message(), "bot connection lost")
+                }
+                Some(reply) => {
+                    warn!(bot = %self.bot_name, bot_id = self.bot_id, code = ?reply.code(), error = %reply.message(), "bot stream broken");
+                    // The call ends with this status (not OK); during a match the seat
+                    // forfeits as for a disconnect.
+                    let _ = self.out.try_send(Err(reply));
+                }
+            },
         }
         self.gone = true;
         Poll::Ready(None)
@@ -846,56 +1010,18 @@ impl BotLink for StreamLink {
 impl Connection {
     async fn run(
         self,
-        mut inbound: Streaming<pb::BotMessage>,
+        inbound: Streaming<pb::BotMessage>,
+        hello: BotHello,
+        preset: String,
         out: mpsc::Sender<Result<OutboundMessage, Status>>,
     ) {
-        let refuse = |status: Status| {
-            let out = out.clone();
-            async move {
-                let _ = out.send(Err(status)).await;
-            }
-        };
-        let hello = match tokio::time::timeout(HELLO_TIMEOUT, inbound.message()).await {
-            Ok(Ok(Some(pb::BotMessage {
-                kind: Some(pb::bot_message::Kind::Hello(hello)),
-            }))) => hello,
-            Ok(Ok(Some(_))) => {
-                return refuse(Status::failed_precondition(
-                    "the first message must be a Hello",
-                ))
-                .await;
-            }
-            Ok(Ok(None)) | Ok(Err(_)) => return,
-            Err(_) => {
-                return refuse(Status::deadline_exceeded(format!(
-                    "no Hello within {} s: send a Hello first",
-                    HELLO_TIMEOUT.as_secs()
-                )))
-                .await;
-            }
-        };
-        let hello = match BotHello::try_from(&hello) {
-            Ok(hello) => hello,
-            Err(error) => return refuse(Status::invalid_argument(error.to_string())).await,
-        };
-        let preset = hello
-            .preset
-            .clone()
-            .unwrap_or_else(|| hello.games[0].name().to_owned());
-        if self.lobby.rules_for(&preset).is_none() {
-            return refuse(Status::invalid_argument(format!(
-                "unknown preset {preset:?}: presets are {}",
-                knobel_engine::PRESETS.join(", ")
-            )))
-            .await;
-        }
         let welcome = pb::Welcome {
             server_version: env!("CARGO_PKG_VERSION").to_owned(),
             limits: Some(pb::Limits {
                 max_message_bytes: MAX_MESSAGE_BYTES as u32,
                 max_strikes: MAX_STRIKES.into(),
                 max_pings_per_minute: MAX_PINGS_PER_MINUTE,
-                hello_timeout_ms: wire_ms(HELLO_TIMEOUT),
+                hello_timeout_ms: wire_ms(self.hello_timeout),
             }),
             bot_name: self.bot_name.clone(),
         };
@@ -971,6 +1097,9 @@ impl Connection {
                 continue;
             }
             (unstarted, told) = (None, None);
+            // Requests of the match still unanswered are closed with it: a late answer
+            // gets STALE_REQUEST (and the stream plays on).
+            link.open.clear();
             if link.gone || link.ended != Some(MatchEnd::Next) {
                 return;
             }
@@ -1027,7 +1156,17 @@ impl Connection {
                     // No request is open while waiting: decisions are stale.
                     match link.handle(message?) {
                         Handled::Done => {}
-                        Handled::Decision(_) | Handled::Gone => return None,
+                        Handled::Decision(FromSeat::Decision { request_id, .. }) => {
+                            let told = link.error(
+                                request_id,
+                                pb::ErrorCode::StaleRequest,
+                                format!("request {request_id} is no longer open: its match has ended; this answer is ignored"),
+                            );
+                            if !told {
+                                return None;
+                            }
+                        }
+                        Handled::Decision(FromSeat::Disconnected) | Handled::Gone => return None,
                     }
                 }
                 _ = crate::referee::shutting_down(&mut shutdown) => {
@@ -1074,5 +1213,52 @@ impl PingLimiter {
         }
         self.count += 1;
         self.count <= MAX_PINGS_PER_MINUTE
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn broken_streams_get_a_status_naming_the_problem_and_the_limit() {
+        // The statuses tonic's decoder gives (tonic 0.14), and a lost connection.
+        let oversized = Status::out_of_range(
+            "Error, decoded message length too large: found 70005 bytes, the limit is: 65536 bytes",
+        );
+        let reply = broken_stream(&oversized).unwrap();
+        assert_eq!(reply.code(), tonic::Code::ResourceExhausted);
+        assert!(
+            reply
+                .message()
+                .starts_with("message of 70005 bytes is over the limit of 65536 bytes"),
+            "{}",
+            reply.message()
+        );
+        let garbage =
+            Status::internal("failed to decode Protobuf message: invalid wire type value: 7");
+        let reply = broken_stream(&garbage).unwrap();
+        assert_eq!(reply.code(), tonic::Code::Internal);
+        assert!(
+            reply.message().contains("not a BotMessage"),
+            "{}",
+            reply.message()
+        );
+        for framing in [
+            "protocol error: received message with invalid compression flag: 2 (valid flags are 0 and 1), while sending request",
+            "protocol error: received message with compressed-flag but no grpc-encoding was specified",
+            "Unexpected EOF decoding stream.",
+        ] {
+            let reply = broken_stream(&Status::internal(framing)).unwrap();
+            assert_eq!(reply.code(), tonic::Code::Internal);
+            assert!(
+                reply.message().contains("bad gRPC framing"),
+                "{}",
+                reply.message()
+            );
+            assert!(reply.message().contains("65536"), "{}", reply.message());
+        }
+        assert!(broken_stream(&Status::cancelled("reset")).is_none());
+        assert!(broken_stream(&Status::unknown("h2 error")).is_none());
     }
 }

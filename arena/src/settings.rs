@@ -21,6 +21,7 @@ use knobel_engine::{Game, MAX_SEATS, MIN_SEATS, PRESETS, Rules, RulesError};
 
 use crate::auth::AdminToken;
 use crate::lobby::LobbyConfig;
+use crate::net::NetLimits;
 use crate::referee::TimeControl;
 use crate::server::ServerConfig;
 
@@ -384,14 +385,16 @@ impl RawSettings {
 }
 
 impl Settings {
-    /// The server's configuration.
-    pub fn server_config(&self) -> ServerConfig {
+    /// The server's configuration, with the connection bounds `net` (checked by
+    /// [`crate::net::NetArgs::limits`] against the open-file limit).
+    pub fn server_config(&self, net: NetLimits) -> ServerConfig {
         ServerConfig {
             lobby: self.lobby.clone(),
             max_streams_per_bot: self.max_streams_per_bot,
             shutdown_grace: self.shutdown_grace,
             admin_token: self.admin_token.clone(),
             instance_lease: self.instance_lease,
+            net,
         }
     }
 }
@@ -407,7 +410,7 @@ mod tests {
     #[test]
     fn defaults_are_valid_and_match_the_server_defaults() {
         let settings = RawSettings::default().validate().unwrap();
-        let config = settings.server_config();
+        let config = settings.server_config(NetLimits::default());
         let default = ServerConfig::default();
         assert_eq!(config.lobby.seats, default.lobby.seats);
         assert_eq!(config.lobby.time_control, default.lobby.time_control);

@@ -94,15 +94,25 @@ impl Arena {
 
     /// Like [`Arena::start`], with extra environment variables for the arena process.
     pub async fn start_with_env(options: ArenaOptions, env: &[(&str, &str)]) -> Arena {
+        Arena::start_with_limits(options, env, None).await
+    }
+
+    /// Like [`Arena::start_with_env`]; with `Some(n)`, the arena process starts with a soft
+    /// and hard open-file limit of `n` (set in the child before it runs `knobel`).
+    pub async fn start_with_limits(
+        options: ArenaOptions,
+        env: &[(&str, &str)],
+        nofile: Option<u64>,
+    ) -> Arena {
         let dir = tempfile::tempdir().expect("temp dir");
         let database_url = format!("sqlite://{}", dir.path().join("arena.db").display());
-        Arena::launch(options, env, database_url, Some(dir)).await
+        Arena::launch(options, env, database_url, Some(dir), nofile).await
     }
 
     /// Like [`Arena::start`], on the database at `database_url` (e.g. one of
     /// [`postgres::SharedDatabase`] or [`postgres::PrivateServer`]).
     pub async fn start_on(options: ArenaOptions, database_url: &str) -> Arena {
-        Arena::launch(options, &[], database_url.to_owned(), None).await
+        Arena::launch(options, &[], database_url.to_owned(), None, None).await
     }
 
     async fn launch(
@@ -110,8 +120,16 @@ impl Arena {
         env: &[(&str, &str)],
         database_url: String,
         dir: Option<tempfile::TempDir>,
+        nofile: Option<u64>,
     ) -> Arena {
-        let mut child = Command::new(binaries().join("knobel"))
+        let mut command = Command::new(binaries().join("knobel"));
+        if let Some(limit) = nofile {
+            // SAFETY: only the setrlimit system call runs between fork and exec.
+            unsafe {
+                command.pre_exec(move || rlimit::setrlimit(rlimit::Resource::NOFILE, limit, limit));
+            }
+        }
+        let mut child = command
             .args([
                 "serve",
                 "--listen",
@@ -238,6 +256,40 @@ impl Arena {
             .into_inner()
             .matches
     }
+}
+
+/// Raises this process's soft open-file limit to its hard limit and returns it (tests that
+/// open many connections need more than the usual 1024).
+pub fn raise_own_fd_limit() -> u64 {
+    rlimit::increase_nofile_limit(u64::MAX).expect("raise the open-file limit")
+}
+
+/// Scrapes the Prometheus text of a metrics URL (`http://host:port/metrics`).
+pub async fn scrape(url: &str) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let rest = url.strip_prefix("http://").expect("an http url");
+    let (host, path) = rest.split_once('/').expect("a path");
+    let mut stream = tokio::net::TcpStream::connect(host).await.expect("connect");
+    let request = format!("GET /{path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n");
+    stream.write_all(request.as_bytes()).await.expect("send");
+    let mut response = String::new();
+    stream.read_to_string(&mut response).await.expect("read");
+    assert!(response.starts_with("HTTP/1.1 200"), "{response}");
+    response
+        .split_once("\r\n\r\n")
+        .map(|(_, body)| body.to_owned())
+        .unwrap_or_default()
+}
+
+/// The value of the metric line starting with `name` (name and labels, e.g.
+/// `knobel_tcp_connections`), 0 if absent.
+pub fn metric(text: &str, name: &str) -> f64 {
+    text.lines()
+        .find_map(|line| {
+            let (key, value) = line.rsplit_once(' ')?;
+            (key == name).then(|| value.parse().ok()).flatten()
+        })
+        .unwrap_or(0.0)
 }
 
 /// Adds `authorization: Bearer <token>` to a request.
