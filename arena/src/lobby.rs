@@ -223,6 +223,10 @@ impl Lobby {
 
     async fn play(&self, info: Arc<MatchInfo>, seed: u64, players: Vec<Planned>) {
         let players = claim_all(players).await;
+        if *self.shutdown.borrow() {
+            // Shutting down while the streams were being claimed: no new match.
+            return hand_back(players);
+        }
         if self.recorder.is_full() {
             warn!(
                 match_id = %info.match_id,

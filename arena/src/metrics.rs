@@ -166,7 +166,7 @@ impl Metrics {
 
     /// A store call failed because the database was unavailable. `operation` is one of a
     /// fixed few: start, finish, abort, heartbeat, sweep, auth, list_matches,
-    /// get_match_log, admin.
+    /// get_match_log.
     pub fn store_error(&self, operation: &'static str) {
         self.inner
             .store_errors

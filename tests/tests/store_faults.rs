@@ -203,12 +203,24 @@ async fn a_postgres_outage_loses_no_result_and_stalls_nobody() {
             }
             Ok(_) => panic!("ListMatches answered from a database that is down"),
         }
+        let asked = Instant::now();
+        let log = tokio::time::timeout(
+            Duration::from_secs(10),
+            client.get_match_log(pb::GetMatchLogRequest {
+                match_id: "01a2334b9d4d1ca7df18dcaa632b".into(),
+            }),
+        )
+        .await
+        .expect("GetMatchLog hung while the database was down");
+        slowest = slowest.max(asked.elapsed());
+        let status = log.expect_err("GetMatchLog answered from a database that is down");
+        assert_eq!(status.code(), tonic::Code::Unavailable, "{status:?}");
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
     assert!(unavailable > 0);
     assert!(
         slowest < Duration::from_secs(3),
-        "ListMatches took {slowest:?} while the database was down"
+        "ListMatches or GetMatchLog took {slowest:?} while the database was down"
     );
     let metrics = arena.metrics_text().await;
     for operation in ["list_matches", "heartbeat"] {

@@ -556,8 +556,9 @@ impl Store {
         .await)
     }
 
-    /// Marks every running match as aborted for `reason`, now: for a clean start (matches
-    /// left running by a crash cannot go on) or a shutdown. Returns how many were aborted.
+    /// Marks every running match as aborted for `reason`, now, whoever runs it: for tools
+    /// and tests. The arena itself uses [`Store::abort_orphaned_matches`], which spares the
+    /// matches of other arenas that are alive. Returns how many were aborted.
     pub async fn mark_running_as_aborted(&self, reason: &str) -> Result<u64, StoreError> {
         with_writer!(self, pool => {
             sqlx::query(

@@ -60,7 +60,7 @@ mod types;
 
 pub use error::StoreError;
 pub use instances::{InstanceId, Lease};
-pub use recorder::{MAX_PENDING, Recorded, Recorder};
+pub use recorder::{MAX_BACKOFF, MAX_PENDING, MIN_BACKOFF, Recorded, Recorder};
 pub use types::{
     AbortedMatch, BotRecord, BotResult, FinishedMatch, MatchFilter, MatchRecord, MatchStatus,
     MatchSummary, MatchWrite, NewMatch, ParseMatchStatusError, SeatResult,
