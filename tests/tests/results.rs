@@ -321,7 +321,11 @@ async fn strikes_timeouts_and_the_forfeit_agree_everywhere() {
                 _ => None,
             })
             .collect();
-        assert_eq!(logged_over, [outcome.placings.clone()], "{game}");
+        assert_eq!(
+            logged_over,
+            std::slice::from_ref(&outcome.placings),
+            "{game}"
+        );
         let replayed = log.replay().expect("the stored log replays");
         let replayed = pb::Outcome::from(replayed.outcome().expect("over"));
         assert_eq!(replayed, outcome, "{game}");
