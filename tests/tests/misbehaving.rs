@@ -158,6 +158,13 @@ impl Table {
 
     /// The offender's place in a stored match, from the arena's list of matches.
     async fn stored_place(&self, match_index_oldest_first: usize) -> (u32, u32) {
+        let (seat, outcome) = self.stored_outcome(match_index_oldest_first).await;
+        (outcome.placings[seat], outcome.placings.len() as u32)
+    }
+
+    /// The offender's seat and the outcome of a stored match, from the arena's list of
+    /// matches.
+    async fn stored_outcome(&self, match_index_oldest_first: usize) -> (usize, pb::Outcome) {
         let mut matches = self.arena.matches().await;
         matches.reverse();
         let m = &matches[match_index_oldest_first];
@@ -167,8 +174,7 @@ impl Table {
             .iter()
             .position(|n| n == "offender")
             .expect("the offender played");
-        let placings = &m.outcome.as_ref().expect("an outcome").placings;
-        (placings[seat], placings.len() as u32)
+        (seat, m.outcome.clone().expect("an outcome"))
     }
 
     async fn stop(self) {
@@ -195,6 +201,15 @@ async fn a_bot_that_never_answers_times_out_three_times_and_is_forfeited() {
     assert_forfeited_last(&offender[0], "ERROR_CODE_TIMEOUT");
     // After the forfeit no more requests: exactly the three that timed out.
     assert_eq!(offender[0].requests, 3, "{:?}", offender[0]);
+    // The stored result says so too.
+    let (seat, outcome) = table.stored_outcome(0).await;
+    assert_eq!(outcome.strikes[seat], 3, "{outcome:?}");
+    assert_eq!(outcome.timeouts[seat], 3, "{outcome:?}");
+    assert_eq!(
+        outcome.forfeits[seat],
+        pb::ForfeitReason::Strikes as i32,
+        "{outcome:?}"
+    );
     table.stop().await;
 }
 
@@ -277,6 +292,20 @@ async fn breaks_then_reconnects(misbehave: &str) {
     assert_eq!(
         place, seats,
         "the broken seat is placed last in the first match"
+    );
+    let (seat, outcome) = table.stored_outcome(0).await;
+    assert_eq!(
+        outcome.forfeits[seat],
+        pb::ForfeitReason::Disconnected as i32,
+        "{outcome:?}"
+    );
+    let (_, second_outcome) = table.stored_outcome(1).await;
+    assert!(
+        second_outcome
+            .forfeits
+            .iter()
+            .all(|&f| f == pb::ForfeitReason::None as i32),
+        "{second_outcome:?}"
     );
     assert_eq!(others[0][1].match_id, second.match_id);
     table.stop().await;
