@@ -238,7 +238,7 @@ impl Lobby {
         let log_json = report.log.to_json();
         let match_id = info.match_id.clone();
         let write = if report.outcome.is_some() {
-            info!(match_id = %info.match_id, placings = ?report.placings, forfeited = ?report.forfeited, "match finished");
+            info!(match_id = %info.match_id, bot_ids = ?info.seat_bot_ids, placings = ?report.placings, forfeited = ?report.forfeited, "match finished");
             MatchWrite::Finish(FinishedMatch {
                 id: match_id,
                 log_json,

@@ -208,7 +208,12 @@ async fn run_bot(command: BotCommand) -> Result<()> {
                 revoked,
                 "no active bot named {name:?}: see `knobel bot list`"
             );
-            println!("revoked bot {name}");
+            // A running arena on this database ends the bot's open streams within
+            // `streams::REVOKE_POLL` (its running seats forfeit).
+            println!(
+                "revoked bot {name}; a running arena ends its open streams within {} s",
+                knobel_arena::streams::REVOKE_POLL.as_secs()
+            );
         }
     }
     Ok(())
