@@ -274,7 +274,7 @@ impl Lobby {
         let log_json = report.log.to_json();
         let match_id = info.match_id.clone();
         let write = if let Some(outcome) = &report.outcome {
-            info!(match_id = %info.match_id, placings = ?outcome.placings, forfeits = ?outcome.forfeits, strikes = ?outcome.strikes, "match finished");
+            info!(match_id = %info.match_id, bot_ids = ?info.seat_bot_ids, placings = ?outcome.placings, forfeits = ?outcome.forfeits, strikes = ?outcome.strikes, "match finished");
             MatchWrite::Finish(FinishedMatch {
                 id: match_id,
                 log_json,

@@ -55,37 +55,25 @@ struct ServeArgs {
     /// Seat a bot that finds no opponents against built-in players (practice mode).
     #[arg(long)]
     practice: bool,
-    /// How long a bot waits for other bots before practice mode fills its match, in
-    /// milliseconds (0..=600000).
-    #[arg(long, env = settings::PRACTICE_WAIT_MS.env, default_value_t = RawSettings::default().practice_wait_ms)]
+    #[arg(long, env = settings::PRACTICE_WAIT_MS.env, help = settings::PRACTICE_WAIT_MS.help("How long a bot waits for other bots before practice mode fills its match"), default_value_t = RawSettings::default().practice_wait_ms)]
     practice_wait_ms: u64,
-    /// Seats per match (2..=10).
-    #[arg(long, env = settings::SEATS.env, default_value_t = RawSettings::default().seats)]
+    #[arg(long, env = settings::SEATS.env, help = settings::SEATS.help("Seats per match"), default_value_t = RawSettings::default().seats)]
     seats: u64,
-    /// Deadline of each decision, in milliseconds (1..=600000).
-    #[arg(long, env = settings::DECISION_MS.env, default_value_t = RawSettings::default().decision_ms)]
+    #[arg(long, env = settings::DECISION_MS.env, help = settings::DECISION_MS.help("Deadline of each decision"), default_value_t = RawSettings::default().decision_ms)]
     decision_ms: u64,
-    /// Time bank per seat and match, in milliseconds (0..=3600000).
-    #[arg(long, env = settings::TIME_BANK_MS.env, default_value_t = RawSettings::default().time_bank_ms)]
+    #[arg(long, env = settings::TIME_BANK_MS.env, help = settings::TIME_BANK_MS.help("Time bank per seat and match"), default_value_t = RawSettings::default().time_bank_ms)]
     time_bank_ms: u64,
-    /// Rounds per Zokken match (default: the preset's 100; the rules allow 1..=100000).
+    /// Rounds per Zokken match (default: the preset's); checked against the engine's rules
+    /// at start-up, which name the legal range if it is out of it.
     #[arg(long, env = settings::ZOKKEN_ROUNDS.env)]
     zokken_rounds: Option<u64>,
-    /// Most Play streams one bot may have open at once (1..=256).
-    #[arg(long, env = settings::MAX_STREAMS_PER_BOT.env, default_value_t = RawSettings::default().max_streams_per_bot)]
+    #[arg(long, env = settings::MAX_STREAMS_PER_BOT.env, help = settings::MAX_STREAMS_PER_BOT.help("Most Play streams one bot may have open at once"), default_value_t = RawSettings::default().max_streams_per_bot)]
     max_streams_per_bot: u64,
-    /// Seconds running matches get to finish on shutdown (SIGTERM) before they are aborted
-    /// (0..=3600).
-    #[arg(long, env = settings::SHUTDOWN_GRACE_SECS.env, default_value_t = RawSettings::default().shutdown_grace_secs)]
+    #[arg(long, env = settings::SHUTDOWN_GRACE_SECS.env, help = settings::SHUTDOWN_GRACE_SECS.help("How long running matches get to finish on shutdown before they are aborted"), default_value_t = RawSettings::default().shutdown_grace_secs)]
     shutdown_grace_secs: u64,
-    /// Seconds each renewal of this arena's lease in the database holds (renewed every
-    /// third; 1..=86400): other arenas on the same database abort this one's running matches
-    /// only once it has not renewed its lease for this long.
-    #[arg(long, env = settings::INSTANCE_LEASE_SECS.env, default_value_t = RawSettings::default().instance_lease_secs)]
+    #[arg(long, env = settings::INSTANCE_LEASE_SECS.env, help = settings::INSTANCE_LEASE_SECS.help("How long each renewal of this arena's lease in the database holds (renewed every third of it): other arenas on the same database abort this one's running matches only once it has not renewed its lease for this long"), default_value_t = RawSettings::default().instance_lease_secs)]
     instance_lease_secs: u64,
-    /// Milliseconds a store call (waiting for a connection included) may take before it
-    /// fails (100..=600000): what a client waits at most while the database is unavailable.
-    #[arg(long, env = settings::STORE_TIMEOUT_MS.env, default_value_t = RawSettings::default().store_timeout_ms)]
+    #[arg(long, env = settings::STORE_TIMEOUT_MS.env, help = settings::STORE_TIMEOUT_MS.help("How long a store call (waiting for a connection included) may take before it fails: what a client waits at most while the database is unavailable"), default_value_t = RawSettings::default().store_timeout_ms)]
     store_timeout_ms: u64,
     /// The admin token for the Admin service (bot registration over gRPC), 16..=256 visible
     /// ASCII characters; unset disables it.
@@ -223,7 +211,12 @@ async fn run_bot(command: BotCommand) -> Result<()> {
                 revoked,
                 "no active bot named {name:?}: see `knobel bot list`"
             );
-            println!("revoked bot {name}");
+            // A running arena on this database ends the bot's open streams within
+            // `streams::REVOKE_POLL` (its running seats forfeit).
+            println!(
+                "revoked bot {name}; a running arena ends its open streams within {} s",
+                knobel_arena::streams::REVOKE_POLL.as_secs()
+            );
         }
     }
     Ok(())

@@ -41,6 +41,17 @@ pub struct Bound {
 }
 
 impl Bound {
+    /// A help text: `what`, then the legal range from the bound itself (so the help always
+    /// states what [`Bound::check`] applies).
+    pub fn help(&self, what: &str) -> String {
+        format!(
+            "{what} ({}..={}{})",
+            self.min,
+            self.max,
+            unit_suffix(self.unit)
+        )
+    }
+
     /// `value` if it is within the bound, else the error naming the flag and the range.
     pub fn check(&self, value: u64) -> Result<u64, SettingsError> {
         if (self.min..=self.max).contains(&value) {
@@ -65,13 +76,13 @@ pub const SEATS: Bound = Bound {
     max: MAX_SEATS as u64,
     unit: "",
 };
-/// The deadline of one decision. The wire carries milliseconds as `u32`; ten minutes is far
-/// below that and more than any bot needs.
+/// The deadline of one decision. The wire carries milliseconds as `u32`; an hour is far
+/// below that (and lets a test keep streams idle in a match for as long as it likes).
 pub const DECISION_MS: Bound = Bound {
     flag: "--decision-ms",
     env: Some("KNOBEL_DECISION_MS"),
     min: 1,
-    max: 600_000,
+    max: 3_600_000,
     unit: "milliseconds",
 };
 /// The time bank of a seat per match (up to an hour; 0 for none).
@@ -90,12 +101,13 @@ pub const PRACTICE_WAIT_MS: Bound = Bound {
     max: 600_000,
     unit: "milliseconds",
 };
-/// Open Play streams per bot.
+/// Open Play streams per bot (the memory benchmark holds thousands of idle streams of one
+/// bot; the connection limits bound streams overall).
 pub const MAX_STREAMS_PER_BOT: Bound = Bound {
     flag: "--max-streams-per-bot",
     env: Some("KNOBEL_MAX_STREAMS_PER_BOT"),
     min: 1,
-    max: 256,
+    max: 100_000,
     unit: "",
 };
 /// The grace running matches get on shutdown (up to an hour).
@@ -421,6 +433,15 @@ mod tests {
     }
 
     #[test]
+    fn help_texts_state_the_bounds() {
+        assert_eq!(
+            DECISION_MS.help("deadline of each decision"),
+            "deadline of each decision (1..=3600000 milliseconds)"
+        );
+        assert_eq!(SEATS.help("seats per match"), "seats per match (2..=10)");
+    }
+
+    #[test]
     fn seats_are_the_engines() {
         for seats in [2, 10] {
             let raw = RawSettings {
@@ -447,27 +468,27 @@ mod tests {
                 decision_ms: 0,
                 ..RawSettings::default()
             }),
-            "--decision-ms (env KNOBEL_DECISION_MS) = 0 is out of range: it must be 1..=600000 milliseconds"
+            "--decision-ms (env KNOBEL_DECISION_MS) = 0 is out of range: it must be 1..=3600000 milliseconds"
         );
         // Values that would truncate to u32 on the wire, or overflow a deadline.
-        for decision_ms in [600_001, u64::from(u32::MAX) + 1, u64::MAX] {
+        for decision_ms in [3_600_001, u64::from(u32::MAX) + 1, u64::MAX] {
             assert_eq!(
                 refused(RawSettings {
                     decision_ms,
                     ..RawSettings::default()
                 }),
                 format!(
-                    "--decision-ms (env KNOBEL_DECISION_MS) = {decision_ms} is out of range: it must be 1..=600000 milliseconds"
+                    "--decision-ms (env KNOBEL_DECISION_MS) = {decision_ms} is out of range: it must be 1..=3600000 milliseconds"
                 )
             );
         }
         let raw = RawSettings {
-            decision_ms: 600_000,
+            decision_ms: 3_600_000,
             ..RawSettings::default()
         };
         assert_eq!(
             raw.validate().unwrap().lobby.time_control.decision,
-            Duration::from_secs(600)
+            Duration::from_secs(3_600)
         );
     }
 
@@ -502,14 +523,14 @@ mod tests {
 
     #[test]
     fn streams_per_bot_are_bounded() {
-        for max_streams_per_bot in [0, 257] {
+        for max_streams_per_bot in [0, 100_001] {
             assert_eq!(
                 refused(RawSettings {
                     max_streams_per_bot,
                     ..RawSettings::default()
                 }),
                 format!(
-                    "--max-streams-per-bot (env KNOBEL_MAX_STREAMS_PER_BOT) = {max_streams_per_bot} is out of range: it must be 1..=256"
+                    "--max-streams-per-bot (env KNOBEL_MAX_STREAMS_PER_BOT) = {max_streams_per_bot} is out of range: it must be 1..=100000"
                 )
             );
         }

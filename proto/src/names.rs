@@ -13,7 +13,8 @@
 //!   zero-width characters U+200B..=U+200D, U+2060, U+FEFF, ...), no other default-ignorable
 //!   (invisible) characters (variation selectors, U+115F, U+3164, ...), no line or
 //!   paragraph separators, no private-use, surrogate or unassigned code points, and no
-//!   whitespace other than the plain space U+0020;
+//!   whitespace other than the plain space U+0020, no blank-looking U+2800, and no
+//!   combining mark as its first character;
 //! - it does not start or end with a space;
 //! - it is not in the reserved space of the arena's built-in players: its [`name_key`] does
 //!   not start with the key of [`RESERVED_PREFIX`] (so neither `builtin-x` nor `BUILTIN-x`
@@ -52,7 +53,7 @@ pub fn rule() -> String {
         "{MIN_NAME_CHARS}..={MAX_NAME_CHARS} characters and at most {MAX_NAME_BYTES} bytes of \
          UTF-8, in Unicode NFC; no control, format (bidirectional, zero-width), invisible \
          (default-ignorable), separator, private-use or unassigned characters, no whitespace \
-         but the plain space, none at either end; names starting with \"{RESERVED_PREFIX}\" \
+         but the plain space, none at either end, no combining mark first; names starting with \"{RESERVED_PREFIX}\" \
          are reserved for built-in players; names are unique regardless of case and of \
          look-alike characters (Unicode UTS #39 confusables)"
     )
@@ -75,6 +76,8 @@ pub enum CharClass {
     Whitespace,
     /// A private-use, surrogate or unassigned code point.
     Unassigned,
+    /// A combining mark at the start, where it has nothing to combine with.
+    LeadingMark,
 }
 
 impl CharClass {
@@ -87,6 +90,7 @@ impl CharClass {
             CharClass::Invisible => "an invisible (default-ignorable) character",
             CharClass::Whitespace => "whitespace other than the plain space U+0020",
             CharClass::Unassigned => "a private-use or unassigned code point",
+            CharClass::LeadingMark => "a combining mark at the start",
         }
     }
 }
@@ -174,6 +178,8 @@ pub fn forbidden_class(c: char) -> Option<CharClass> {
         '\u{200B}'..='\u{200D}' | '\u{2060}' | '\u{FEFF}' | '\u{180E}' => {
             return Some(CharClass::ZeroWidth);
         }
+        // Blank-looking symbols that are not default-ignorable.
+        '\u{2800}' => return Some(CharClass::Invisible),
         _ => {}
     }
     let class = match c.general_category() {
@@ -235,6 +241,19 @@ pub fn check_name(name: &str) -> Result<(), NameError> {
     }
     if name.starts_with(' ') || name.ends_with(' ') {
         return Err(NameError::SurroundingSpace);
+    }
+    let first = name.chars().next().expect("not empty");
+    if matches!(
+        first.general_category(),
+        GeneralCategory::NonspacingMark
+            | GeneralCategory::SpacingMark
+            | GeneralCategory::EnclosingMark
+    ) {
+        return Err(NameError::Forbidden {
+            position: 0,
+            code_point: CodePoint(first),
+            class: CharClass::LeadingMark,
+        });
     }
     if !unicode_normalization::is_nfc(name) {
         let nfc: String = name.nfc().collect();
@@ -358,6 +377,7 @@ mod tests {
             ('\n', CharClass::Control),
             ('\u{7F}', CharClass::Control),
             ('\u{E000}', CharClass::Unassigned),
+            ('\u{2800}', CharClass::Invisible),
         ] {
             let name = format!("ab{c}");
             match check_name(&name) {
@@ -427,6 +447,16 @@ mod tests {
             error.to_string(),
             "a bot name has at most 128 bytes of UTF-8: this one has 130 (in 32 characters)"
         );
+    }
+
+    #[test]
+    fn a_leading_combining_mark_is_refused() {
+        assert_eq!(
+            err("\u{0301}x"),
+            "a bot name cannot contain a combining mark at the start: character 0 is U+0301 COMBINING ACUTE ACCENT"
+        );
+        // After a letter it combines (no precomposed form exists: this is NFC).
+        assert_eq!(check_name("x\u{0301}"), Ok(()));
     }
 
     #[test]

@@ -870,17 +870,28 @@ async fn measure_memory() -> Result<(Memory, Memory), String> {
         .expect("build task")?;
     let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
     let database_url = format!("sqlite://{}", dir.path().join("b.db").display());
-    let output = tokio::process::Command::new(&knobel)
-        .args(["bot", "add", "idle", "--database-url", &database_url])
-        .output()
-        .await
-        .map_err(|e| format!("cannot run knobel bot add: {e}"))?;
-    let token = String::from_utf8_lossy(&output.stdout)
-        .lines()
-        .nth(1)
-        .ok_or("knobel bot add printed no token")?
-        .trim()
-        .to_owned();
+    // One bot per seat: a match never seats one bot twice, so a table needs 10 bots.
+    let mut tokens = Vec::new();
+    for i in 0..IDLE_SEATS {
+        let output = tokio::process::Command::new(&knobel)
+            .args([
+                "bot",
+                "add",
+                &format!("idle-{i}"),
+                "--database-url",
+                &database_url,
+            ])
+            .output()
+            .await
+            .map_err(|e| format!("cannot run knobel bot add: {e}"))?;
+        let token = String::from_utf8_lossy(&output.stdout)
+            .lines()
+            .nth(1)
+            .ok_or("knobel bot add printed no token")?
+            .trim()
+            .to_owned();
+        tokens.push(token);
+    }
 
     // Without practice, with 10 seats a match starts for every 10 waiting bots; the bots
     // never answer and the 1-hour deadline keeps every table stalled at its first decision,
@@ -895,14 +906,14 @@ async fn measure_memory() -> Result<(Memory, Memory), String> {
         .args(["--decision-ms", "3600000", "--time-bank-ms", "0"])
         .env("RUST_LOG", "warn");
     let (child, url) = spawn_server(arena, "knobel arena listening on ").await?;
-    let arena = idle_streams(child, &url, &token, true).await;
+    let arena = idle_streams(child, &url, &tokens, true).await;
 
     let mut echo = tokio::process::Command::new(
         std::env::current_exe().map_err(|e| format!("no bench binary path: {e}"))?,
     );
     echo.env(ECHO_CHILD_ENV, "1");
     let (child, url) = spawn_server(echo, "echo listening on ").await?;
-    let echo = idle_streams(child, &url, "echo", false).await;
+    let echo = idle_streams(child, &url, &["echo".to_owned()], false).await;
     Ok((arena, echo))
 }
 
@@ -910,7 +921,7 @@ async fn measure_memory() -> Result<(Memory, Memory), String> {
 async fn idle_streams(
     mut child: tokio::process::Child,
     url: &str,
-    token: &str,
+    tokens: &[String],
     seated: bool,
 ) -> Memory {
     let pid = child.id().expect("a running server");
@@ -925,7 +936,7 @@ async fn idle_streams(
         for i in 0..IDLE_STREAMS {
             streams.push(tokio::spawn(idle_stream(
                 channels[i % channels.len()].clone(),
-                token.to_owned(),
+                tokens[i % tokens.len()].clone(),
                 seated,
                 ready.clone(),
                 stopped.clone(),

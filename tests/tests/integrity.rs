@@ -566,7 +566,7 @@ async fn serve_refuses_settings_out_of_range() {
         ),
         (
             &["--decision-ms", "4294967296"][..],
-            "--decision-ms (env KNOBEL_DECISION_MS) = 4294967296 is out of range: it must be 1..=600000 milliseconds",
+            "--decision-ms (env KNOBEL_DECISION_MS) = 4294967296 is out of range: it must be 1..=3600000 milliseconds",
         ),
         (
             &["--seats", "11"][..],

@@ -350,13 +350,20 @@ async fn a_bot_with_a_wrong_token_is_refused_before_any_seat() {
     assert!(arena.stop().await.success());
 }
 
-/// Two streams of one bot: stream B answers stream A's requests. B is told the requests are
-/// not its own; A's seat plays on unaffected.
+/// Two streams of one bot (never seated in one match: in practice mode each plays its own
+/// against a built-in player): stream B answers stream A's requests. B is told the requests
+/// are not its own; A's seat plays on unaffected.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_streams_of_one_bot_cannot_act_for_the_same_seat() {
     let arena = Arena::start(ArenaOptions {
         log_file: None,
-        args: vec!["--seats".into(), "2".into()],
+        args: vec![
+            "--seats".into(),
+            "2".into(),
+            "--practice".into(),
+            "--practice-wait-ms".into(),
+            "50".into(),
+        ],
     })
     .await;
     let token = arena.add_bot("twin").await;
