@@ -191,12 +191,25 @@ async fn strikes_timeouts_and_the_forfeit_agree_everywhere() {
         .await
         .expect("the arena's database opens");
     for game in ["schocken", "sjokken", "zokken"] {
-        let played = play(&arena, &token, game, |n| match n {
-            0 => Answer::Illegal,
-            1 => Answer::Malformed,
-            _ => Answer::Silent,
-        })
-        .await;
+        // The match's seed is the arena's: a short match may end before the bot's third
+        // request. Play until one lasts long enough for the forfeit (nearly always the first).
+        let mut tries = 0;
+        let played = loop {
+            let played = play(&arena, &token, game, |n| match n {
+                0 => Answer::Illegal,
+                1 => Answer::Malformed,
+                _ => Answer::Silent,
+            })
+            .await;
+            if played.errors.iter().any(|e| e.forfeited) {
+                break played;
+            }
+            tries += 1;
+            assert!(
+                tries < 10,
+                "{game}: ten matches ended before a third request"
+            );
+        };
         let seat = played.seat;
         let result = &played.result;
         assert_eq!(result.status, pb::MatchStatus::Finished as i32, "{game}");
