@@ -497,6 +497,8 @@ pub struct AuthThrottle {
     max_failures: u32,
     window: Duration,
     buckets: Mutex<HashMap<IpAddr, Bucket>>,
+    /// The size at which drained buckets are swept next.
+    prune_at: Mutex<usize>,
     refusals: Mutex<RateLimitedLog>,
 }
 
@@ -508,6 +510,8 @@ struct Bucket {
 
 /// Buckets kept before drained ones are dropped.
 const AUTH_BUCKETS_PRUNE_AT: usize = 4096;
+/// Most buckets kept at all: past this, the emptiest is dropped for a new one.
+const AUTH_BUCKETS_MAX: usize = 65_536;
 
 impl AuthThrottle {
     /// A throttle allowing `max_failures` failures per `window` and address.
@@ -516,6 +520,7 @@ impl AuthThrottle {
             max_failures,
             window,
             buckets: Mutex::new(HashMap::new()),
+            prune_at: Mutex::new(AUTH_BUCKETS_PRUNE_AT),
             refusals: Mutex::new(RateLimitedLog::new()),
         }
     }
@@ -574,10 +579,22 @@ impl AuthThrottle {
     /// [`AuthThrottle::failed`] at `now`.
     pub fn failed_at(&self, peer: IpAddr, now: std::time::Instant) {
         let mut buckets = self.buckets.lock().expect("buckets lock");
-        if buckets.len() >= AUTH_BUCKETS_PRUNE_AT {
-            buckets.retain(|_, bucket| self.level(bucket, now) > 0.0);
-        }
         let key = peer_key(peer);
+        let mut prune_at = self.prune_at.lock().expect("prune lock");
+        if buckets.len() >= *prune_at && !buckets.contains_key(&key) {
+            // Drained buckets go; the next sweep waits until the map has doubled again, so
+            // sweeps cost O(1) per failure on average.
+            buckets.retain(|_, bucket| self.level(bucket, now) > 0.0);
+            *prune_at = (2 * buckets.len()).max(AUTH_BUCKETS_PRUNE_AT);
+        }
+        if buckets.len() >= AUTH_BUCKETS_MAX && !buckets.contains_key(&key) {
+            // Full of live buckets (failures from very many addresses): one goes.
+            let any = buckets.keys().next().copied();
+            if let Some(any) = any {
+                buckets.remove(&any);
+            }
+        }
+        drop(prune_at);
         let level = buckets
             .get(&key)
             .map_or(0.0, |bucket| self.level(bucket, now));
@@ -1206,6 +1223,15 @@ mod tests {
         assert!(throttle.check_at(peer, t2).is_ok());
         throttle.failed_at(peer, t2);
         assert!(throttle.check_at(peer, t2).is_err());
+        // Drained buckets are swept; the map stays bounded.
+        let many = AuthThrottle::new(1, Duration::from_secs(1));
+        for i in 0..AUTH_BUCKETS_PRUNE_AT as u32 {
+            many.failed_at(IpAddr::V4(Ipv4Addr::from(i)), t0);
+        }
+        assert_eq!(many.buckets.lock().unwrap().len(), AUTH_BUCKETS_PRUNE_AT);
+        many.failed_at(peer, t0 + Duration::from_secs(5));
+        assert_eq!(many.buckets.lock().unwrap().len(), 1);
+        assert!(many.check_at(peer, t0 + Duration::from_secs(5)).is_err());
         let text = throttle.message(peer, Duration::from_secs(20));
         assert!(
             text.contains("try again in 20.0 s") && text.contains("at most 3 failures per 60 s"),
