@@ -682,11 +682,25 @@ pub async fn run_match(
                             "request {request_id} timed out: no answer within the deadline of {} ms and the time bank",
                             time.decision.as_millis()
                         );
-                        strike(&mut m, seat, state, request_id, Problem::Timeout, message);
+                        strike(
+                            &mut m,
+                            seat,
+                            state,
+                            request_id,
+                            StrikeReason::Timeout,
+                            message,
+                        );
                         answers.push((seat, None));
                     }
                     Answer::Malformed(message) => {
-                        strike(&mut m, seat, state, request_id, Problem::Malformed, message);
+                        strike(
+                            &mut m,
+                            seat,
+                            state,
+                            request_id,
+                            StrikeReason::Malformed,
+                            message,
+                        );
                         answers.push((seat, None));
                     }
                 }
@@ -710,7 +724,7 @@ pub async fn run_match(
                             seat,
                             state,
                             request_id,
-                            Problem::IllegalAction,
+                            StrikeReason::IllegalAction,
                             format!("illegal action {action}: {error}"),
                         );
                         Some(default)
@@ -827,14 +841,13 @@ fn strike(
     seat: Seat,
     state: &mut SeatState,
     request_id: u64,
-    problem: Problem,
+    reason: StrikeReason,
     message: String,
 ) {
-    let reason = match problem {
-        Problem::Timeout => StrikeReason::Timeout,
-        Problem::IllegalAction => StrikeReason::IllegalAction,
-        Problem::Malformed => StrikeReason::Malformed,
-        Problem::StaleRequest => unreachable!("a stale answer is not a strike"),
+    let problem = match reason {
+        StrikeReason::Timeout => Problem::Timeout,
+        StrikeReason::IllegalAction => Problem::IllegalAction,
+        StrikeReason::Malformed => Problem::Malformed,
     };
     // Refused only for a forfeited seat or an ended match: then it is no strike.
     if m.strike(seat, reason).is_ok() && m.strikes_of(seat) >= u32::from(MAX_STRIKES) {

@@ -759,7 +759,9 @@ struct StreamLink {
     /// The stream closed or broke.
     gone: bool,
     /// Why the bot can no longer play in the current match, when the link knows better than
-    /// "disconnected" (see [`BotLink::gone_reason`]).
+    /// "disconnected" (see [`BotLink::gone_reason`]): a full queue sets `NotReading`; code
+    /// that ends the stream for a reason of its own (a revoked token: `Revoked`) sets it
+    /// before marking the link `gone`, and the seat forfeits for that reason.
     gone_reason: Option<ForfeitReason>,
     /// Where the link goes back after its match.
     back: Option<oneshot::Sender<StreamLink>>,
