@@ -101,7 +101,7 @@ impl Default for NetLimits {
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum NetLimitsError {
     /// A value outside its legal range.
-    #[error("{flag} {value} is out of range: legal values are {range}")]
+    #[error("{flag} = {value} is out of range: it must be {range}")]
     OutOfRange {
         /// The flag.
         flag: &'static str,
@@ -1095,47 +1095,47 @@ mod tests {
         let cases: [Case; 11] = [
             (
                 |a| a.max_connections = Some(0),
-                "--max-connections 0 is out of range: legal values are 1..=1048576",
+                "--max-connections = 0 is out of range: it must be 1..=1048576",
             ),
             (
                 |a| a.max_connections_per_peer = 0,
-                "--max-connections-per-peer 0 is out of range: legal values are 1..=384",
+                "--max-connections-per-peer = 0 is out of range: it must be 1..=384",
             ),
             (
                 |a| a.max_connections_per_peer = 385,
-                "--max-connections-per-peer 385 is out of range: legal values are 1..=384",
+                "--max-connections-per-peer = 385 is out of range: it must be 1..=384",
             ),
             (
                 |a| a.handshake_timeout_ms = 50,
-                "--handshake-timeout-ms 50 is out of range: legal values are 100..=60000",
+                "--handshake-timeout-ms = 50 is out of range: it must be 100..=60000",
             ),
             (
                 |a| a.handshake_timeout_ms = 60_001,
-                "--handshake-timeout-ms 60001 is out of range: legal values are 100..=60000",
+                "--handshake-timeout-ms = 60001 is out of range: it must be 100..=60000",
             ),
             (
                 |a| a.http2_keepalive_interval_ms = 99,
-                "--http2-keepalive-interval-ms 99 is out of range: legal values are 100..=3600000",
+                "--http2-keepalive-interval-ms = 99 is out of range: it must be 100..=3600000",
             ),
             (
                 |a| a.http2_keepalive_timeout_ms = 600_001,
-                "--http2-keepalive-timeout-ms 600001 is out of range: legal values are 100..=600000",
+                "--http2-keepalive-timeout-ms = 600001 is out of range: it must be 100..=600000",
             ),
             (
                 |a| a.hello_timeout_ms = 60_001,
-                "--hello-timeout-ms 60001 is out of range: legal values are 100..=60000",
+                "--hello-timeout-ms = 60001 is out of range: it must be 100..=60000",
             ),
             (
                 |a| a.max_pending_hello_per_peer = 5000,
-                "--max-pending-hello-per-peer 5000 is out of range: legal values are 1..=4096",
+                "--max-pending-hello-per-peer = 5000 is out of range: it must be 1..=4096",
             ),
             (
                 |a| a.max_auth_failures = 0,
-                "--max-auth-failures 0 is out of range: legal values are 1..=10000",
+                "--max-auth-failures = 0 is out of range: it must be 1..=10000",
             ),
             (
                 |a| a.auth_failure_window_secs = 0,
-                "--auth-failure-window-secs 0 is out of range: legal values are 1..=86400",
+                "--auth-failure-window-secs = 0 is out of range: it must be 1..=86400",
             ),
         ];
         for (change, expected) in cases {
@@ -1152,7 +1152,7 @@ mod tests {
         a.max_pending_hello_per_peer = 0;
         assert_eq!(
             a.limits(512).unwrap_err().to_string(),
-            "--max-pending-hello 0 is out of range: legal values are 1..=1048576"
+            "--max-pending-hello = 0 is out of range: it must be 1..=1048576"
         );
         let mut a = args();
         a.idle_timeout_ms = 40_000;

@@ -1038,7 +1038,7 @@ fn bounds_the_open_file_limit_or_keepalive_cannot_carry_are_refused_at_start_up(
     );
     let stderr = serve(&["--max-connections-per-peer", "0"]);
     assert!(
-        stderr.contains("--max-connections-per-peer 0 is out of range: legal values are 1..=384"),
+        stderr.contains("--max-connections-per-peer = 0 is out of range: it must be 1..=384"),
         "{stderr}"
     );
 }
