@@ -22,7 +22,8 @@ pub struct BotConfig {
     pub server: String,
     /// The bot's token (`knobel bot add NAME` prints it). Never logged.
     pub token: Token,
-    /// The display name sent in the Hello (1 to 64 printable characters).
+    /// The display name sent in the Hello, by the arena's name rule (`knobel_proto::names`:
+    /// 1 to 32 characters, nothing invisible, not `builtin-...`).
     pub name: String,
     /// The games the bot plays: at least one, each once.
     pub games: Vec<Game>,
