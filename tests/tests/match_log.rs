@@ -95,7 +95,7 @@ fn play(rules: &Rules, seed: u64, seats: usize, penalties: bool) -> MatchLog {
     let mut m = Match::new_with_log(rules.clone(), seed, seats).unwrap();
     let mut players: Vec<Box<dyn Policy>> = (0..seats)
         .map(|i| {
-            if (seed as usize + i) % 2 == 0 {
+            if (seed as usize + i).is_multiple_of(2) {
                 Box::new(RandomPolicy::new(seed ^ i as u64)) as Box<dyn Policy>
             } else {
                 Box::new(HeuristicPolicy)
@@ -171,7 +171,8 @@ fn the_schema_is_of_the_engine_s_format_version() {
             .unwrap_or_else(|| panic!("no {kind} entry"))
     };
     let (strike, throw) = (kind_of("strike"), kind_of("throw"));
-    let changes: Vec<(&str, Box<dyn Fn(&mut Value)>)> = vec![
+    type Change = Box<dyn Fn(&mut Value)>;
+    let changes: Vec<(&str, Change)> = vec![
         (
             "format_version 2",
             Box::new(|j| j["format_version"] = (LOG_FORMAT_VERSION + 1).into()),
