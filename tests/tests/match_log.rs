@@ -436,3 +436,54 @@ fn the_stranger_s_check_catches_an_altered_die_or_a_kept_die_that_moved() {
         }
     }
 }
+
+/// A log stored before logs had a `format_version` (written here straight into the store's
+/// database, as an older arena left it) is served by a real arena in the current format.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unversioned_log_in_the_database_is_served_with_its_format_version() {
+    use knobel_arena::store::{NewMatch, Store};
+    let rules = Rules::preset("sjokken").unwrap();
+    let log = play(&rules, 77, 3, true);
+    let outcome = log.replay().unwrap().outcome().expect("the match is over");
+    let mut old: Value = serde_json::from_str(&log.to_json()).unwrap();
+    old.as_object_mut().unwrap().remove("format_version");
+    let old = old.to_string();
+
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("old.db").display());
+    let store = Store::connect(&url).await.expect("a fresh store");
+    store
+        .insert_match(&NewMatch {
+            id: "old-match".into(),
+            game: "sjokken".into(),
+            preset: "sjokken".into(),
+            rules_json: serde_json::to_string(&rules).unwrap(),
+            seed: 77,
+            seat_names: vec!["a".into(), "b".into(), "c".into()],
+            seat_bot_ids: Vec::new(),
+            started_at_ms: 1_000,
+        })
+        .await
+        .unwrap();
+    store
+        .finish_match("old-match", &old, &outcome, 2_000)
+        .await
+        .unwrap();
+    store.close().await;
+
+    let arena = Arena::start_on(ArenaOptions::default(), &url).await;
+    let served = arena
+        .client()
+        .await
+        .get_match_log(pb::GetMatchLogRequest {
+            match_id: "old-match".into(),
+        })
+        .await
+        .expect("an old log is served")
+        .into_inner()
+        .log_json;
+    assert_valid(&validator(), &served, "the old log as served");
+    assert_eq!(MatchLog::format_of(&served).unwrap(), LOG_FORMAT_VERSION);
+    assert_eq!(MatchLog::from_json(&served).unwrap(), log);
+    assert!(arena.stop().await.success());
+}
