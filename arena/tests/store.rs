@@ -292,6 +292,7 @@ store_tests!(
     seat_results_and_results_for_bot,
     concurrent_writes,
     logs_are_stored_compressed,
+    unversioned_logs_are_served_in_the_current_format,
     batched_writes_refuse_alone,
     failed_batch_is_written_one_by_one,
     recorder_batches_concurrent_writes,
@@ -784,6 +785,64 @@ async fn logs_are_stored_compressed(db: TestDb) {
     let (status, stored) = store.match_log("m-3").await.unwrap().unwrap();
     assert_eq!(status, MatchStatus::Finished);
     assert_eq!(stored.as_deref(), Some(r#"{"old":true}"#));
+}
+
+async fn unversioned_logs_are_served_in_the_current_format(db: TestDb) {
+    use knobel_engine::{LOG_FORMAT_VERSION, Match, MatchLog, Rules, policy};
+    let store = db.store().await;
+    let mut rules = Rules::preset("zokken").unwrap();
+    rules.set_number("rounds", 3).unwrap();
+    let mut m = Match::new_with_log(rules, 9, 3).unwrap();
+    let mut players: Vec<_> = (0..3)
+        .map(|i| policy::by_name("random", i).unwrap())
+        .collect();
+    policy::play_out(&mut m, &mut players);
+    let log = m.log().unwrap().clone();
+    let current = log.to_json();
+    // The log as the arena stored it before logs had a format_version.
+    let mut old: serde_json::Value = serde_json::from_str(&current).unwrap();
+    old.as_object_mut().unwrap().remove("format_version");
+    let old = old.to_string();
+    assert_eq!(MatchLog::format_of(&old).unwrap(), 0);
+    for id in ["m-1", "m-2", "m-3"] {
+        store
+            .insert_match(&new_match(id, "zokken", &["a", "b", "c"], 1_000))
+            .await
+            .unwrap();
+    }
+    store
+        .finish_match("m-1", &old, &placed(&[1, 2, 3]), 2_000)
+        .await
+        .unwrap();
+    store
+        .finish_match("m-2", &current, &placed(&[1, 2, 3]), 2_000)
+        .await
+        .unwrap();
+    // And one stored even before logs were compressed.
+    store
+        .finish_match("m-3", "{}", &placed(&[1, 2, 3]), 2_000)
+        .await
+        .unwrap();
+    db.execute(&format!(
+        "UPDATE matches SET log_lz4 = NULL, log_json = '{}' WHERE id = 'm-3'",
+        old.replace('\'', "''")
+    ))
+    .await;
+    for id in ["m-1", "m-2", "m-3"] {
+        let (status, served) = store.match_log(id).await.unwrap().unwrap();
+        assert_eq!(status, MatchStatus::Finished);
+        let served = served.expect("a log");
+        assert_eq!(
+            MatchLog::format_of(&served).unwrap(),
+            LOG_FORMAT_VERSION,
+            "{id}"
+        );
+        assert_eq!(
+            served, current,
+            "{id}: served as the current format writes it"
+        );
+        assert_eq!(MatchLog::from_json(&served).unwrap(), log);
+    }
 }
 
 async fn list_matches_filters_and_order(db: TestDb) {

@@ -82,6 +82,10 @@ pub enum SetupError {
         /// The most seats.
         max: usize,
     },
+    /// A numeric setting of the rules is out of its bounds (rules that did not come
+    /// through [`Rules::set_number`](crate::Rules::set_number), e.g. read from a match log).
+    #[error("the rules are out of bounds: {0}")]
+    Rules(#[from] RulesError),
 }
 
 /// An action the referee refuses. The match state is unchanged when `apply` returns one.

@@ -34,7 +34,7 @@ pub use dice::{DiceKey, DiceScript, DiceSource};
 pub use error::{ActionError, DieSlotError, PenaltyError, RulesError, SetupError};
 pub use event::Event;
 pub use hand::{Hand, MIWIN_FACES, MIWIN_NAMES, sorted_desc};
-pub use log::{LogEntry, MatchLog, ReplayError};
+pub use log::{LOG_FORMAT_VERSION, LogEntry, LogError, MatchLog, ReplayError};
 pub use penalty::{ForfeitReason, StrikeReason};
 pub use play::{Match, Observation, Outcome};
 pub use rules::{Game, PRESETS, Rules, SchockenRules, SjokkenRules, ZokkenRules};

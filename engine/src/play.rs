@@ -6,7 +6,7 @@ use crate::action::Action;
 use crate::dice::{DiceScript, DiceSource};
 use crate::error::{ActionError, PenaltyError, SetupError};
 use crate::event::Event;
-use crate::log::{LogEntry, MatchLog, Sink};
+use crate::log::{LOG_FORMAT_VERSION, LogEntry, MatchLog, Sink};
 use crate::penalty::{ForfeitReason, Penalties, StrikeReason};
 use crate::rules::{Game, Rules};
 use crate::shake::{ShakeObservation, ShakeState};
@@ -152,6 +152,8 @@ pub struct Match {
 impl Match {
     /// A match of `rules` for `seats` players, its dice drawn from `seed`. The events of its
     /// start (the opening throw-off, the first throw) are in [`Match::last_events`].
+    /// Refuses a number of seats outside [`MIN_SEATS`]..=[`MAX_SEATS`] and rules whose
+    /// numeric settings are out of the bounds of [`Rules::set_number`] ([`Rules::validate`]).
     pub fn new(rules: Rules, seed: u64, seats: usize) -> Result<Match, SetupError> {
         Match::create(rules, DiceSource::new(seed), seats, false)
     }
@@ -186,7 +188,9 @@ impl Match {
                 max: MAX_SEATS,
             });
         }
+        rules.validate()?;
         let mut log = record.then(|| MatchLog {
+            format_version: LOG_FORMAT_VERSION,
             rules: rules.clone(),
             seed: dice.seed(),
             seats: seats as u8,

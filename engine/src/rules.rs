@@ -1,6 +1,7 @@
 //! The rules a match is played by: a game, a preset and its variants (RULES.md §7).
 
 use std::fmt;
+use std::ops::RangeInclusive;
 use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
@@ -108,6 +109,24 @@ pub enum Rules {
     Zokken(ZokkenRules),
 }
 
+/// `value` if it is within the legal range of `game`'s setting `name`.
+fn bounded(game: Game, name: &str, value: u32) -> Result<u32, RulesError> {
+    let range = Rules::setting_range(game, name).ok_or_else(|| RulesError::UnknownSetting {
+        game,
+        name: name.to_owned(),
+    })?;
+    if range.contains(&value) {
+        Ok(value)
+    } else {
+        Err(RulesError::OutOfRange {
+            name: name.to_owned(),
+            value,
+            min: *range.start(),
+            max: *range.end(),
+        })
+    }
+}
+
 /// The preset names of RULES.md §7.
 pub const PRESETS: [&str; 4] = ["schocken", "schocken-typenclub", "sjokken", "zokken"];
 
@@ -179,42 +198,63 @@ impl Rules {
         Ok(())
     }
 
-    /// Sets a numeric setting (`tokens`; Zokken: `ante`, `small_bet`, `big_bet`, `max_bets`,
-    /// `rounds`, `max_replays`), checking its bounds.
-    pub fn set_number(&mut self, name: &str, value: u32) -> Result<(), RulesError> {
-        fn bounded(
-            name: &str,
-            value: u32,
-            range: std::ops::RangeInclusive<u32>,
-        ) -> Result<u32, RulesError> {
-            if range.contains(&value) {
-                Ok(value)
-            } else {
-                Err(RulesError::OutOfRange {
-                    name: name.to_owned(),
-                    value,
-                    min: *range.start(),
-                    max: *range.end(),
-                })
-            }
+    /// The legal range of the numeric setting `name` of `game` (the bounds
+    /// [`Rules::set_number`] and [`Rules::validate`] check), or `None` if the game has no
+    /// such setting.
+    pub fn setting_range(game: Game, name: &str) -> Option<RangeInclusive<u32>> {
+        Some(match (game, name) {
+            (Game::Schocken | Game::Sjokken, "tokens") => 1..=99,
+            (Game::Zokken, "ante") => 0..=1_000,
+            (Game::Zokken, "small_bet" | "big_bet") => 1..=1_000,
+            (Game::Zokken, "max_bets") => 1..=10,
+            (Game::Zokken, "rounds") => 1..=100_000,
+            (Game::Zokken, "max_replays") => 0..=20,
+            _ => return None,
+        })
+    }
+
+    /// Every numeric setting of these rules with its value, in a fixed order.
+    pub fn numbers(&self) -> Vec<(&'static str, u32)> {
+        match self {
+            Rules::Schocken(r) => vec![("tokens", r.tokens.into())],
+            Rules::Sjokken(r) => vec![("tokens", r.tokens.into())],
+            Rules::Zokken(r) => vec![
+                ("ante", r.ante),
+                ("small_bet", r.small_bet),
+                ("big_bet", r.big_bet),
+                ("max_bets", r.max_bets.into()),
+                ("rounds", r.rounds),
+                ("max_replays", r.max_replays.into()),
+            ],
         }
+    }
+
+    /// Checks every numeric setting against the bounds [`Rules::set_number`] enforces, for
+    /// rules that did not come through it (read from a match log, built in code). The error
+    /// names the first setting out of range, its value and its legal range.
+    pub fn validate(&self) -> Result<(), RulesError> {
+        for (name, value) in self.numbers() {
+            bounded(self.game(), name, value)?;
+        }
+        Ok(())
+    }
+
+    /// Sets a numeric setting (`tokens`; Zokken: `ante`, `small_bet`, `big_bet`, `max_bets`,
+    /// `rounds`, `max_replays`), checking its bounds ([`Rules::setting_range`]).
+    pub fn set_number(&mut self, name: &str, value: u32) -> Result<(), RulesError> {
+        let value = bounded(self.game(), name, value)?;
+        // In range, so the narrowing casts below cannot truncate (every u8 setting's range
+        // ends below 256).
         match (&mut *self, name) {
-            (Rules::Schocken(r), "tokens") => r.tokens = bounded(name, value, 1..=99)? as u8,
-            (Rules::Sjokken(r), "tokens") => r.tokens = bounded(name, value, 1..=99)? as u8,
-            (Rules::Zokken(r), "ante") => r.ante = bounded(name, value, 0..=1_000)?,
-            (Rules::Zokken(r), "small_bet") => r.small_bet = bounded(name, value, 1..=1_000)?,
-            (Rules::Zokken(r), "big_bet") => r.big_bet = bounded(name, value, 1..=1_000)?,
-            (Rules::Zokken(r), "max_bets") => r.max_bets = bounded(name, value, 1..=10)? as u8,
-            (Rules::Zokken(r), "rounds") => r.rounds = bounded(name, value, 1..=100_000)?,
-            (Rules::Zokken(r), "max_replays") => {
-                r.max_replays = bounded(name, value, 0..=20)? as u8
-            }
-            _ => {
-                return Err(RulesError::UnknownSetting {
-                    game: self.game(),
-                    name: name.to_owned(),
-                });
-            }
+            (Rules::Schocken(r), "tokens") => r.tokens = value as u8,
+            (Rules::Sjokken(r), "tokens") => r.tokens = value as u8,
+            (Rules::Zokken(r), "ante") => r.ante = value,
+            (Rules::Zokken(r), "small_bet") => r.small_bet = value,
+            (Rules::Zokken(r), "big_bet") => r.big_bet = value,
+            (Rules::Zokken(r), "max_bets") => r.max_bets = value as u8,
+            (Rules::Zokken(r), "rounds") => r.rounds = value,
+            (Rules::Zokken(r), "max_replays") => r.max_replays = value as u8,
+            _ => unreachable!("setting_range and set_number name the same settings"),
         }
         Ok(())
     }
@@ -271,5 +311,43 @@ mod tests {
         assert!(err.contains("jule, straight_in_one_throw"), "{err}");
         assert!(r.set_number("tokens", 0).is_err());
         assert!(Rules::preset("poker").is_err());
+    }
+
+    #[test]
+    fn validate_checks_the_bounds_of_set_number() {
+        for name in PRESETS {
+            assert_eq!(Rules::preset(name).unwrap().validate(), Ok(()), "{name}");
+        }
+        let mut zokken = Rules::preset("zokken").unwrap();
+        if let Rules::Zokken(r) = &mut zokken {
+            r.rounds = 0;
+        }
+        assert_eq!(
+            zokken.validate().unwrap_err().to_string(),
+            "rounds = 0 is out of range: it must be 1..=100000"
+        );
+        let mut sjokken = Rules::preset("sjokken").unwrap();
+        if let Rules::Sjokken(r) = &mut sjokken {
+            r.tokens = 200;
+        }
+        assert!(matches!(
+            sjokken.validate(),
+            Err(RulesError::OutOfRange {
+                value: 200,
+                min: 1,
+                max: 99,
+                ..
+            })
+        ));
+        // Every setting the rules have has a range, and set_number agrees with it.
+        for name in PRESETS {
+            let rules = Rules::preset(name).unwrap();
+            for (setting, _) in rules.numbers() {
+                let range = Rules::setting_range(rules.game(), setting).unwrap();
+                let mut probe = rules.clone();
+                assert!(probe.set_number(setting, *range.end()).is_ok());
+                assert!(probe.set_number(setting, *range.end() + 1).is_err());
+            }
+        }
     }
 }

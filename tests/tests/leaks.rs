@@ -5,6 +5,8 @@
 use std::time::Duration;
 
 use knobel_e2e::{Arena, ArenaOptions, authorized};
+mod log_schema;
+
 use knobel_engine::{Action, Event, Match, MatchLog, Observation, Seat};
 use knobel_proto::v1 as pb;
 use pb::arena_message::Kind;
@@ -93,6 +95,7 @@ async fn a_bot_receives_exactly_its_observations_and_public_events() {
             .await
             .expect("the finished match's log")
             .into_inner();
+        log_schema::assert_valid_log(&log.log_json, &start.match_id);
         let log = MatchLog::from_json(&log.log_json).expect("a valid log");
         log.replay().expect("the log replays");
 

@@ -7,6 +7,8 @@ use std::time::Duration;
 
 use knobel_arena::store::Store;
 use knobel_e2e::{Arena, ArenaOptions, authorized};
+mod log_schema;
+
 use knobel_engine::{Event, ForfeitReason, LogEntry, MatchLog, Seat, StrikeReason};
 use knobel_proto::v1 as pb;
 use pb::arena_message::Kind;
@@ -163,6 +165,7 @@ async fn match_log(arena: &Arena, match_id: &str) -> MatchLog {
         .await
         .expect("the log of an ended match")
         .into_inner();
+    log_schema::assert_valid_log(&response.log_json, match_id);
     MatchLog::from_json(&response.log_json).expect("the log parses")
 }
 

@@ -40,6 +40,8 @@ fn docs_rules_starts_with_the_rule_book_byte_for_byte() {
         "### A.4 Forfeits",
         "### A.5 How a forfeit ranks",
         "### A.6 Tokens and chips of a forfeited seat",
+        "### A.8 The dice function",
+        "#### A.8.5 A worked example",
     ] {
         assert!(rest.contains(topic), "the appendix has no {topic:?}");
     }

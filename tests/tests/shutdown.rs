@@ -9,6 +9,8 @@ use std::time::{Duration, Instant};
 
 use knobel_arena::store::{MatchFilter, MatchStatus, Store};
 use knobel_e2e::{Arena, ArenaOptions, authorized, finish};
+mod log_schema;
+
 use knobel_engine::MatchLog;
 use knobel_proto::v1 as pb;
 use tonic_health::pb::HealthCheckRequest;
@@ -106,7 +108,9 @@ async fn sigterm_aborts_matches_still_running_after_the_grace_and_records_them()
     );
     let (status, log) = store.match_log(&matches[0].id).await.unwrap().unwrap();
     assert_eq!(status, MatchStatus::Aborted);
-    let log = MatchLog::from_json(&log.expect("an aborted match keeps its log")).unwrap();
+    let log = log.expect("an aborted match keeps its log");
+    log_schema::assert_valid_log(&log, "the aborted match's log");
+    let log = MatchLog::from_json(&log).unwrap();
     log.replay().expect("the partial log replays");
 }
 

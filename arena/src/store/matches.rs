@@ -1,6 +1,6 @@
 //! Matches, their logs and per-seat results.
 
-use knobel_engine::{ForfeitReason, Outcome};
+use knobel_engine::{ForfeitReason, MatchLog, Outcome};
 
 use super::{
     AbortedMatch, BotResult, FinishedMatch, MatchFilter, MatchRecord, MatchStatus, MatchSummary,
@@ -109,6 +109,21 @@ type ResultRow = (String, String, i32, i32, i64, i64);
 
 fn corrupt(what: String) -> StoreError {
     StoreError::Corrupt { what }
+}
+
+/// `log` in the current match log format if it is an unversioned (format 0) match log, else
+/// as it is: a log stored before `format_version` existed is served with it.
+fn current_format(id: &str, log: String) -> String {
+    if !matches!(MatchLog::format_of(&log), Ok(0)) {
+        return log;
+    }
+    match MatchLog::upgrade_json(&log) {
+        Ok(upgraded) => upgraded.into_owned(),
+        Err(e) => {
+            tracing::warn!(match_id = id, error = %e, "a stored log without format_version does not read as a match log: served as stored");
+            log
+        }
+    }
 }
 
 /// The stored form of a match log: lz4 (block format, uncompressed length in front). JSON
@@ -622,7 +637,9 @@ impl Store {
     }
 
     /// The status and stored log of match `id`, if it is stored. A running match has no log
-    /// yet; an aborted one has whatever log was given when it was aborted.
+    /// yet; an aborted one has whatever log was given when it was aborted. A match log of the
+    /// unversioned format 0 (stored before logs had a `format_version`) comes back in the
+    /// current format ([`MatchLog::upgrade_json`]); anything else comes back as stored.
     pub async fn match_log(
         &self,
         id: &str,
@@ -642,7 +659,10 @@ impl Store {
             // Stored before logs were compressed.
             None => plain,
         };
-        Ok(Some((parse_status(id, &status)?, log)))
+        Ok(Some((
+            parse_status(id, &status)?,
+            log.map(|l| current_format(id, l)),
+        )))
     }
 
     /// The seats of the finished match `id` as `seat_results` holds them, in seat order:
