@@ -32,8 +32,9 @@ use crate::auth;
 use crate::lobby::{Handoff, Lobby, LobbyConfig};
 use crate::metrics::Metrics;
 use crate::net::{self, AuthThrottle, NetLimits, PeerCounter};
+use crate::page_token;
 use crate::referee::{BotLink, EventBatch, FromSeat, MAX_STRIKES, Problem, ToSeat};
-use crate::store::{MatchFilter, MatchStatus, Store, StoreError};
+use crate::store::{MatchCursor, MatchFilter, MatchStatus, Store, StoreError};
 use crate::streams::{StreamRegistry, StreamSlot};
 
 /// Largest message the arena accepts from a bot, in bytes.
@@ -501,35 +502,39 @@ impl Arena for ArenaService {
                 )));
             }
         };
-        let offset: u32 = if request.page_token.is_empty() {
-            0
-        } else {
-            request.page_token.parse().map_err(|_| {
-                Status::invalid_argument(
-                    "page_token is not one this server gave: pass next_page_token unchanged",
-                )
-            })?
+        let after = page_token::decode(&request.page_token)
+            .map_err(|e| Status::invalid_argument(e.to_string()))?;
+        let bot_name = match request.bot_name {
+            name if name.is_empty() => None,
+            name if name.len() > knobel_proto::names::MAX_NAME_BYTES => {
+                return Err(Status::invalid_argument(format!(
+                    "bot_name is {} bytes: names are at most {} bytes (empty: every bot)",
+                    name.len(),
+                    knobel_proto::names::MAX_NAME_BYTES
+                )));
+            }
+            name => Some(name),
         };
-        let limit = if request.limit == 0 {
-            100
-        } else {
-            request.limit.min(500)
+        // 0: the default; over the cap: clamped to it (as the proto documents).
+        let limit = match request.limit {
+            0 => MatchFilter::DEFAULT_LIMIT,
+            limit => limit.min(MatchFilter::MAX_LIMIT),
         };
         let filter = MatchFilter {
             game,
             status,
+            bot_name,
             limit,
-            offset,
+            after,
         };
-        let found = self
+        let (found, more) = self
             .store
-            .list_matches(&filter)
+            .list_matches_page(&filter)
             .await
             .map_err(self.store_failed("list_matches"))?;
-        let next_page_token = if found.len() as u32 == limit {
-            (offset + limit).to_string()
-        } else {
-            String::new()
+        let next_page_token = match found.last() {
+            Some(last) if more => page_token::encode(&MatchCursor::of(last)),
+            _ => String::new(),
         };
         let matches = found
             .into_iter()

@@ -12,8 +12,9 @@ use std::time::Duration;
 
 use knobel_arena::auth::{generate_token, hash_token};
 use knobel_arena::store::{
-    AbortedMatch, BotRecord, FinishedMatch, InstanceId, MAX_PENDING, MatchFilter, MatchStatus,
-    MatchSummary, MatchWrite, NewMatch, Recorded, Recorder, SeatResult, Store, StoreError, now_ms,
+    AbortedMatch, BotRecord, FinishedMatch, InstanceId, MAX_PENDING, MatchCursor, MatchFilter,
+    MatchStatus, MatchSummary, MatchWrite, NewMatch, Recorded, Recorder, SeatResult, Store,
+    StoreError, now_ms,
 };
 use knobel_engine::{ForfeitReason, Outcome};
 use sqlx::{AssertSqlSafe, Connection, PgConnection, Row};
@@ -288,6 +289,7 @@ store_tests!(
     abort_match_keeps_given_log,
     list_matches_filters_and_order,
     list_limit_is_clamped,
+    list_matches_by_bot,
     mark_running_as_aborted,
     seat_results_and_results_for_bot,
     concurrent_writes,
@@ -329,12 +331,22 @@ fn ids(matches: &[MatchSummary]) -> Vec<&str> {
     matches.iter().map(|m| m.id.as_str()).collect()
 }
 
-fn filter(game: Option<&str>, status: Option<MatchStatus>, limit: u32, offset: u32) -> MatchFilter {
+fn filter(game: Option<&str>, status: Option<MatchStatus>, limit: u32) -> MatchFilter {
     MatchFilter {
         game: game.map(str::to_owned),
         status,
         limit,
-        offset,
+        ..MatchFilter::default()
+    }
+}
+
+/// `filter` from just after the last match of `page`.
+fn after(filter: MatchFilter, page: &[MatchSummary]) -> MatchFilter {
+    MatchFilter {
+        after: Some(MatchCursor::of(
+            page.last().expect("a page with a last match"),
+        )),
+        ..filter
     }
 }
 
@@ -822,57 +834,172 @@ async fn list_matches_filters_and_order(db: TestDb) {
     assert_eq!(ids(&all), ["g", "f", "c", "e", "a", "d", "b"]);
 
     let schocken = store
-        .list_matches(&filter(Some("schocken"), None, 50, 0))
+        .list_matches(&filter(Some("schocken"), None, 50))
         .await
         .unwrap();
     assert_eq!(ids(&schocken), ["g", "c", "e", "a"]);
     assert!(schocken.iter().all(|m| m.game == "schocken"));
 
     let finished = store
-        .list_matches(&filter(None, Some(MatchStatus::Finished), 50, 0))
+        .list_matches(&filter(None, Some(MatchStatus::Finished), 50))
         .await
         .unwrap();
     assert_eq!(ids(&finished), ["c", "a", "b"]);
     let running = store
-        .list_matches(&filter(None, Some(MatchStatus::Running), 50, 0))
+        .list_matches(&filter(None, Some(MatchStatus::Running), 50))
         .await
         .unwrap();
     assert_eq!(ids(&running), ["g", "f", "d"]);
     let aborted = store
-        .list_matches(&filter(None, Some(MatchStatus::Aborted), 50, 0))
+        .list_matches(&filter(None, Some(MatchStatus::Aborted), 50))
         .await
         .unwrap();
     assert_eq!(ids(&aborted), ["e"]);
 
     let both = store
-        .list_matches(&filter(
-            Some("schocken"),
-            Some(MatchStatus::Finished),
-            50,
-            0,
-        ))
+        .list_matches(&filter(Some("schocken"), Some(MatchStatus::Finished), 50))
         .await
         .unwrap();
     assert_eq!(ids(&both), ["c", "a"]);
     let none = store
-        .list_matches(&filter(Some("kniffel"), None, 50, 0))
+        .list_matches(&filter(Some("kniffel"), None, 50))
         .await
         .unwrap();
     assert!(none.is_empty());
 
     // Paging.
-    let page1 = store.list_matches(&filter(None, None, 3, 0)).await.unwrap();
-    let page2 = store.list_matches(&filter(None, None, 3, 3)).await.unwrap();
-    let page3 = store.list_matches(&filter(None, None, 3, 6)).await.unwrap();
-    let page4 = store.list_matches(&filter(None, None, 3, 9)).await.unwrap();
+    // Paging by position: each page starts after the last match of the one before.
+    let three = filter(None, None, 3);
+    let (page1, more1) = store.list_matches_page(&three).await.unwrap();
+    let (page2, more2) = store
+        .list_matches_page(&after(three.clone(), &page1))
+        .await
+        .unwrap();
+    let (page3, more3) = store
+        .list_matches_page(&after(three.clone(), &page2))
+        .await
+        .unwrap();
     assert_eq!(ids(&page1), ["g", "f", "c"]);
     assert_eq!(ids(&page2), ["e", "a", "d"]);
     assert_eq!(ids(&page3), ["b"]);
-    assert!(page4.is_empty());
+    assert_eq!((more1, more2, more3), (true, true, false));
+    // A full last page says so too.
+    let six = filter(None, None, 6);
+    let (first, more) = store.list_matches_page(&six).await.unwrap();
+    assert!(more);
+    let (last, more) = store.list_matches_page(&after(six, &first)).await.unwrap();
+    assert_eq!((ids(&last), more), (vec!["b"], false));
+    let (all_seven, more) = store
+        .list_matches_page(&filter(None, None, 7))
+        .await
+        .unwrap();
+    assert_eq!((all_seven.len(), more), (7, false));
+    // From between f and g's start (same millisecond, ids descending) and with a filter.
+    let after_g = MatchFilter {
+        after: Some(MatchCursor {
+            started_at_ms: 6_000,
+            id: "g".to_owned(),
+        }),
+        ..filter(Some("schocken"), None, 50)
+    };
+    assert_eq!(
+        ids(&store.list_matches(&after_g).await.unwrap()),
+        ["c", "e", "a"]
+    );
 
     // A limit of 0 is clamped up to 1.
-    let one = store.list_matches(&filter(None, None, 0, 0)).await.unwrap();
+    let one = store.list_matches(&filter(None, None, 0)).await.unwrap();
     assert_eq!(ids(&one), ["g"]);
+}
+
+async fn list_matches_by_bot(db: TestDb) {
+    let store = db.store().await;
+    let plan: [(&str, &str, &[&str], i64); 5] = [
+        ("a", "schocken", &["ann", "bob"], 1_000),
+        ("b", "zokken", &["bob", "cy", "dee"], 2_000),
+        ("c", "schocken", &["cy", "builtin-random-1"], 3_000),
+        ("d", "sjokken", &["Bob", "ann"], 4_000),
+        ("e", "schocken", &["bob", "ann"], 5_000),
+    ];
+    for (id, game, seats, started) in plan {
+        store
+            .insert_match(&new_match(id, game, seats, started))
+            .await
+            .unwrap();
+    }
+    // A match started and finished in one batch has its seats too.
+    let batched = new_match("f", "zokken", &["bob", "eve"], 6_000);
+    let results = store
+        .write_matches(&[
+            MatchWrite::Start(batched),
+            MatchWrite::Finish(FinishedMatch {
+                id: "f".to_owned(),
+                log_json: "{}".to_owned(),
+                outcome: placed(&[1, 2]),
+                finished_at_ms: 7_000,
+            }),
+        ])
+        .await;
+    assert!(results.iter().all(Result::is_ok), "{results:?}");
+    store
+        .finish_match("a", "{}", &placed(&[2, 1]), 7_000)
+        .await
+        .unwrap();
+    store.abort_match("b", "crash", None, 7_000).await.unwrap();
+
+    let by = |name: &str| MatchFilter {
+        bot_name: Some(name.to_owned()),
+        ..MatchFilter::default()
+    };
+    // Running, finished and aborted alike; names compared exactly.
+    assert_eq!(
+        ids(&store.list_matches(&by("bob")).await.unwrap()),
+        ["f", "e", "b", "a"]
+    );
+    assert_eq!(ids(&store.list_matches(&by("Bob")).await.unwrap()), ["d"]);
+    assert_eq!(
+        ids(&store.list_matches(&by("ann")).await.unwrap()),
+        ["e", "d", "a"]
+    );
+    assert_eq!(
+        ids(&store.list_matches(&by("builtin-random-1")).await.unwrap()),
+        ["c"]
+    );
+    assert!(store.list_matches(&by("nobody")).await.unwrap().is_empty());
+    // With the other filters and paging.
+    let finished_bob = MatchFilter {
+        status: Some(MatchStatus::Finished),
+        ..by("bob")
+    };
+    assert_eq!(
+        ids(&store.list_matches(&finished_bob).await.unwrap()),
+        ["f", "a"]
+    );
+    let schocken_bob = MatchFilter {
+        game: Some("schocken".to_owned()),
+        ..by("bob")
+    };
+    assert_eq!(
+        ids(&store.list_matches(&schocken_bob).await.unwrap()),
+        ["e", "a"]
+    );
+    let one_by_one = MatchFilter {
+        limit: 1,
+        ..by("bob")
+    };
+    let mut pages = Vec::new();
+    let mut page = store.list_matches_page(&one_by_one).await.unwrap();
+    loop {
+        pages.extend(ids(&page.0).into_iter().map(str::to_owned));
+        if !page.1 {
+            break;
+        }
+        page = store
+            .list_matches_page(&after(one_by_one.clone(), &page.0))
+            .await
+            .unwrap();
+    }
+    assert_eq!(pages, ["f", "e", "b", "a"]);
 }
 
 async fn list_limit_is_clamped(db: TestDb) {
@@ -890,13 +1017,13 @@ async fn list_limit_is_clamped(db: TestDb) {
             .unwrap();
     }
     let page = store
-        .list_matches(&filter(None, None, u32::MAX, 0))
+        .list_matches(&filter(None, None, u32::MAX))
         .await
         .unwrap();
     assert_eq!(page.len(), MatchFilter::MAX_LIMIT as usize);
     assert_eq!(page[0].id, format!("m-{:04}", total - 1));
     let rest = store
-        .list_matches(&filter(None, None, u32::MAX, MatchFilter::MAX_LIMIT))
+        .list_matches(&after(filter(None, None, u32::MAX), &page))
         .await
         .unwrap();
     assert_eq!(
@@ -1043,7 +1170,7 @@ async fn concurrent_writes(db: TestDb) {
         joined.expect("task").expect("write");
     }
     let finished = store
-        .list_matches(&filter(None, Some(MatchStatus::Finished), 100, 0))
+        .list_matches(&filter(None, Some(MatchStatus::Finished), 100))
         .await
         .unwrap();
     assert_eq!(finished.len(), 16);
@@ -1426,12 +1553,12 @@ async fn recorder_batches_concurrent_writes(db: TestDb) {
     }
     drop(recorder);
     let finished = store
-        .list_matches(&filter(None, Some(MatchStatus::Finished), 500, 0))
+        .list_matches(&filter(None, Some(MatchStatus::Finished), 500))
         .await
         .unwrap();
     assert_eq!(finished.len(), 150);
     let aborted = store
-        .list_matches(&filter(None, Some(MatchStatus::Aborted), 500, 0))
+        .list_matches(&filter(None, Some(MatchStatus::Aborted), 500))
         .await
         .unwrap();
     assert_eq!(aborted.len(), 50);
