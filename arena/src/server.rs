@@ -39,6 +39,11 @@ use crate::streams::{StreamRegistry, StreamSlot};
 
 /// Largest message the arena accepts from a bot, in bytes.
 pub const MAX_MESSAGE_BYTES: usize = 64 * 1024;
+/// Largest message the arena sends, in bytes (encoded): GetMatchLog refuses a log that does
+/// not fit, pointing to StreamMatchLog.
+pub const MAX_SENT_MESSAGE_BYTES: usize = 4 * 1024 * 1024;
+/// Largest piece of a log StreamMatchLog sends, in bytes of its JSON text.
+pub const LOG_CHUNK_BYTES: usize = 1024 * 1024;
 /// How long a new stream has to send its Hello, by default (see
 /// [`NetLimits::hello_timeout`]).
 pub const HELLO_TIMEOUT: Duration = Duration::from_secs(10);
@@ -217,7 +222,7 @@ pub async fn serve(
 
     let arena = ArenaServer::new(service)
         .max_decoding_message_size(MAX_MESSAGE_BYTES)
-        .max_encoding_message_size(4 * 1024 * 1024);
+        .max_encoding_message_size(MAX_SENT_MESSAGE_BYTES);
     // Connections within the bounds, closed when silent (see `net`); `net` sets
     // TCP_NODELAY, or Nagle's algorithm holds small messages back for the bot's delayed
     // ACK (~40 ms).
@@ -574,6 +579,54 @@ impl Arena for ArenaService {
         request: Request<pb::GetMatchLogRequest>,
     ) -> Result<Response<pb::MatchLogResponse>, Status> {
         let id = request.into_inner().match_id;
+        let log_json = self.ended_log(&id).await?;
+        let response = pb::MatchLogResponse {
+            match_id: id,
+            log_json,
+        };
+        let size = prost::Message::encoded_len(&response);
+        if size > MAX_SENT_MESSAGE_BYTES {
+            return Err(Status::resource_exhausted(format!(
+                "the log of match {} is {size} bytes encoded, over GetMatchLog's limit of \
+                 {MAX_SENT_MESSAGE_BYTES} bytes: use StreamMatchLog, which sends any log in \
+                 chunks",
+                response.match_id
+            )));
+        }
+        Ok(Response::new(response))
+    }
+
+    type StreamMatchLogStream = LogChunks;
+
+    async fn stream_match_log(
+        &self,
+        request: Request<pb::GetMatchLogRequest>,
+    ) -> Result<Response<LogChunks>, Status> {
+        let id = request.into_inner().match_id;
+        let log = bytes::Bytes::from(self.ended_log(&id).await?);
+        let total_bytes = log.len() as u64;
+        // Cut lazily, as the client reads: one chunk at a time is copied out of the log.
+        let chunks = (0..log.len().div_ceil(LOG_CHUNK_BYTES).max(1)).map(move |i| {
+            let start = i * LOG_CHUNK_BYTES;
+            let end = (start + LOG_CHUNK_BYTES).min(log.len());
+            Ok(pb::MatchLogChunk {
+                match_id: id.clone(),
+                total_bytes,
+                offset: start as u64,
+                data: log.slice(start..end).to_vec(),
+            })
+        });
+        Ok(Response::new(Box::pin(tokio_stream::iter(chunks))))
+    }
+}
+
+/// The chunks of a StreamMatchLog call.
+type LogChunks = Pin<Box<dyn Stream<Item = Result<pb::MatchLogChunk, Status>> + Send>>;
+
+impl ArenaService {
+    /// The log of the finished or aborted match `id`, or the status that says why there is
+    /// none (GetMatchLog and StreamMatchLog).
+    async fn ended_log(&self, id: &str) -> Result<String, Status> {
         if id.is_empty() || id.len() > 64 {
             return Err(Status::invalid_argument(
                 "match_id must be 1..=64 characters: see ListMatches",
@@ -581,7 +634,7 @@ impl Arena for ArenaService {
         }
         let Some((status, log)) = self
             .store
-            .match_log(&id)
+            .match_log(id)
             .await
             .map_err(self.store_failed("get_match_log"))?
         else {
@@ -594,10 +647,7 @@ impl Arena for ArenaService {
                 "match {id} is still running: its log (with every hidden die) is available once it has ended"
             ))),
             (_, None) => Err(Status::not_found(format!("match {id} ended without a log"))),
-            (_, Some(log_json)) => Ok(Response::new(pb::MatchLogResponse {
-                match_id: id,
-                log_json,
-            })),
+            (_, Some(log_json)) => Ok(log_json),
         }
     }
 }
