@@ -477,7 +477,12 @@ impl Arena for ArenaService {
             hello_timeout: self.hello_timeout,
             slot,
         };
-        tokio::spawn(connection.run(inbound, hello, preset, out));
+        // Every log line of the stream names the client as its Hello did (Hello.name).
+        let span = tracing::info_span!("stream", client_name = %hello.name);
+        tokio::spawn(tracing::Instrument::instrument(
+            connection.run(inbound, hello, preset, out),
+            span,
+        ));
         Ok(Response::new(Box::pin(ReceiverStream::new(out_rx))))
     }
 
