@@ -283,6 +283,7 @@ store_tests!(
     list_matches_filters_and_order,
     list_limit_is_clamped,
     list_matches_by_bot,
+    match_seats_are_filled_in_for_older_matches,
     mark_running_as_aborted,
     seat_results_and_results_for_bot,
     concurrent_writes,
@@ -993,6 +994,53 @@ async fn list_matches_by_bot(db: TestDb) {
             .unwrap();
     }
     assert_eq!(pages, ["f", "e", "b", "a"]);
+}
+
+/// Migration 0007 fills `match_seats` in for the matches already stored, from their
+/// seat names and seat bot ids: its statement, run again on matches whose seat rows are
+/// gone, gives the rows the store writes itself.
+async fn match_seats_are_filled_in_for_older_matches(db: TestDb) {
+    let store = db.store().await;
+    let mut with_ids = new_match("a", "schocken", &["ann", "bob", "builtin-timid-1"], 1_000);
+    with_ids.seat_bot_ids = vec![Some(5), Some(6), None];
+    store.insert_match(&with_ids).await.unwrap();
+    // Started before seat bot ids were kept.
+    store
+        .insert_match(&new_match("b", "zokken", &["bob", "cy"], 2_000))
+        .await
+        .unwrap();
+    let mut written = db.raw_rows("match_seats").await;
+    written.sort();
+    let row =
+        |m: &str, seat: &str, name: &str, id: &str| [m, seat, name, id].map(str::to_owned).to_vec();
+    assert_eq!(
+        written,
+        [
+            row("a", "0", "ann", "5"),
+            row("a", "1", "bob", "6"),
+            row("a", "2", "builtin-timid-1", ""),
+            row("b", "0", "bob", ""),
+            row("b", "1", "cy", ""),
+        ]
+    );
+    db.execute("DELETE FROM match_seats").await;
+    let migration = match db.kind {
+        Kind::Sqlite => include_str!("../migrations/sqlite/0007_match_seats.sql"),
+        Kind::Postgres => include_str!("../migrations/postgres/0007_match_seats.sql"),
+    };
+    let start = migration
+        .find("INSERT INTO match_seats")
+        .expect("the migration fills match_seats in");
+    let end = start + migration[start..].find(';').expect("a statement");
+    db.execute(&migration[start..=end]).await;
+    let mut filled = db.raw_rows("match_seats").await;
+    filled.sort();
+    assert_eq!(filled, written);
+    let by_bob = MatchFilter {
+        bot_name: Some("bob".to_owned()),
+        ..MatchFilter::default()
+    };
+    assert_eq!(ids(&store.list_matches(&by_bob).await.unwrap()), ["b", "a"]);
 }
 
 async fn list_limit_is_clamped(db: TestDb) {
