@@ -185,3 +185,73 @@ async fn small_logs_come_the_same_from_both_and_refusals_match() {
         assert_eq!(one.message(), streamed.message());
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_real_long_zokken_match_is_served_by_stream_match_log() {
+    // A practice match of 1 100 Zokken rounds against the built-in players: a log of
+    // about 5 MiB (some 4.7 KB a round), over GetMatchLog's limit.
+    let arena = Arena::start(ArenaOptions {
+        log_file: None,
+        args: [
+            "--practice",
+            "--practice-wait-ms",
+            "0",
+            "--zokken-rounds",
+            "1100",
+            "--decision-ms",
+            "2000",
+        ]
+        .map(str::to_owned)
+        .to_vec(),
+    })
+    .await;
+    let token = arena.add_bot("long-player").await;
+    let bot = arena.bot(
+        &token,
+        &[
+            "--games",
+            "zokken",
+            "--strategy",
+            "random",
+            "--matches",
+            "1",
+        ],
+    );
+    let (status, lines) = knobel_e2e::finish(bot, std::time::Duration::from_secs(300)).await;
+    assert!(status.success(), "{lines:?}");
+    let matches = arena.matches().await;
+    assert_eq!(matches.len(), 1);
+    let id = matches[0].match_id.clone();
+    assert_eq!(matches[0].status, pb::MatchStatus::Finished as i32);
+
+    let refused = match arena
+        .client()
+        .await
+        .get_match_log(pb::GetMatchLogRequest {
+            match_id: id.clone(),
+        })
+        .await
+    {
+        Ok(got) => panic!(
+            "a log of {} bytes was served by GetMatchLog",
+            got.get_ref().log_json.len()
+        ),
+        Err(status) => status,
+    };
+    assert_eq!(refused.code(), Code::ResourceExhausted, "{refused:?}");
+    assert!(refused.message().contains("use StreamMatchLog"));
+
+    let (chunks, log) = streamed(&arena, &id).await.unwrap();
+    assert!(chunks.len() > 4, "{} chunks", chunks.len());
+    let parsed: serde_json::Value = serde_json::from_str(&log).expect("the log is JSON");
+    assert_eq!(parsed["rules"]["game"], "zokken", "{}", &log[..200]);
+    assert!(
+        parsed["entries"]
+            .as_array()
+            .is_some_and(|e| e.len() > 1_100)
+    );
+    assert_eq!(
+        parsed["rules"]["rounds"], 1_100,
+        "the log is the long match's"
+    );
+}
