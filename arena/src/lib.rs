@@ -7,6 +7,7 @@ pub mod instance;
 pub mod lobby;
 pub mod metrics;
 pub mod net;
+pub mod page_token;
 pub mod referee;
 pub mod server;
 pub mod settings;

@@ -32,12 +32,18 @@ use crate::auth;
 use crate::lobby::{Handoff, Lobby, LobbyConfig};
 use crate::metrics::Metrics;
 use crate::net::{self, AuthThrottle, NetLimits, PeerCounter};
+use crate::page_token;
 use crate::referee::{BotLink, EventBatch, FromSeat, MAX_STRIKES, Problem, ToSeat};
-use crate::store::{MatchFilter, MatchStatus, Store, StoreError};
+use crate::store::{MatchCursor, MatchFilter, MatchStatus, Store, StoreError};
 use crate::streams::{StreamRegistry, StreamSlot};
 
 /// Largest message the arena accepts from a bot, in bytes.
 pub const MAX_MESSAGE_BYTES: usize = 64 * 1024;
+/// Largest message the arena sends, in bytes (encoded): GetMatchLog refuses a log that does
+/// not fit, pointing to StreamMatchLog.
+pub const MAX_SENT_MESSAGE_BYTES: usize = 4 * 1024 * 1024;
+/// Largest piece of a log StreamMatchLog sends, in bytes of its JSON text.
+pub const LOG_CHUNK_BYTES: usize = 1024 * 1024;
 /// How long a new stream has to send its Hello, by default (see
 /// [`NetLimits::hello_timeout`]).
 pub const HELLO_TIMEOUT: Duration = Duration::from_secs(10);
@@ -216,7 +222,7 @@ pub async fn serve(
 
     let arena = ArenaServer::new(service)
         .max_decoding_message_size(MAX_MESSAGE_BYTES)
-        .max_encoding_message_size(4 * 1024 * 1024);
+        .max_encoding_message_size(MAX_SENT_MESSAGE_BYTES);
     // Connections within the bounds, closed when silent (see `net`); `net` sets
     // TCP_NODELAY, or Nagle's algorithm holds small messages back for the bot's delayed
     // ACK (~40 ms).
@@ -471,7 +477,12 @@ impl Arena for ArenaService {
             hello_timeout: self.hello_timeout,
             slot,
         };
-        tokio::spawn(connection.run(inbound, hello, preset, out));
+        // Every log line of the stream names the client as its Hello did (Hello.name).
+        let span = tracing::info_span!("stream", client_name = %hello.name);
+        tokio::spawn(tracing::Instrument::instrument(
+            connection.run(inbound, hello, preset, out),
+            span,
+        ));
         Ok(Response::new(Box::pin(ReceiverStream::new(out_rx))))
     }
 
@@ -501,35 +512,39 @@ impl Arena for ArenaService {
                 )));
             }
         };
-        let offset: u32 = if request.page_token.is_empty() {
-            0
-        } else {
-            request.page_token.parse().map_err(|_| {
-                Status::invalid_argument(
-                    "page_token is not one this server gave: pass next_page_token unchanged",
-                )
-            })?
+        let after = page_token::decode(&request.page_token)
+            .map_err(|e| Status::invalid_argument(e.to_string()))?;
+        let bot_name = match request.bot_name {
+            name if name.is_empty() => None,
+            name if name.len() > knobel_proto::names::MAX_NAME_BYTES => {
+                return Err(Status::invalid_argument(format!(
+                    "bot_name is {} bytes: names are at most {} bytes (empty: every bot)",
+                    name.len(),
+                    knobel_proto::names::MAX_NAME_BYTES
+                )));
+            }
+            name => Some(name),
         };
-        let limit = if request.limit == 0 {
-            100
-        } else {
-            request.limit.min(500)
+        // 0: the default; over the cap: clamped to it (as the proto documents).
+        let limit = match request.limit {
+            0 => MatchFilter::DEFAULT_LIMIT,
+            limit => limit.min(MatchFilter::MAX_LIMIT),
         };
         let filter = MatchFilter {
             game,
             status,
+            bot_name,
             limit,
-            offset,
+            after,
         };
-        let found = self
+        let (found, more) = self
             .store
-            .list_matches(&filter)
+            .list_matches_page(&filter)
             .await
             .map_err(self.store_failed("list_matches"))?;
-        let next_page_token = if found.len() as u32 == limit {
-            (offset + limit).to_string()
-        } else {
-            String::new()
+        let next_page_token = match found.last() {
+            Some(last) if more => page_token::encode(&MatchCursor::of(last)),
+            _ => String::new(),
         };
         let matches = found
             .into_iter()
@@ -569,6 +584,54 @@ impl Arena for ArenaService {
         request: Request<pb::GetMatchLogRequest>,
     ) -> Result<Response<pb::MatchLogResponse>, Status> {
         let id = request.into_inner().match_id;
+        let log_json = self.ended_log(&id).await?;
+        let response = pb::MatchLogResponse {
+            match_id: id,
+            log_json,
+        };
+        let size = prost::Message::encoded_len(&response);
+        if size > MAX_SENT_MESSAGE_BYTES {
+            return Err(Status::resource_exhausted(format!(
+                "the log of match {} is {size} bytes encoded, over GetMatchLog's limit of \
+                 {MAX_SENT_MESSAGE_BYTES} bytes: use StreamMatchLog, which sends any log in \
+                 chunks",
+                response.match_id
+            )));
+        }
+        Ok(Response::new(response))
+    }
+
+    type StreamMatchLogStream = LogChunks;
+
+    async fn stream_match_log(
+        &self,
+        request: Request<pb::GetMatchLogRequest>,
+    ) -> Result<Response<LogChunks>, Status> {
+        let id = request.into_inner().match_id;
+        let log = bytes::Bytes::from(self.ended_log(&id).await?);
+        let total_bytes = log.len() as u64;
+        // Cut lazily, as the client reads: one chunk at a time is copied out of the log.
+        let chunks = (0..log.len().div_ceil(LOG_CHUNK_BYTES).max(1)).map(move |i| {
+            let start = i * LOG_CHUNK_BYTES;
+            let end = (start + LOG_CHUNK_BYTES).min(log.len());
+            Ok(pb::MatchLogChunk {
+                match_id: id.clone(),
+                total_bytes,
+                offset: start as u64,
+                data: log.slice(start..end).to_vec(),
+            })
+        });
+        Ok(Response::new(Box::pin(tokio_stream::iter(chunks))))
+    }
+}
+
+/// The chunks of a StreamMatchLog call.
+type LogChunks = Pin<Box<dyn Stream<Item = Result<pb::MatchLogChunk, Status>> + Send>>;
+
+impl ArenaService {
+    /// The log of the finished or aborted match `id`, or the status that says why there is
+    /// none (GetMatchLog and StreamMatchLog).
+    async fn ended_log(&self, id: &str) -> Result<String, Status> {
         if id.is_empty() || id.len() > 64 {
             return Err(Status::invalid_argument(
                 "match_id must be 1..=64 characters: see ListMatches",
@@ -576,7 +639,7 @@ impl Arena for ArenaService {
         }
         let Some((status, log)) = self
             .store
-            .match_log(&id)
+            .match_log(id)
             .await
             .map_err(self.store_failed("get_match_log"))?
         else {
@@ -589,10 +652,7 @@ impl Arena for ArenaService {
                 "match {id} is still running: its log (with every hidden die) is available once it has ended"
             ))),
             (_, None) => Err(Status::not_found(format!("match {id} ended without a log"))),
-            (_, Some(log_json)) => Ok(Response::new(pb::MatchLogResponse {
-                match_id: id,
-                log_json,
-            })),
+            (_, Some(log_json)) => Ok(log_json),
         }
     }
 }

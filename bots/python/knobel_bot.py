@@ -95,6 +95,8 @@ def zokken_choices(obs):
     ahead = mine > best_other
     if obs.bets > 0:  # facing a bet: call, raise, or fold
         if strong and ahead:
+            # `raise` is a Python keyword: pb.Action(raise=...) is a syntax error, so the
+            # field is passed by name in a dict (or: getattr(action, "raise").CopyFrom(...)).
             return [pb.Action(**{"raise": pb.Raise()}), pb.Action(call=pb.Call())]
         if strong:
             return [pb.Action(call=pb.Call())]

@@ -130,6 +130,19 @@ impl Arena for ToyArena {
             request.get_ref().match_id
         )))
     }
+
+    type StreamMatchLogStream =
+        Pin<Box<dyn Stream<Item = Result<pb::MatchLogChunk, Status>> + Send>>;
+
+    async fn stream_match_log(
+        &self,
+        request: Request<pb::GetMatchLogRequest>,
+    ) -> Result<Response<Self::StreamMatchLogStream>, Status> {
+        Err(Status::failed_precondition(format!(
+            "match {} is still running",
+            request.get_ref().match_id
+        )))
+    }
 }
 
 fn client() -> ArenaClient<ArenaServer<ToyArena>> {

@@ -236,6 +236,16 @@ impl Arena for Echo {
     ) -> Result<Response<pb::MatchLogResponse>, Status> {
         Err(Status::unimplemented("echo"))
     }
+
+    type StreamMatchLogStream =
+        Pin<Box<dyn Stream<Item = Result<pb::MatchLogChunk, Status>> + Send>>;
+
+    async fn stream_match_log(
+        &self,
+        _request: Request<pb::GetMatchLogRequest>,
+    ) -> Result<Response<Self::StreamMatchLogStream>, Status> {
+        Err(Status::unimplemented("echo"))
+    }
 }
 
 /// Serves the echo on `listener` with the arena's transport settings (TCP_NODELAY on, as a

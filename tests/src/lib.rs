@@ -243,18 +243,27 @@ impl Arena {
             .expect("wait for the arena")
     }
 
-    /// Finished matches, newest first.
+    /// Every stored match, newest first (every page of ListMatches).
     pub async fn matches(&self) -> Vec<pb::MatchSummary> {
         let mut client = self.client().await;
-        client
-            .list_matches(pb::ListMatchesRequest {
-                limit: 500,
-                ..Default::default()
-            })
-            .await
-            .expect("list matches")
-            .into_inner()
-            .matches
+        let mut matches = Vec::new();
+        let mut page_token = String::new();
+        loop {
+            let page = client
+                .list_matches(pb::ListMatchesRequest {
+                    limit: 500,
+                    page_token,
+                    ..Default::default()
+                })
+                .await
+                .expect("list matches")
+                .into_inner();
+            matches.extend(page.matches);
+            if page.next_page_token.is_empty() {
+                return matches;
+            }
+            page_token = page.next_page_token;
+        }
     }
 }
 

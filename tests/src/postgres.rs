@@ -2,9 +2,11 @@
 //! ([`SharedDatabase`]), or a server of the test's own that it may stop and start
 //! ([`PrivateServer`]), and reading the arena's metrics.
 //!
-//! Tests that need PostgreSQL call [`available`] (shared server) or
-//! [`binaries_available`] (private server) first: without it they are skipped with a
-//! message saying why, except in CI (`CI` set), where they fail.
+//! Tests that need PostgreSQL call [`require`] (shared server) or [`require_binaries`]
+//! (private server) first: without it they fail, saying what is missing (a test never
+//! passes without having run). Built with `KNOBEL_TEST_WITHOUT=postgres` they are marked
+//! ignored instead (`#[cfg_attr(knobel_without_postgres, ignore = ...)]`; see
+//! `tests/build.rs`).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -33,40 +35,44 @@ pub fn in_ci() -> bool {
         .unwrap_or(false)
 }
 
-/// Skips (prints why, returns false) or, in CI, panics.
-fn skip(why: &str) -> bool {
-    if in_ci() {
-        panic!("{why}: required in CI");
-    }
-    eprintln!("SKIPPED: {why}");
-    false
+/// Fails the test: `why` PostgreSQL cannot be used.
+fn missing(why: &str) -> ! {
+    panic!(
+        "{why}: this test needs PostgreSQL. Install PostgreSQL 15 and start it (see \
+         .ci/run), or build the tests with KNOBEL_TEST_WITHOUT=postgres to mark the tests \
+         that need it ignored (refused in CI)"
+    );
 }
 
-/// Whether PostgreSQL's programs (initdb, pg_ctl, createdb, ...) are installed.
-pub fn binaries_available() -> bool {
-    let missing: Vec<&str> = ["initdb", "pg_ctl", "createdb", "dropdb", "pg_isready"]
+/// Fails the test unless PostgreSQL's programs (initdb, pg_ctl, createdb, ...) are
+/// installed.
+pub fn require_binaries() {
+    let missing_programs: Vec<&str> = ["initdb", "pg_ctl", "createdb", "dropdb", "pg_isready"]
         .into_iter()
         .filter(|name| !bin_dir().join(name).exists())
         .collect();
-    missing.is_empty()
-        || skip(&format!(
-            "PostgreSQL programs {missing:?} not found in {} (set KNOBEL_PG_BIN)",
+    if !missing_programs.is_empty() {
+        missing(&format!(
+            "PostgreSQL programs {missing_programs:?} not found in {} (set KNOBEL_PG_BIN)",
             bin_dir().display()
-        ))
+        ));
+    }
 }
 
-/// Whether the shared PostgreSQL server answers (see [`shared_admin_url`]).
-pub fn available() -> bool {
-    if !binaries_available() {
-        return false;
-    }
+/// Fails the test unless the shared PostgreSQL server answers (see [`shared_admin_url`]).
+pub fn require() {
+    require_binaries();
     let (host, port) = host_port(&shared_admin_url());
     let ready = Command::new(bin_dir().join("pg_isready"))
         .args(["-h", &host, "-p", &port.to_string(), "-t", "10"])
         .output()
         .map(|o| o.status.success())
         .unwrap_or(false);
-    ready || skip(&format!("PostgreSQL does not answer at {host}:{port}"))
+    if !ready {
+        missing(&format!(
+            "PostgreSQL does not answer at {host}:{port} (set KNOBEL_TEST_POSTGRES_URL)"
+        ));
+    }
 }
 
 /// The host and port of a `postgres://user@host:port/db` URL.

@@ -45,11 +45,13 @@ async fn running_match(store: &Store, within: Duration) -> String {
     }
 }
 
+#[cfg_attr(
+    knobel_without_postgres,
+    ignore = "built with KNOBEL_TEST_WITHOUT=postgres: needs PostgreSQL"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_arenas_on_one_database_each_finish_their_matches() {
-    if !postgres::available() {
-        return;
-    }
+    postgres::require();
     let db = SharedDatabase::create();
     // A short lease, so that a wrong sweep would show within the test.
     let mut a = Arena::start_on(options(2, &["--decision-ms", "2000"]), &db.url).await;
@@ -129,11 +131,13 @@ async fn two_arenas_on_one_database_each_finish_their_matches() {
     store.close().await;
 }
 
+#[cfg_attr(
+    knobel_without_postgres,
+    ignore = "built with KNOBEL_TEST_WITHOUT=postgres: needs PostgreSQL"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_killed_arenas_matches_are_aborted_only_after_its_lease_runs_out() {
-    if !postgres::available() {
-        return;
-    }
+    postgres::require();
     let db = SharedDatabase::create();
     let lease = Duration::from_secs(4);
     let mut a = Arena::start_on(options(4, &["--decision-ms", "60000"]), &db.url).await;

@@ -107,11 +107,13 @@ fn read_lines(child: &mut tokio::process::Child, lines: Lines) {
     });
 }
 
+#[cfg_attr(
+    knobel_without_postgres,
+    ignore = "built with KNOBEL_TEST_WITHOUT=postgres: needs PostgreSQL"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_postgres_outage_loses_no_result_and_stalls_nobody() {
-    if !postgres::binaries_available() {
-        return;
-    }
+    postgres::require_binaries();
     let server = PrivateServer::start();
     let mut arena = Arena::start_on(
         ArenaOptions {

@@ -440,6 +440,8 @@ impl Store {
             let mut results = Vec::with_capacity(writes.len());
             // Seat results of every finished match, written by one statement at the end.
             let mut seat_rows: Vec<SeatRow<'_>> = Vec::new();
+            // The seats of every started match (match_seats), likewise.
+            let mut started_seats: Vec<(&str, i32, &str, Option<i64>)> = Vec::new();
             for prepared in &prepared {
                 let result = match prepared {
                     Prepared::Start(new, seat_names, seat_bot_ids) => {
@@ -463,6 +465,18 @@ impl Store {
                         .await
                         .map_err(StoreError::db(START))?
                         .rows_affected();
+                        if inserted > 0 {
+                            started_seats.extend(new.seat_names.iter().enumerate().map(
+                                |(seat, name)| {
+                                    (
+                                        new.id.as_str(),
+                                        i32::try_from(seat).expect("seat counts are small"),
+                                        name.as_str(),
+                                        new.seat_bot_ids.get(seat).copied().flatten(),
+                                    )
+                                },
+                            ));
+                        }
                         written(inserted, || StoreError::MatchExists { id: new.id.clone() })
                     }
                     Prepared::Finish(finished, log, placings_json, outcome_json) => {
@@ -543,7 +557,20 @@ impl Store {
                 results.push(result);
             }
             // In chunks well within the parameter limits of both databases (SQLite 32 766,
-            // PostgreSQL 65 535 per statement).
+            // PostgreSQL 65 535 per statement). The seats first: a match started and
+            // finished in one batch is in both.
+            for rows in started_seats.chunks(SEAT_ROWS_PER_STATEMENT) {
+                let mut insert = sqlx::QueryBuilder::new(
+                    "INSERT INTO match_seats (match_id, seat, bot_name, bot_id) ",
+                );
+                insert.push_values(rows, |mut row, &(id, seat, bot_name, bot_id)| {
+                    row.push_bind(id)
+                        .push_bind(seat)
+                        .push_bind(bot_name)
+                        .push_bind(bot_id);
+                });
+                insert.build().execute(&mut *tx).await.map_err(StoreError::db(START))?;
+            }
             for rows in seat_rows.chunks(SEAT_ROWS_PER_STATEMENT) {
                 let mut insert = sqlx::QueryBuilder::new(
                     "INSERT INTO seat_results (match_id, seat, bot_name, place, strikes, \
@@ -589,35 +616,62 @@ impl Store {
         .map_err(StoreError::db("aborting the running matches"))
     }
 
-    /// The matches that pass `filter`, newest (latest start) first, at most
-    /// `filter.limit` of them (clamped to `1..=500`) after skipping `filter.offset`.
+    /// The matches that pass `filter`, newest (latest start) first and, among matches that
+    /// started in the same millisecond, by id, largest first: at most `filter.limit` of them
+    /// (clamped to `1..=`[`MatchFilter::MAX_LIMIT`]), from just after `filter.after` if it
+    /// is given (keyset paging: the order is total, so a page never repeats a match of an
+    /// earlier one, and matches stored meanwhile, being newer, never turn up in later
+    /// pages).
     pub async fn list_matches(
         &self,
         filter: &MatchFilter,
     ) -> Result<Vec<MatchSummary>, StoreError> {
-        let limit = i64::from(filter.limit.clamp(1, MatchFilter::MAX_LIMIT));
-        let offset = i64::from(filter.offset);
+        self.list_matches_page(filter).await.map(|(page, _)| page)
+    }
+
+    /// [`Store::list_matches`], and whether more matches pass the filter after the last one
+    /// listed (false: this is the last page).
+    pub async fn list_matches_page(
+        &self,
+        filter: &MatchFilter,
+    ) -> Result<(Vec<MatchSummary>, bool), StoreError> {
+        let limit = filter.limit.clamp(1, MatchFilter::MAX_LIMIT);
+        // One more than the page, to tell whether another page follows.
+        let fetch = i64::from(limit) + 1;
         let status = filter.status.map(MatchStatus::as_str);
+        let (after_ms, after_id) = match &filter.after {
+            Some(cursor) => (Some(cursor.started_at_ms), Some(cursor.id.as_str())),
+            None => (None, None),
+        };
         let rows: Vec<MatchRow> = with_pool!(self, pool => {
             sqlx::query_as(concat!(
                 "SELECT ",
                 match_columns!(),
                 " FROM matches \
                  WHERE ($1 IS NULL OR game = $1) AND ($2 IS NULL OR status = $2) \
+                   AND ($3 IS NULL OR EXISTS (SELECT 1 FROM match_seats s \
+                                              WHERE s.match_id = matches.id AND s.bot_name = $3)) \
+                   AND ($4 IS NULL OR started_at_ms < $4 OR (started_at_ms = $4 AND id < $5)) \
                  ORDER BY started_at_ms DESC, id DESC \
-                 LIMIT $3 OFFSET $4"
+                 LIMIT $6"
             ))
             .bind(filter.game.as_deref())
             .bind(status)
-            .bind(limit)
-            .bind(offset)
+            .bind(filter.bot_name.as_deref())
+            .bind(after_ms)
+            .bind(after_id)
+            .bind(fetch)
             .fetch_all(pool)
             .await
         })
         .map_err(StoreError::db("listing matches"))?;
-        rows.into_iter()
+        let more = rows.len() > limit as usize;
+        let page = rows
+            .into_iter()
+            .take(limit as usize)
             .map(|row| record_from_row(row).map(|record| record.summary))
-            .collect()
+            .collect::<Result<_, _>>()?;
+        Ok((page, more))
     }
 
     /// The match `id` with everything but its log, if it is stored.

@@ -37,6 +37,10 @@ pub(crate) const SQLITE: &[Embedded] = &[
         "0005_bot_identity.sql",
         include_str!("../../migrations/sqlite/0005_bot_identity.sql"),
     ),
+    (
+        "0007_match_seats.sql",
+        include_str!("../../migrations/sqlite/0007_match_seats.sql"),
+    ),
 ];
 
 /// The PostgreSQL migrations, oldest first.
@@ -60,6 +64,10 @@ pub(crate) const POSTGRES: &[Embedded] = &[
     (
         "0005_bot_identity.sql",
         include_str!("../../migrations/postgres/0005_bot_identity.sql"),
+    ),
+    (
+        "0007_match_seats.sql",
+        include_str!("../../migrations/postgres/0007_match_seats.sql"),
     ),
 ];
 

@@ -62,8 +62,8 @@ pub use error::StoreError;
 pub use instances::{InstanceId, Lease};
 pub use recorder::{MAX_BACKOFF, MAX_PENDING, MIN_BACKOFF, Recorded, Recorder};
 pub use types::{
-    AbortedMatch, BotRecord, BotResult, FinishedMatch, MatchFilter, MatchRecord, MatchStatus,
-    MatchSummary, MatchWrite, NewMatch, ParseMatchStatusError, SeatResult,
+    AbortedMatch, BotRecord, BotResult, FinishedMatch, MatchCursor, MatchFilter, MatchRecord,
+    MatchStatus, MatchSummary, MatchWrite, NewMatch, ParseMatchStatusError, SeatResult,
 };
 
 use error::redact_url;

@@ -146,25 +146,52 @@ pub struct MatchFilter {
     pub game: Option<String>,
     /// Only matches with this status.
     pub status: Option<MatchStatus>,
-    /// At most this many matches; clamped to `1..=500`.
+    /// Only matches with a seat held by the bot of this name (the name recorded with the
+    /// seat when the match started).
+    pub bot_name: Option<String>,
+    /// At most this many matches; clamped to `1..=`[`MatchFilter::MAX_LIMIT`].
     pub limit: u32,
-    /// Skip this many of the newest matching ones first.
-    pub offset: u32,
+    /// Only matches listed after this one: older, or as old with a smaller id (keyset
+    /// paging: pass the last match of the previous page). `None`: from the newest.
+    pub after: Option<MatchCursor>,
+}
+
+/// A position in the list of matches, newest first: the start time and id of the last
+/// match of a page (see [`MatchFilter::after`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MatchCursor {
+    /// The match's start, in Unix milliseconds.
+    pub started_at_ms: i64,
+    /// The match's id.
+    pub id: String,
+}
+
+impl MatchCursor {
+    /// The position of `summary` in the list.
+    pub fn of(summary: &MatchSummary) -> MatchCursor {
+        MatchCursor {
+            started_at_ms: summary.started_at_ms,
+            id: summary.id.clone(),
+        }
+    }
 }
 
 impl MatchFilter {
     /// The largest page [`Store::list_matches`](super::Store::list_matches) returns.
     pub const MAX_LIMIT: u32 = 500;
+    /// The page size of [`MatchFilter::default`].
+    pub const DEFAULT_LIMIT: u32 = 100;
 }
 
 impl Default for MatchFilter {
-    /// All matches, the newest 50.
+    /// All matches, the newest [`MatchFilter::DEFAULT_LIMIT`].
     fn default() -> Self {
         MatchFilter {
             game: None,
             status: None,
-            limit: 50,
-            offset: 0,
+            bot_name: None,
+            limit: MatchFilter::DEFAULT_LIMIT,
+            after: None,
         }
     }
 }

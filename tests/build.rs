@@ -1,0 +1,31 @@
+//! Tests that need PostgreSQL or Python run by default and fail, saying what is missing,
+//! when it is. Built with `KNOBEL_TEST_WITHOUT=postgres` (or `python`, or
+//! `postgres,python`) they are marked ignored instead, with the reason, so that a run
+//! never reports them passed without having run them. Refused when `CI` is set: CI runs
+//! them all.
+
+fn main() {
+    println!("cargo::rerun-if-env-changed=KNOBEL_TEST_WITHOUT");
+    println!("cargo::rerun-if-env-changed=CI");
+    println!("cargo::rustc-check-cfg=cfg(knobel_without_postgres)");
+    println!("cargo::rustc-check-cfg=cfg(knobel_without_python)");
+    let without = std::env::var("KNOBEL_TEST_WITHOUT").unwrap_or_default();
+    let ci = std::env::var("CI")
+        .map(|v| !v.is_empty() && v != "0" && !v.eq_ignore_ascii_case("false"))
+        .unwrap_or(false);
+    for dependency in without.split(',').map(str::trim).filter(|d| !d.is_empty()) {
+        if !matches!(dependency, "postgres" | "python") {
+            panic!(
+                "KNOBEL_TEST_WITHOUT names {dependency:?}: it may name postgres and python, \
+                 separated by commas"
+            );
+        }
+        if ci {
+            panic!(
+                "KNOBEL_TEST_WITHOUT={without} is set, but CI is too: CI runs the tests that \
+                 need {dependency}, so provide it (see .ci/run)"
+            );
+        }
+        println!("cargo::rustc-cfg=knobel_without_{dependency}");
+    }
+}
