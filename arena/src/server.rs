@@ -44,6 +44,10 @@ pub const MAX_MESSAGE_BYTES: usize = 64 * 1024;
 pub const MAX_SENT_MESSAGE_BYTES: usize = 4 * 1024 * 1024;
 /// Largest piece of a log StreamMatchLog sends, in bytes of its JSON text.
 pub const LOG_CHUNK_BYTES: usize = 1024 * 1024;
+/// Most match logs served at once (a log is held whole in memory while it is sent: a
+/// Zokken match of 100 000 rounds has a log of about 470 MB); more are refused with
+/// RESOURCE_EXHAUSTED.
+pub const MAX_LOGS_IN_FLIGHT: usize = 4;
 /// How long a new stream has to send its Hello, by default (see
 /// [`NetLimits::hello_timeout`]).
 pub const HELLO_TIMEOUT: Duration = Duration::from_secs(10);
@@ -180,6 +184,7 @@ pub async fn serve(
             Some(net_metrics.pending_hello.clone()),
         ),
         hello_timeout: config.net.hello_timeout,
+        logs_in_flight: Arc::new(tokio::sync::Semaphore::new(MAX_LOGS_IN_FLIGHT)),
     };
 
     let (health_reporter, health_service) = tonic_health::server::health_reporter();
@@ -274,6 +279,9 @@ struct ArenaService {
     /// Streams that have not sent their Hello yet, in all and per peer address.
     pending_hello: PeerCounter,
     hello_timeout: Duration,
+    /// Match logs being served (GetMatchLog, StreamMatchLog): each is held whole in memory
+    /// while it is sent, so at most [`MAX_LOGS_IN_FLIGHT`] at once.
+    logs_in_flight: Arc<tokio::sync::Semaphore>,
 }
 
 impl ArenaService {
@@ -584,7 +592,7 @@ impl Arena for ArenaService {
         request: Request<pb::GetMatchLogRequest>,
     ) -> Result<Response<pb::MatchLogResponse>, Status> {
         let id = request.into_inner().match_id;
-        let log_json = self.ended_log(&id).await?;
+        let (log_json, _serving) = self.ended_log(&id).await?;
         let response = pb::MatchLogResponse {
             match_id: id,
             log_json,
@@ -608,10 +616,13 @@ impl Arena for ArenaService {
         request: Request<pb::GetMatchLogRequest>,
     ) -> Result<Response<LogChunks>, Status> {
         let id = request.into_inner().match_id;
-        let log = bytes::Bytes::from(self.ended_log(&id).await?);
+        let (log, serving) = self.ended_log(&id).await?;
+        let log = bytes::Bytes::from(log);
         let total_bytes = log.len() as u64;
         // Cut lazily, as the client reads: one chunk at a time is copied out of the log.
+        // The log counts as in flight until the stream is done or dropped.
         let chunks = (0..log.len().div_ceil(LOG_CHUNK_BYTES).max(1)).map(move |i| {
+            let _serving = &serving;
             let start = i * LOG_CHUNK_BYTES;
             let end = (start + LOG_CHUNK_BYTES).min(log.len());
             Ok(pb::MatchLogChunk {
@@ -629,14 +640,28 @@ impl Arena for ArenaService {
 type LogChunks = Pin<Box<dyn Stream<Item = Result<pb::MatchLogChunk, Status>> + Send>>;
 
 impl ArenaService {
-    /// The log of the finished or aborted match `id`, or the status that says why there is
-    /// none (GetMatchLog and StreamMatchLog).
-    async fn ended_log(&self, id: &str) -> Result<String, Status> {
+    /// The log of the finished or aborted match `id` and its place among the logs in
+    /// flight (hold it while the log is sent), or the status that says why there is none
+    /// (GetMatchLog and StreamMatchLog).
+    async fn ended_log(
+        &self,
+        id: &str,
+    ) -> Result<(String, tokio::sync::OwnedSemaphorePermit), Status> {
         if id.is_empty() || id.len() > 64 {
             return Err(Status::invalid_argument(
                 "match_id must be 1..=64 characters: see ListMatches",
             ));
         }
+        let serving = self
+            .logs_in_flight
+            .clone()
+            .try_acquire_owned()
+            .map_err(|_| {
+                Status::resource_exhausted(format!(
+                    "{MAX_LOGS_IN_FLIGHT} match logs are being sent already, the most at once: \
+                 retry in a moment"
+                ))
+            })?;
         let Some((status, log)) = self
             .store
             .match_log(id)
@@ -652,7 +677,7 @@ impl ArenaService {
                 "match {id} is still running: its log (with every hidden die) is available once it has ended"
             ))),
             (_, None) => Err(Status::not_found(format!("match {id} ended without a log"))),
-            (_, Some(log_json)) => Ok(log_json),
+            (_, Some(log_json)) => Ok((log_json, serving)),
         }
     }
 }

@@ -255,3 +255,82 @@ async fn a_real_long_zokken_match_is_served_by_stream_match_log() {
         "the log is the long match's"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn logs_in_flight_are_bounded() {
+    let arena = Arena::start(ArenaOptions::default()).await;
+    let store = Store::connect(&arena.database_url).await.unwrap();
+    store.insert_match(&zokken_match("long")).await.unwrap();
+    store
+        .finish_match("long", &long_log(9 * MIB), &outcome(), 2_000)
+        .await
+        .unwrap();
+    let request = || pb::GetMatchLogRequest {
+        match_id: "long".to_owned(),
+    };
+    // Streams that are not read stay in flight: the log does not fit the flow-control
+    // windows.
+    let client = arena.client().await;
+    let mut held = Vec::new();
+    for _ in 0..knobel_arena::server::MAX_LOGS_IN_FLIGHT {
+        held.push(
+            client
+                .clone()
+                .stream_match_log(request())
+                .await
+                .unwrap()
+                .into_inner(),
+        );
+    }
+    let refused = client
+        .clone()
+        .stream_match_log(request())
+        .await
+        .unwrap_err();
+    assert_eq!(refused.code(), Code::ResourceExhausted, "{refused:?}");
+    assert!(
+        refused
+            .message()
+            .contains("match logs are being sent already")
+            && refused.message().contains("retry in a moment"),
+        "{}",
+        refused.message()
+    );
+    let refused = client.clone().get_match_log(request()).await.unwrap_err();
+    assert!(
+        refused.message().contains("retry in a moment"),
+        "{refused:?}"
+    );
+    // The others dropped (they share the connection's flow-control window) and one read
+    // to its end: logs are served again.
+    let mut first = held.remove(0);
+    drop(held);
+    let read = tokio::time::timeout(std::time::Duration::from_secs(60), async {
+        let mut read = 0;
+        while let Some(chunk) = first.next().await {
+            read += chunk.unwrap().data.len();
+        }
+        read
+    })
+    .await
+    .expect("the held stream is read to its end");
+    assert_eq!(read, long_log(9 * MIB).len());
+    drop(first);
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        match streamed(&arena, "long").await {
+            Ok((_, log)) => {
+                assert!(log == long_log(9 * MIB));
+                break;
+            }
+            Err(status) if status.code() == Code::ResourceExhausted => {
+                assert!(
+                    tokio::time::Instant::now() < deadline,
+                    "dropped streams still count as in flight"
+                );
+                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            }
+            Err(status) => panic!("{status:?}"),
+        }
+    }
+}
