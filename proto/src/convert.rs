@@ -1499,19 +1499,8 @@ impl TryFrom<&pb::Outcome> for Outcome {
 
 /// The rules' numeric settings by name, as [`pb::MatchStart::settings`] carries them.
 pub fn rules_settings(rules: &Rules) -> HashMap<String, u32> {
-    let pairs: Vec<(&str, u32)> = match rules {
-        Rules::Schocken(r) => vec![("tokens", r.tokens.into())],
-        Rules::Sjokken(r) => vec![("tokens", r.tokens.into())],
-        Rules::Zokken(r) => vec![
-            ("ante", r.ante),
-            ("small_bet", r.small_bet),
-            ("big_bet", r.big_bet),
-            ("max_bets", r.max_bets.into()),
-            ("rounds", r.rounds),
-            ("max_replays", r.max_replays.into()),
-        ],
-    };
-    pairs
+    rules
+        .numbers()
         .into_iter()
         .map(|(name, value)| (name.to_owned(), value))
         .collect()
