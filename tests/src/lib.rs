@@ -273,12 +273,19 @@ pub fn raise_own_fd_limit() -> u64 {
     rlimit::increase_nofile_limit(u64::MAX).expect("raise the open-file limit")
 }
 
-/// Scrapes the Prometheus text of a metrics URL (`http://host:port/metrics`).
+/// Scrapes the Prometheus text of a metrics URL (`http://host:port/metrics`): a plain
+/// HTTP/1.1 GET over loopback, connecting within 10 s; returns the body.
 pub async fn scrape(url: &str) -> String {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let rest = url.strip_prefix("http://").expect("an http url");
     let (host, path) = rest.split_once('/').expect("a path");
-    let mut stream = tokio::net::TcpStream::connect(host).await.expect("connect");
+    let mut stream = tokio::time::timeout(
+        Duration::from_secs(10),
+        tokio::net::TcpStream::connect(host),
+    )
+    .await
+    .expect("the metrics endpoint answers")
+    .expect("connect to the metrics endpoint");
     let request = format!("GET /{path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n");
     stream.write_all(request.as_bytes()).await.expect("send");
     let mut response = String::new();

@@ -6,11 +6,10 @@
 //! (private server) first: without it they fail, saying what is missing (a test never
 //! passes without having run). Built with `KNOBEL_TEST_WITHOUT=postgres` they are marked
 //! ignored instead (`#[cfg_attr(knobel_without_postgres, ignore = ...)]`; see
-//! `tests/build.rs`).
+//! `arena/build.rs`, also the build script of this crate).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::Duration;
 
 use crate::Arena;
 
@@ -274,28 +273,7 @@ impl Drop for PrivateServer {
 impl Arena {
     /// The arena's metrics, in Prometheus' text format.
     pub async fn metrics_text(&self) -> String {
-        use tokio::io::{AsyncReadExt, AsyncWriteExt};
-        let rest = self
-            .metrics_url
-            .strip_prefix("http://")
-            .expect("an http url");
-        let (host, path) = rest.split_once('/').expect("a path");
-        let mut stream = tokio::time::timeout(
-            Duration::from_secs(10),
-            tokio::net::TcpStream::connect(host),
-        )
-        .await
-        .expect("the metrics endpoint answers")
-        .expect("connect to the metrics endpoint");
-        let request = format!("GET /{path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n");
-        stream.write_all(request.as_bytes()).await.unwrap();
-        let mut response = String::new();
-        stream.read_to_string(&mut response).await.unwrap();
-        assert!(response.starts_with("HTTP/1.1 200"), "{response}");
-        response
-            .split_once("\r\n\r\n")
-            .map(|(_, body)| body.to_owned())
-            .unwrap_or_default()
+        crate::scrape(&self.metrics_url).await
     }
 
     /// The sum of the samples of metric `name` (over all its labels); 0 if it has none.

@@ -63,7 +63,7 @@ async fn rust_bots_play_full_matches_of_every_game() {
     );
 
     // The metrics endpoint counts them, labelled by game only.
-    let metrics = http_get(&arena.metrics_url).await;
+    let metrics = knobel_e2e::scrape(&arena.metrics_url).await;
     for game in GAMES {
         let line = format!("knobel_matches_ended_total{{game=\"{game}\",status=\"finished\"}} 1");
         assert!(metrics.contains(&line), "no {line:?} in:\n{metrics}");
@@ -73,27 +73,10 @@ async fn rust_bots_play_full_matches_of_every_game() {
     assert!(arena.stop().await.success());
 }
 
-/// A plain HTTP/1.1 GET over loopback; returns the body.
-async fn http_get(url: &str) -> String {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let rest = url.strip_prefix("http://").expect("an http url");
-    let (host, path) = rest.split_once('/').expect("a path");
-    let mut stream = tokio::net::TcpStream::connect(host).await.expect("connect");
-    let request = format!("GET /{path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n");
-    stream.write_all(request.as_bytes()).await.unwrap();
-    let mut response = String::new();
-    stream.read_to_string(&mut response).await.unwrap();
-    assert!(response.starts_with("HTTP/1.1 200"), "{response}");
-    response
-        .split_once("\r\n\r\n")
-        .map(|(_, body)| body.to_owned())
-        .unwrap_or_default()
-}
-
 /// The Python interpreter with grpcio installed: `KNOBEL_PYTHON` (`.ci/run` makes one),
 /// else `python3` if it has grpcio and protobuf. Fails the test if there is none: a test
 /// never passes without having run (build with `KNOBEL_TEST_WITHOUT=python` to mark it
-/// ignored instead; see `tests/build.rs`).
+/// ignored instead; see `arena/build.rs`, the build script of this crate too).
 fn python() -> PathBuf {
     if let Some(path) = std::env::var_os("KNOBEL_PYTHON") {
         return PathBuf::from(path);
