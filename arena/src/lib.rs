@@ -4,6 +4,7 @@
 
 pub mod auth;
 pub mod instance;
+pub mod league;
 pub mod lobby;
 pub mod metrics;
 pub mod net;

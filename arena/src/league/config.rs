@@ -1,0 +1,501 @@
+//! The league file: a TOML document naming the bots, the games with their rules, the table
+//! sizes, the repetitions, the time control, the concurrency, the seed and the format.
+//! `docs/league.example.toml` is the commented example; `docs/leagues.md` the reference.
+//!
+//! Reading is strict: an unknown key, game, preset, variant, setting or bot, or a table
+//! larger than the field, is an error that names the field and its line.
+
+use std::collections::BTreeMap;
+use std::ops::Range;
+
+use knobel_engine::{Game, PRESETS, Rules};
+use serde::Deserialize;
+use toml::Spanned;
+
+/// Tables hold 2 to 8 seats (RULES.md: two players at least; the arena's upper bound).
+pub const TABLE_SIZES: std::ops::RangeInclusive<u32> = 2..=8;
+/// Duplicate sets per table: 1 to this many.
+pub const MAX_REPETITIONS: u32 = 1_000;
+/// League matches played at once: 1 to this many.
+pub const MAX_CONCURRENCY: u32 = 256;
+/// Bots in one league: 2 to this many.
+pub const MAX_BOTS: usize = 256;
+/// League names: 1 to this many bytes of letters, digits, `-`, `_` and `.`.
+pub const MAX_NAME_BYTES: usize = 64;
+/// The legal decision deadlines, in milliseconds.
+pub const DECISION_MS: std::ops::RangeInclusive<u64> = 1..=600_000;
+/// The legal time banks, in milliseconds.
+pub const TIME_BANK_MS: std::ops::RangeInclusive<u64> = 0..=3_600_000;
+
+/// How a league pairs its bots.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// Every table of the table size among the bots.
+    RoundRobin,
+    /// The named bot against the field: every table that holds it.
+    Gauntlet {
+        /// The bot that plays every match.
+        challenger: String,
+    },
+}
+
+/// The bots of a league: listed, or every bot registered when the league is created.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum BotSelection {
+    /// These bots, by name.
+    Listed(Vec<String>),
+    /// Every registered bot that is not revoked.
+    All,
+}
+
+/// One game of a league: its rules and its table size.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GamePlan {
+    /// The game.
+    pub game: Game,
+    /// The preset the rules start from.
+    pub preset: String,
+    /// The rules: the preset with the file's variants and settings.
+    pub rules: Rules,
+    /// Seats per table.
+    pub table_size: u32,
+}
+
+/// A league file, read and checked (except its bots against the registry: see
+/// [`LeagueConfig::resolve_bots`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LeagueConfig {
+    /// The league's name, unique in the arena.
+    pub name: String,
+    /// The league seed: every match's dice follow from it.
+    pub seed: u64,
+    /// Round robin or gauntlet.
+    pub format: Format,
+    /// The bots.
+    pub bots: BotSelection,
+    /// The games, in the order schocken, sjokken, zokken.
+    pub games: Vec<GamePlan>,
+    /// Duplicate sets per table.
+    pub repetitions: u32,
+    /// League matches at once.
+    pub concurrency: u32,
+    /// The decision deadline, milliseconds.
+    pub decision_ms: u64,
+    /// The time bank per seat and match, milliseconds.
+    pub time_bank_ms: u64,
+    /// Where each bot name stands in the file (for errors found when the bots are resolved).
+    bot_lines: BTreeMap<String, usize>,
+    /// The line of `bots`, and of the table sizes, for the same purpose.
+    bots_line: usize,
+    table_lines: Vec<usize>,
+}
+
+/// A league file that cannot be used.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum LeagueConfigError {
+    /// Not TOML, or not the shape of a league file (an unknown key, a wrong type).
+    #[error("line {line}: {message}")]
+    Syntax {
+        /// The line (1-based) the problem is on.
+        line: usize,
+        /// What is wrong.
+        message: String,
+    },
+    /// A field whose value is not legal.
+    #[error("line {line}: {field}: {message}")]
+    Field {
+        /// The field, as a TOML path (`games.zokken.preset`).
+        field: String,
+        /// The line (1-based) of its value.
+        line: usize,
+        /// What is wrong and what would be legal.
+        message: String,
+    },
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawLeague {
+    name: Spanned<String>,
+    seed: Option<Spanned<u64>>,
+    format: Option<Spanned<String>>,
+    challenger: Option<Spanned<String>>,
+    bots: Spanned<toml::Value>,
+    repetitions: Option<Spanned<u32>>,
+    concurrency: Option<Spanned<u32>>,
+    time: Option<RawTime>,
+    games: Spanned<BTreeMap<Spanned<String>, RawGame>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawTime {
+    decision_ms: Option<Spanned<u64>>,
+    time_bank_ms: Option<Spanned<u64>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawGame {
+    preset: Option<Spanned<String>>,
+    #[serde(default)]
+    variants: Vec<Spanned<String>>,
+    #[serde(default)]
+    settings: BTreeMap<Spanned<String>, Spanned<u32>>,
+    table_size: Option<Spanned<u32>>,
+}
+
+/// The 1-based line of byte offset `at` in `text`.
+fn line_of(text: &str, at: usize) -> usize {
+    text.as_bytes()[..at.min(text.len())]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count()
+        + 1
+}
+
+struct Reader<'a> {
+    text: &'a str,
+}
+
+impl Reader<'_> {
+    fn line(&self, span: Range<usize>) -> usize {
+        line_of(self.text, span.start)
+    }
+
+    fn field(
+        &self,
+        field: impl Into<String>,
+        span: Range<usize>,
+        message: impl Into<String>,
+    ) -> LeagueConfigError {
+        LeagueConfigError::Field {
+            field: field.into(),
+            line: self.line(span),
+            message: message.into(),
+        }
+    }
+
+    fn in_range<T: PartialOrd + Copy + std::fmt::Display>(
+        &self,
+        field: &str,
+        value: &Spanned<T>,
+        range: std::ops::RangeInclusive<T>,
+    ) -> Result<T, LeagueConfigError> {
+        let v = *value.get_ref();
+        if range.contains(&v) {
+            Ok(v)
+        } else {
+            Err(self.field(
+                field,
+                value.span(),
+                format!(
+                    "{v} is out of range: legal are {}..={}",
+                    range.start(),
+                    range.end()
+                ),
+            ))
+        }
+    }
+}
+
+/// Whether `name` is a legal league name.
+pub fn check_league_name(name: &str) -> Result<(), String> {
+    if name.is_empty() || name.len() > MAX_NAME_BYTES {
+        return Err(format!(
+            "a league name has 1..={MAX_NAME_BYTES} bytes: {name:?} has {}",
+            name.len()
+        ));
+    }
+    match name
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')))
+    {
+        Some(c) => Err(format!(
+            "a league name has only ASCII letters, digits, '-', '_' and '.': {name:?} has {c:?}"
+        )),
+        None => Ok(()),
+    }
+}
+
+/// The default table size of `game`: 4 for Schocken and Sjokken, 2 for Zokken.
+pub fn default_table_size(game: Game) -> u32 {
+    match game {
+        Game::Schocken | Game::Sjokken => 4,
+        Game::Zokken => 2,
+    }
+}
+
+impl LeagueConfig {
+    /// Reads a league file.
+    pub fn from_toml(text: &str) -> Result<LeagueConfig, LeagueConfigError> {
+        let raw: RawLeague = toml::from_str(text).map_err(|e| LeagueConfigError::Syntax {
+            line: e.span().map_or(1, |span| line_of(text, span.start)),
+            message: e.message().trim().to_owned(),
+        })?;
+        let r = Reader { text };
+        let name = raw.name.get_ref().clone();
+        check_league_name(&name).map_err(|m| r.field("name", raw.name.span(), m))?;
+        let seed = raw.seed.map_or(1, |s| *s.get_ref());
+        let repetitions = match &raw.repetitions {
+            Some(v) => r.in_range("repetitions", v, 1..=MAX_REPETITIONS)?,
+            None => 1,
+        };
+        let concurrency = match &raw.concurrency {
+            Some(v) => r.in_range("concurrency", v, 1..=MAX_CONCURRENCY)?,
+            None => 4,
+        };
+        let (mut decision_ms, mut time_bank_ms) = (2_000, 10_000);
+        if let Some(time) = &raw.time {
+            if let Some(v) = &time.decision_ms {
+                decision_ms = r.in_range("time.decision_ms", v, DECISION_MS)?;
+            }
+            if let Some(v) = &time.time_bank_ms {
+                time_bank_ms = r.in_range("time.time_bank_ms", v, TIME_BANK_MS)?;
+            }
+        }
+        let bots_line = r.line(raw.bots.span());
+        let mut bot_lines = BTreeMap::new();
+        let bots_span = raw.bots.span();
+        let bots = match raw.bots.get_ref() {
+            toml::Value::String(word) if word == "all" => BotSelection::All,
+            toml::Value::Array(items) => {
+                let mut listed = Vec::with_capacity(items.len());
+                // Each name's line: where its quoted form first stands in the list.
+                let list_text = &text[bots_span.clone()];
+                let mut from = 0;
+                for item in items {
+                    let Some(n) = item.as_str() else {
+                        return Err(r.field(
+                            "bots",
+                            bots_span.clone(),
+                            format!(
+                                "a {} is not a bot name: list names as strings",
+                                item.type_str()
+                            ),
+                        ));
+                    };
+                    let at = list_text[from..].find(n).map_or(bots_span.start, |i| {
+                        from += i + n.len();
+                        bots_span.start + from - n.len()
+                    });
+                    if bot_lines.insert(n.to_owned(), line_of(text, at)).is_some() {
+                        return Err(r.field("bots", at..at, format!("bot {n:?} is listed twice")));
+                    }
+                    listed.push(n.to_owned());
+                }
+                if listed.len() > MAX_BOTS {
+                    return Err(r.field(
+                        "bots",
+                        bots_span.clone(),
+                        format!(
+                            "{} bots are listed: a league has at most {MAX_BOTS}",
+                            listed.len()
+                        ),
+                    ));
+                }
+                BotSelection::Listed(listed)
+            }
+            other => {
+                return Err(r.field(
+                    "bots",
+                    bots_span.clone(),
+                    format!(
+                        "{} is neither a list of bot names nor \"all\"",
+                        match other {
+                            toml::Value::String(s) => format!("{s:?}"),
+                            v => format!("a {}", v.type_str()),
+                        }
+                    ),
+                ));
+            }
+        };
+        let format = match raw
+            .format
+            .as_ref()
+            .map(|f| (f.get_ref().as_str(), f.span()))
+        {
+            None | Some(("round-robin", _)) => {
+                if let Some(c) = &raw.challenger {
+                    return Err(r.field(
+                        "challenger",
+                        c.span(),
+                        "a challenger is only for format = \"gauntlet\"",
+                    ));
+                }
+                Format::RoundRobin
+            }
+            Some(("gauntlet", span)) => match &raw.challenger {
+                Some(c) => {
+                    let challenger = c.get_ref().clone();
+                    bot_lines
+                        .entry(challenger.clone())
+                        .or_insert(r.line(c.span()));
+                    Format::Gauntlet { challenger }
+                }
+                None => {
+                    return Err(r.field(
+                        "format",
+                        span,
+                        "a gauntlet needs `challenger = \"<bot name>\"`: the bot that plays the field",
+                    ));
+                }
+            },
+            Some((other, span)) => {
+                return Err(r.field(
+                    "format",
+                    span,
+                    format!(
+                        "unknown format {other:?}: formats are \"round-robin\" and \"gauntlet\""
+                    ),
+                ));
+            }
+        };
+        let mut games = Vec::new();
+        let mut table_lines = Vec::new();
+        if raw.games.get_ref().is_empty() {
+            return Err(r.field(
+                "games",
+                raw.games.span(),
+                "a league plays at least one game: add [games.schocken], [games.sjokken] or [games.zokken]",
+            ));
+        }
+        for (key, game) in raw.games.get_ref() {
+            let gname = key.get_ref().as_str();
+            let g: Game = gname.parse().map_err(|e: knobel_engine::RulesError| {
+                r.field("games", key.span(), e.to_string())
+            })?;
+            let path = format!("games.{gname}");
+            let (preset, preset_span) = match &game.preset {
+                Some(p) => (p.get_ref().clone(), p.span()),
+                None => (gname.to_owned(), key.span()),
+            };
+            let mut rules = Rules::preset(&preset).map_err(|_| {
+                r.field(
+                    format!("{path}.preset"),
+                    preset_span.clone(),
+                    format!(
+                        "unknown preset {preset:?}: presets are {}",
+                        PRESETS.join(", ")
+                    ),
+                )
+            })?;
+            if rules.game() != g {
+                return Err(r.field(
+                    format!("{path}.preset"),
+                    preset_span,
+                    format!(
+                        "preset {preset:?} is a {} preset, not {gname}",
+                        rules.game().name()
+                    ),
+                ));
+            }
+            for variant in &game.variants {
+                rules.set_variant(variant.get_ref(), true).map_err(|e| {
+                    r.field(format!("{path}.variants"), variant.span(), e.to_string())
+                })?;
+            }
+            for (setting, value) in &game.settings {
+                rules
+                    .set_number(setting.get_ref(), *value.get_ref())
+                    .map_err(|e| {
+                        r.field(
+                            format!("{path}.settings.{}", setting.get_ref()),
+                            value.span(),
+                            e.to_string(),
+                        )
+                    })?;
+            }
+            let (table_size, table_line) = match &game.table_size {
+                Some(t) => (
+                    r.in_range(&format!("{path}.table_size"), t, TABLE_SIZES)?,
+                    r.line(t.span()),
+                ),
+                None => (default_table_size(g), r.line(key.span())),
+            };
+            games.push(GamePlan {
+                game: g,
+                preset,
+                rules,
+                table_size,
+            });
+            table_lines.push(table_line);
+        }
+        // A fixed order, whatever the file's: schocken, sjokken, zokken.
+        let mut order: Vec<usize> = (0..games.len()).collect();
+        order.sort_by_key(|&i| games[i].game as u8);
+        let games = order.iter().map(|&i| games[i].clone()).collect();
+        let table_lines = order.iter().map(|&i| table_lines[i]).collect();
+        Ok(LeagueConfig {
+            name,
+            seed,
+            format,
+            bots,
+            games,
+            repetitions,
+            concurrency,
+            decision_ms,
+            time_bank_ms,
+            bot_lines,
+            bots_line,
+            table_lines,
+        })
+    }
+
+    /// The league's bots, in the order given (for `bots = "all"`: `registered`, in order),
+    /// checked against `registered` (the names of the bots that may play: registered and not
+    /// revoked), and against every table size.
+    pub fn resolve_bots(&self, registered: &[String]) -> Result<Vec<String>, LeagueConfigError> {
+        let bots: Vec<String> = match &self.bots {
+            BotSelection::All => registered.to_vec(),
+            BotSelection::Listed(listed) => {
+                for name in listed {
+                    if !registered.contains(name) {
+                        return Err(LeagueConfigError::Field {
+                            field: "bots".into(),
+                            line: self.bot_lines.get(name).copied().unwrap_or(self.bots_line),
+                            message: format!(
+                                "unknown bot {name:?}: no registered bot of that name (see `knobel bot list`)"
+                            ),
+                        });
+                    }
+                }
+                listed.clone()
+            }
+        };
+        if let Format::Gauntlet { challenger } = &self.format
+            && !bots.contains(challenger)
+        {
+            return Err(LeagueConfigError::Field {
+                field: "challenger".into(),
+                line: self
+                    .bot_lines
+                    .get(challenger)
+                    .copied()
+                    .unwrap_or(self.bots_line),
+                message: format!("the challenger {challenger:?} is not one of the league's bots"),
+            });
+        }
+        if bots.len() < 2 {
+            return Err(LeagueConfigError::Field {
+                field: "bots".into(),
+                line: self.bots_line,
+                message: format!("a league needs at least 2 bots: it has {}", bots.len()),
+            });
+        }
+        for (plan, &line) in self.games.iter().zip(&self.table_lines) {
+            if plan.table_size as usize > bots.len() {
+                return Err(LeagueConfigError::Field {
+                    field: format!("games.{}.table_size", plan.game.name()),
+                    line,
+                    message: format!(
+                        "a table of {} seats is larger than the league's {} bots",
+                        plan.table_size,
+                        bots.len()
+                    ),
+                });
+            }
+        }
+        Ok(bots)
+    }
+}

@@ -1,0 +1,15 @@
+//! Leagues: a league file ([`config`]) expands into a schedule of duplicate sets
+//! ([`schedule`]); its stored results give standings ([`standings`]) with Weng-Lin ratings
+//! ([`ratings`]) and confidence intervals. `docs/leagues.md` is the reference.
+
+pub mod config;
+pub mod ratings;
+pub mod schedule;
+pub mod standings;
+
+#[cfg(test)]
+mod tests;
+
+pub use config::{BotSelection, Format, GamePlan, LeagueConfig, LeagueConfigError};
+pub use schedule::{ScheduleError, ScheduledMatch, expand};
+pub use standings::{PlayedMatch, PlayedSeat, Standings, standings};

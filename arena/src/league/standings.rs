@@ -1,0 +1,326 @@
+//! A league's standings, computed from its stored results: ratings (see `ratings`) and plain
+//! statistics with 95% confidence intervals, per game and overall.
+//!
+//! - **Loss rate** (Schocken, Sjokken): the share of matches a bot lost (its place is the
+//!   worst of the match), with a Wilson score interval, beside `1/k`, the rate a bot of
+//!   average strength would have at tables of `k` seats.
+//! - **Net chips per 100 rounds** (Zokken): each match's net chips scaled to 100 rounds
+//!   (by the rounds the match's rules set), the mean over matches with a normal interval
+//!   (mean ± 1.96 standard errors).
+//! - **Head to head**: for every two bots, how often each placed above the other in the
+//!   matches they shared.
+//! - **Paired difference**: for every two bots and every duplicate set both played in, the
+//!   difference of their scores over the set's matches (the same dice, the seats swapped):
+//!   the mean over sets with a normal interval. The score is the loss rate (Schocken,
+//!   Sjokken; lower is better) or the net chips per 100 rounds (Zokken; higher is better).
+//!   Because the dice are the same for both, the luck of the dice largely cancels.
+
+use std::collections::BTreeMap;
+
+use knobel_engine::Game;
+
+use super::ratings::{Rating, Ratings};
+
+/// The normal quantile of a two-sided 95% interval.
+pub const Z95: f64 = 1.959_963_984_540_054;
+
+/// One seat of a played league match.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PlayedSeat {
+    /// The bot.
+    pub bot: String,
+    /// Its place, 1 = first.
+    pub place: u8,
+    /// Net chips (Zokken).
+    pub chips: Option<i64>,
+}
+
+/// A played league match, as the store holds it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PlayedMatch {
+    /// Its place in the schedule.
+    pub ordinal: u32,
+    /// The game.
+    pub game: Game,
+    /// Its duplicate set.
+    pub set: u32,
+    /// Rounds its rules set (Zokken), for chips per 100 rounds.
+    pub rounds: u32,
+    /// The seats, in seat order.
+    pub seats: Vec<PlayedSeat>,
+}
+
+/// An estimate with its 95% confidence interval.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
+pub struct Interval {
+    /// The estimate.
+    pub estimate: f64,
+    /// Lower end.
+    pub low: f64,
+    /// Upper end.
+    pub high: f64,
+}
+
+impl Interval {
+    /// The Wilson score interval of `k` successes in `n` trials.
+    pub fn wilson(k: u64, n: u64) -> Interval {
+        if n == 0 {
+            return Interval {
+                estimate: f64::NAN,
+                low: 0.0,
+                high: 1.0,
+            };
+        }
+        let (k, n) = (k as f64, n as f64);
+        let p = k / n;
+        let z2 = Z95 * Z95;
+        let centre = (p + z2 / (2.0 * n)) / (1.0 + z2 / n);
+        let half = Z95 / (1.0 + z2 / n) * (p * (1.0 - p) / n + z2 / (4.0 * n * n)).sqrt();
+        Interval {
+            estimate: p,
+            low: (centre - half).max(0.0),
+            high: (centre + half).min(1.0),
+        }
+    }
+
+    /// The mean of `values` ± 1.96 standard errors (the sample standard deviation over
+    /// `n - 1`); infinitely wide for fewer than two values.
+    pub fn mean(values: &[f64]) -> Interval {
+        let n = values.len() as f64;
+        if values.is_empty() {
+            return Interval {
+                estimate: f64::NAN,
+                low: f64::NEG_INFINITY,
+                high: f64::INFINITY,
+            };
+        }
+        let mean = values.iter().sum::<f64>() / n;
+        if values.len() < 2 {
+            return Interval {
+                estimate: mean,
+                low: f64::NEG_INFINITY,
+                high: f64::INFINITY,
+            };
+        }
+        let var = values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0);
+        let half = Z95 * (var / n).sqrt();
+        Interval {
+            estimate: mean,
+            low: mean - half,
+            high: mean + half,
+        }
+    }
+}
+
+/// One bot's line in the standings of a game (or overall).
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct BotStanding {
+    /// The bot.
+    pub bot: String,
+    /// Matches played.
+    pub matches: u64,
+    /// Rating mean.
+    pub mu: f64,
+    /// Rating uncertainty.
+    pub sigma: f64,
+    /// `mu - 3 sigma`, the order of the standings.
+    pub conservative: f64,
+    /// Mean place.
+    pub mean_place: f64,
+    /// Matches lost (Schocken, Sjokken).
+    pub losses: Option<u64>,
+    /// Loss rate with its interval (Schocken, Sjokken).
+    pub loss_rate: Option<Interval>,
+    /// What a bot of average strength loses: 1/k at tables of k seats.
+    pub average_loss_rate: Option<f64>,
+    /// Net chips per 100 rounds with its interval (Zokken).
+    pub chips_per_100_rounds: Option<Interval>,
+}
+
+/// Two bots compared over the matches they shared.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct PairComparison {
+    /// The first bot (by name).
+    pub a: String,
+    /// The second bot.
+    pub b: String,
+    /// Matches in which both sat.
+    pub matches: u64,
+    /// Of those, how often `a` placed above `b`.
+    pub a_above: u64,
+    /// How often `b` placed above `a`.
+    pub b_above: u64,
+    /// Duplicate sets in which both sat.
+    pub sets: u64,
+    /// `a`'s score minus `b`'s, per set, its mean and interval (see the module docs).
+    pub paired_difference: Interval,
+}
+
+/// The standings of one game.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct GameStandings {
+    /// The game.
+    pub game: Game,
+    /// Matches played.
+    pub matches: u64,
+    /// The bots, best first.
+    pub bots: Vec<BotStanding>,
+    /// Every two bots that met, by name.
+    pub pairs: Vec<PairComparison>,
+}
+
+/// A league's standings.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct Standings {
+    /// Per game, in the order schocken, sjokken, zokken (games without results left out).
+    pub games: Vec<GameStandings>,
+    /// Over all games: the rating of every match in schedule order, and the mean place.
+    pub overall: Vec<BotStanding>,
+}
+
+/// Whether seat `i` of `m` lost the match: its place is the worst, and not everyone's.
+fn lost(m: &PlayedMatch, i: usize) -> bool {
+    let worst = m.seats.iter().map(|s| s.place).max().unwrap_or(0);
+    let best = m.seats.iter().map(|s| s.place).min().unwrap_or(0);
+    worst > best && m.seats[i].place == worst
+}
+
+/// The per-match score the paired difference uses.
+fn score(m: &PlayedMatch, i: usize) -> f64 {
+    match m.game {
+        Game::Zokken => chips_per_100(m, i),
+        Game::Schocken | Game::Sjokken => f64::from(u8::from(lost(m, i))),
+    }
+}
+
+fn chips_per_100(m: &PlayedMatch, i: usize) -> f64 {
+    m.seats[i].chips.unwrap_or(0) as f64 * 100.0 / f64::from(m.rounds.max(1))
+}
+
+/// Two bots' shared matches: how many, `a` above, `b` above; per duplicate set the sum of
+/// `a`'s score minus `b`'s and the matches summed.
+type PairTally = (u64, u64, u64, BTreeMap<u32, (f64, u32)>);
+
+#[derive(Default)]
+struct Tally {
+    matches: u64,
+    place_sum: u64,
+    losses: u64,
+    seats_sum: u64,
+    chips: Vec<f64>,
+}
+
+fn standing(bot: &str, tally: &Tally, rating: Rating, game: Option<Game>) -> BotStanding {
+    let shake = matches!(game, Some(Game::Schocken | Game::Sjokken));
+    BotStanding {
+        bot: bot.to_owned(),
+        matches: tally.matches,
+        mu: rating.mu,
+        sigma: rating.sigma,
+        conservative: rating.conservative(),
+        mean_place: tally.place_sum as f64 / tally.matches.max(1) as f64,
+        losses: shake.then_some(tally.losses),
+        loss_rate: shake.then(|| Interval::wilson(tally.losses, tally.matches)),
+        // Tables of one game have one size; the mean of 1/k over matches is that 1/k.
+        average_loss_rate: shake.then(|| tally.matches as f64 / tally.seats_sum.max(1) as f64),
+        chips_per_100_rounds: (game == Some(Game::Zokken)).then(|| Interval::mean(&tally.chips)),
+    }
+}
+
+fn ranked(mut rows: Vec<BotStanding>) -> Vec<BotStanding> {
+    rows.sort_by(|x, y| {
+        y.conservative
+            .total_cmp(&x.conservative)
+            .then_with(|| x.bot.cmp(&y.bot))
+    });
+    rows
+}
+
+/// The standings of `played` (any order: they are sorted into schedule order first).
+pub fn standings(played: &[PlayedMatch]) -> Standings {
+    let mut order: Vec<&PlayedMatch> = played.iter().collect();
+    order.sort_by_key(|m| m.ordinal);
+    let mut overall_ratings = Ratings::default();
+    let mut overall: BTreeMap<&str, Tally> = BTreeMap::new();
+    let mut games = Vec::new();
+    for game in Game::ALL {
+        let matches: Vec<&PlayedMatch> = order.iter().copied().filter(|m| m.game == game).collect();
+        if matches.is_empty() {
+            continue;
+        }
+        let mut ratings = Ratings::default();
+        let mut tallies: BTreeMap<&str, Tally> = BTreeMap::new();
+        // (a, b) with a < b: matches, a above, b above; per set: (sum of a - b, matches).
+        let mut pairs: BTreeMap<(&str, &str), PairTally> = BTreeMap::new();
+        for m in &matches {
+            let seats: Vec<(&str, u8)> =
+                m.seats.iter().map(|s| (s.bot.as_str(), s.place)).collect();
+            ratings.apply(&seats);
+            for (i, seat) in m.seats.iter().enumerate() {
+                let t = tallies.entry(&seat.bot).or_default();
+                t.matches += 1;
+                t.place_sum += u64::from(seat.place);
+                t.losses += u64::from(lost(m, i));
+                t.seats_sum += m.seats.len() as u64;
+                t.chips.push(chips_per_100(m, i));
+                let o = overall.entry(&seat.bot).or_default();
+                o.matches += 1;
+                o.place_sum += u64::from(seat.place);
+            }
+            for i in 0..m.seats.len() {
+                for j in 0..m.seats.len() {
+                    let (a, b) = (&m.seats[i], &m.seats[j]);
+                    if a.bot >= b.bot {
+                        continue;
+                    }
+                    let e = pairs.entry((&a.bot, &b.bot)).or_default();
+                    e.0 += 1;
+                    e.1 += u64::from(a.place < b.place);
+                    e.2 += u64::from(b.place < a.place);
+                    let s = e.3.entry(m.set).or_default();
+                    s.0 += score(m, i) - score(m, j);
+                    s.1 += 1;
+                }
+            }
+        }
+        // The overall ratings take the matches of every game in schedule order (below).
+        let bots = ranked(
+            tallies
+                .iter()
+                .map(|(bot, t)| standing(bot, t, ratings.get(bot), Some(game)))
+                .collect(),
+        );
+        let pairs = pairs
+            .into_iter()
+            .map(|((a, b), (n, a_above, b_above, sets))| {
+                let per_set: Vec<f64> = sets.values().map(|(sum, n)| sum / f64::from(*n)).collect();
+                PairComparison {
+                    a: a.to_owned(),
+                    b: b.to_owned(),
+                    matches: n,
+                    a_above,
+                    b_above,
+                    sets: per_set.len() as u64,
+                    paired_difference: Interval::mean(&per_set),
+                }
+            })
+            .collect();
+        games.push(GameStandings {
+            game,
+            matches: matches.len() as u64,
+            bots,
+            pairs,
+        });
+    }
+    for m in &order {
+        let seats: Vec<(&str, u8)> = m.seats.iter().map(|s| (s.bot.as_str(), s.place)).collect();
+        overall_ratings.apply(&seats);
+    }
+    let overall = ranked(
+        overall
+            .iter()
+            .map(|(bot, t)| standing(bot, t, overall_ratings.get(bot), None))
+            .collect(),
+    );
+    Standings { games, overall }
+}

@@ -1,0 +1,335 @@
+use knobel_engine::{Game, Rules};
+
+use super::config::{Format, LeagueConfig, LeagueConfigError};
+use super::schedule::{expand, seat_orders, set_seed};
+use super::standings::{Interval, PlayedMatch, PlayedSeat, standings};
+
+const FILE: &str = r#"
+name = "class-7b"
+seed = 7
+bots = ["ada", "bob", "cy", "dee", "eve"]
+repetitions = 2
+
+[time]
+decision_ms = 500
+
+[games.schocken]
+table_size = 3
+
+[games.zokken]
+settings = { rounds = 20 }
+variants = ["bet_after_last_throw"]
+"#;
+
+fn names(v: &[&str]) -> Vec<String> {
+    v.iter().map(|s| (*s).to_owned()).collect()
+}
+
+fn field_error(text: &str) -> (String, usize, String) {
+    match LeagueConfig::from_toml(text) {
+        Err(LeagueConfigError::Field {
+            field,
+            line,
+            message,
+        }) => (field, line, message),
+        other => panic!("expected a field error, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_league_file_reads_with_its_defaults() {
+    let c = LeagueConfig::from_toml(FILE).unwrap();
+    assert_eq!(c.name, "class-7b");
+    assert_eq!(c.seed, 7);
+    assert_eq!(c.format, Format::RoundRobin);
+    assert_eq!((c.repetitions, c.concurrency), (2, 4));
+    assert_eq!((c.decision_ms, c.time_bank_ms), (500, 10_000));
+    assert_eq!(c.games.len(), 2);
+    assert_eq!(c.games[0].game, Game::Schocken);
+    assert_eq!(c.games[0].table_size, 3);
+    assert_eq!(c.games[1].table_size, 2, "zokken's default table");
+    let Rules::Zokken(z) = &c.games[1].rules else {
+        panic!()
+    };
+    assert_eq!(z.rounds, 20);
+    assert!(z.bet_after_last_throw);
+}
+
+#[test]
+fn an_unknown_key_names_itself_and_its_line() {
+    let err = LeagueConfig::from_toml("name = \"x\"\nbots = \"all\"\ncolour = 3\n[games.zokken]\n")
+        .unwrap_err();
+    let LeagueConfigError::Syntax { line, message } = &err else {
+        panic!("{err:?}")
+    };
+    assert_eq!(*line, 3, "{err}");
+    assert!(message.contains("colour"), "{err}");
+    let err = LeagueConfig::from_toml("name = \"x\"\nbots = \"all\"\n[games.zokken]\ntable = 2\n")
+        .unwrap_err();
+    assert!(err.to_string().starts_with("line 4:"), "{err}");
+    assert!(err.to_string().contains("table"), "{err}");
+}
+
+#[test]
+fn bad_games_presets_variants_and_settings_are_named() {
+    let base = "name = \"x\"\nbots = \"all\"\n";
+    let (f, l, m) = field_error(&format!("{base}[games.poker]\n"));
+    assert_eq!((f.as_str(), l), ("games", 3));
+    assert!(m.contains("unknown game \"poker\""), "{m}");
+    let (f, l, m) = field_error(&format!("{base}[games.schocken]\npreset = \"zokken\"\n"));
+    assert_eq!((f.as_str(), l), ("games.schocken.preset", 4));
+    assert!(m.contains("zokken preset"), "{m}");
+    let (f, _, m) = field_error(&format!("{base}[games.schocken]\npreset = \"schock\"\n"));
+    assert_eq!(f, "games.schocken.preset");
+    assert!(
+        m.contains("presets are schocken, schocken-typenclub, sjokken, zokken"),
+        "{m}"
+    );
+    let (f, l, m) = field_error(&format!("{base}[games.sjokken]\nvariants = [\"jule\"]\n"));
+    assert_eq!((f.as_str(), l), ("games.sjokken.variants", 4));
+    assert!(m.contains("jule"), "{m}");
+    let (f, _, m) = field_error(&format!(
+        "{base}[games.zokken]\nsettings = {{ rounds = 0 }}\n"
+    ));
+    assert_eq!(f, "games.zokken.settings.rounds");
+    assert!(
+        m.contains("1..=100000") || m.contains("1..=100_000") || m.contains("100000"),
+        "{m}"
+    );
+    let (f, _, m) = field_error(&format!("{base}[games.zokken]\ntable_size = 9\n"));
+    assert_eq!(f, "games.zokken.table_size");
+    assert!(m.contains("legal are 2..=8"), "{m}");
+    let (f, l, _) = field_error(&format!("{base}format = \"swiss\"\n[games.zokken]\n"));
+    assert_eq!((f.as_str(), l), ("format", 3));
+    let (f, _, m) = field_error(&format!("{base}format = \"gauntlet\"\n[games.zokken]\n"));
+    assert_eq!(f, "format");
+    assert!(m.contains("challenger"), "{m}");
+    let (f, _, _) = field_error("name = \"no spaces\"\nbots = \"all\"\n[games.zokken]\n");
+    assert_eq!(f, "name");
+}
+
+#[test]
+fn bots_are_checked_against_the_registry_and_the_tables() {
+    let c = LeagueConfig::from_toml(FILE).unwrap();
+    let registered = names(&["ada", "bob", "cy", "dee", "eve", "fay"]);
+    assert_eq!(
+        c.resolve_bots(&registered).unwrap(),
+        names(&["ada", "bob", "cy", "dee", "eve"])
+    );
+    let err = c
+        .resolve_bots(&names(&["ada", "bob", "cy", "dee"]))
+        .unwrap_err();
+    let LeagueConfigError::Field {
+        field,
+        line,
+        message,
+    } = &err
+    else {
+        panic!()
+    };
+    assert_eq!((field.as_str(), *line), ("bots", 4));
+    assert!(message.contains("unknown bot \"eve\""), "{message}");
+    let all = LeagueConfig::from_toml("name = \"x\"\nbots = \"all\"\n[games.schocken]\n").unwrap();
+    let err = all.resolve_bots(&names(&["ada", "bob", "cy"])).unwrap_err();
+    let LeagueConfigError::Field {
+        field,
+        line,
+        message,
+    } = &err
+    else {
+        panic!()
+    };
+    assert_eq!((field.as_str(), *line), ("games.schocken.table_size", 3));
+    assert!(
+        message.contains("larger than the league's 3 bots"),
+        "{message}"
+    );
+    let twice = LeagueConfig::from_toml("name = \"x\"\nbots = [\"a\", \"a\"]\n[games.zokken]\n");
+    assert!(twice.unwrap_err().to_string().contains("listed twice"));
+}
+
+#[test]
+fn a_round_robin_plays_every_table_in_every_seat_order() {
+    let c = LeagueConfig::from_toml(FILE).unwrap();
+    let bots = names(&["ada", "bob", "cy", "dee", "eve"]);
+    let s = expand(&c, &bots).unwrap();
+    // Schocken: C(5,3) = 10 tables x 6 orders; Zokken: C(5,2) = 10 x 2; twice.
+    assert_eq!(s.len(), 2 * (10 * 6 + 10 * 2));
+    assert!(s.iter().enumerate().all(|(i, m)| m.ordinal as usize == i));
+    // The same league expands to the same schedule.
+    assert_eq!(s, expand(&c, &bots).unwrap());
+    for set in 0..=s.last().unwrap().set {
+        let matches: Vec<_> = s.iter().filter(|m| m.set == set).collect();
+        let k = matches[0].seats.len();
+        assert_eq!(matches.len(), seat_orders(k).len());
+        assert!(
+            matches
+                .iter()
+                .all(|m| m.seed == matches[0].seed && m.game == matches[0].game)
+        );
+        // Each bot sits in each seat equally often within the set.
+        for seat in 0..k {
+            let mut at: Vec<&String> = matches.iter().map(|m| &m.seats[seat]).collect();
+            at.sort();
+            at.dedup();
+            assert_eq!(at.len(), k, "set {set} seat {seat}");
+        }
+        // No bot twice at a table.
+        for m in &matches {
+            let mut seats = m.seats.clone();
+            seats.sort();
+            seats.dedup();
+            assert_eq!(seats.len(), k);
+        }
+    }
+    // Every pair of bots meets equally often in each game.
+    for game in [Game::Schocken, Game::Zokken] {
+        let mut meetings = std::collections::BTreeMap::new();
+        for m in s.iter().filter(|m| m.game == game) {
+            for a in &m.seats {
+                for b in &m.seats {
+                    if a < b {
+                        *meetings.entry((a.clone(), b.clone())).or_insert(0) += 1;
+                    }
+                }
+            }
+        }
+        assert_eq!(meetings.len(), 10);
+        let first = *meetings.values().next().unwrap();
+        assert!(
+            meetings.values().all(|&n| n == first),
+            "{game}: {meetings:?}"
+        );
+    }
+    // Fresh seeds for each repetition and each table.
+    let mut seeds: Vec<u64> = s.iter().map(|m| m.seed).collect();
+    seeds.dedup();
+    seeds.sort();
+    seeds.dedup();
+    assert_eq!(seeds.len(), (s.last().unwrap().set + 1) as usize);
+    assert_eq!(s[0].seed, set_seed(7, Game::Schocken, 0, 0));
+}
+
+#[test]
+fn seat_orders_are_permutations_up_to_three_and_rotations_above() {
+    assert_eq!(seat_orders(2), vec![vec![0, 1], vec![1, 0]]);
+    assert_eq!(seat_orders(3).len(), 6);
+    assert_eq!(
+        seat_orders(4),
+        vec![
+            vec![0, 1, 2, 3],
+            vec![1, 2, 3, 0],
+            vec![2, 3, 0, 1],
+            vec![3, 0, 1, 2]
+        ]
+    );
+}
+
+#[test]
+fn a_gauntlet_seats_the_challenger_at_every_table() {
+    let text = "name = \"g\"\nformat = \"gauntlet\"\nchallenger = \"new\"\nbots = [\"a\", \"b\", \"c\", \"new\"]\n[games.schocken]\ntable_size = 3\n";
+    let c = LeagueConfig::from_toml(text).unwrap();
+    let bots = c.resolve_bots(&names(&["a", "b", "c", "new"])).unwrap();
+    let s = expand(&c, &bots).unwrap();
+    assert_eq!(s.len(), 3 * 6, "C(3,2) tables, 6 orders each");
+    assert!(s.iter().all(|m| m.seats.contains(&"new".to_owned())));
+    let err = c.resolve_bots(&names(&["a", "b", "c"])).unwrap_err();
+    assert!(err.to_string().contains("unknown bot \"new\""), "{err}");
+}
+
+#[test]
+fn too_large_a_league_is_refused() {
+    let bots: Vec<String> = (0..200).map(|i| format!("b{i}")).collect();
+    let c = LeagueConfig::from_toml(
+        "name = \"big\"\nbots = \"all\"\n[games.schocken]\ntable_size = 6\n",
+    )
+    .unwrap();
+    let err = expand(&c, &bots).unwrap_err();
+    assert!(
+        err.to_string().contains("matches (at most 200000)"),
+        "{err}"
+    );
+}
+
+fn played(ordinal: u32, game: Game, set: u32, seats: &[(&str, u8, Option<i64>)]) -> PlayedMatch {
+    PlayedMatch {
+        ordinal,
+        game,
+        set,
+        rounds: 20,
+        seats: seats
+            .iter()
+            .map(|&(bot, place, chips)| PlayedSeat {
+                bot: bot.to_owned(),
+                place,
+                chips,
+            })
+            .collect(),
+    }
+}
+
+#[test]
+fn standings_count_losses_chips_and_pairs() {
+    let results = vec![
+        played(0, Game::Schocken, 0, &[("a", 1, None), ("b", 2, None)]),
+        played(1, Game::Schocken, 0, &[("b", 1, None), ("a", 2, None)]),
+        played(2, Game::Schocken, 1, &[("a", 1, None), ("b", 2, None)]),
+        played(3, Game::Schocken, 1, &[("b", 2, None), ("a", 1, None)]),
+        played(
+            4,
+            Game::Zokken,
+            2,
+            &[("a", 1, Some(10)), ("b", 2, Some(-10))],
+        ),
+        played(5, Game::Zokken, 2, &[("b", 1, Some(4)), ("a", 2, Some(-4))]),
+    ];
+    // Results arrive in any order; standings follow the schedule.
+    let mut shuffled = results.clone();
+    shuffled.reverse();
+    let s = standings(&shuffled);
+    assert_eq!(s, standings(&results));
+    let schocken = &s.games[0];
+    assert_eq!(schocken.game, Game::Schocken);
+    assert_eq!(schocken.bots[0].bot, "a");
+    assert_eq!(schocken.bots[0].losses, Some(1));
+    assert_eq!(schocken.bots[1].losses, Some(3));
+    assert_eq!(schocken.bots[0].average_loss_rate, Some(0.5));
+    let lr = schocken.bots[0].loss_rate.unwrap();
+    assert_eq!(lr.estimate, 0.25);
+    assert!(lr.low > 0.0 && lr.high < 1.0 && lr.low < 0.25 && lr.high > 0.25);
+    let pair = &schocken.pairs[0];
+    assert_eq!(
+        (
+            pair.a.as_str(),
+            pair.b.as_str(),
+            pair.matches,
+            pair.a_above,
+            pair.b_above
+        ),
+        ("a", "b", 4, 3, 1)
+    );
+    // Set 0: a lost once, b once: 0; set 1: a never, b twice: -1 per match. Mean -0.5.
+    assert_eq!(pair.sets, 2);
+    assert_eq!(pair.paired_difference.estimate, -0.5);
+    let zokken = &s.games[1];
+    // a: +10 and -4 chips over 20 rounds: +50 and -20 per 100 rounds.
+    let a = zokken.bots.iter().find(|b| b.bot == "a").unwrap();
+    assert_eq!(a.chips_per_100_rounds.unwrap().estimate, 15.0);
+    assert_eq!(a.losses, None);
+    assert_eq!(zokken.pairs[0].paired_difference.estimate, 30.0);
+    assert_eq!(s.overall.len(), 2);
+    assert_eq!(s.overall[0].bot, "a");
+    assert!(s.overall[0].conservative > s.overall[1].conservative);
+}
+
+#[test]
+fn intervals_are_right() {
+    let w = Interval::wilson(5, 10);
+    assert!(
+        (w.low - 0.2366).abs() < 1e-3 && (w.high - 0.7634).abs() < 1e-3,
+        "{w:?}"
+    );
+    let m = Interval::mean(&[1.0, 2.0, 3.0]);
+    assert_eq!(m.estimate, 2.0);
+    assert!((m.high - m.estimate - 1.959_964 / 3f64.sqrt()).abs() < 1e-6);
+}
