@@ -11,11 +11,13 @@ use std::future::Future;
 use std::time::Duration;
 
 use knobel_arena::auth::{generate_token, hash_token};
+use knobel_arena::league::{LeagueConfig, ScheduledMatch, expand};
 use knobel_arena::store::{
     AbortedMatch, BotRecord, FinishedMatch, InstanceId, MAX_PENDING, MatchCursor, MatchFilter,
     MatchStatus, MatchSummary, MatchWrite, NewMatch, Recorded, Recorder, SeatResult, Store,
     StoreError, now_ms,
 };
+use knobel_arena::store::{LeagueSlot, LeagueStatus, NewLeague};
 use knobel_engine::{ForfeitReason, Outcome};
 use sqlx::{AssertSqlSafe, Connection, PgConnection, Row};
 
@@ -303,6 +305,8 @@ store_tests!(
     recorder_retries_until_the_database_answers,
     calls_time_out_on_a_locked_database,
     the_retry_backlog_is_bounded,
+    league_lifecycle,
+    aborted_league_claims_are_claimed_again,
 );
 
 // ----------------------------------------------------------------------------------------------
@@ -2259,4 +2263,238 @@ async fn the_retry_backlog_is_bounded(db: TestDb) {
     assert_eq!(status_of(&store, "b-1").await, Some(MatchStatus::Finished));
     assert_eq!(db.count("matches").await, 1);
     assert_eq!(db.count("seat_results").await, 2);
+}
+
+// ----------------------------------------------------------------------------------------------
+// Leagues
+// ----------------------------------------------------------------------------------------------
+
+const LEAGUE_FILE: &str = "name = \"l1\"\nbots = [\"ann\", \"ben\", \"cat\"]\n[games.zokken]\nsettings = { rounds = 5 }\n";
+
+fn league_schedule() -> (Vec<String>, Vec<ScheduledMatch>) {
+    let config = LeagueConfig::from_toml(LEAGUE_FILE).unwrap();
+    let bots: Vec<String> = ["ann", "ben", "cat"].map(String::from).to_vec();
+    let schedule = expand(&config, &bots).unwrap();
+    (bots, schedule)
+}
+
+/// Starts league match `m` as match `id` (its seats as in the schedule) and finishes it with
+/// `placings` and chips.
+async fn play_league_match(
+    store: &Store,
+    league_id: i64,
+    m: &ScheduledMatch,
+    id: &str,
+    placings: &[u8],
+) {
+    let mut start = new_match(
+        id,
+        "zokken",
+        &m.seats.iter().map(String::as_str).collect::<Vec<_>>(),
+        1,
+    );
+    start.seed = m.seed as i64;
+    store.insert_match(&start).await.unwrap();
+    let mut outcome = placed(placings);
+    outcome.chips = placings
+        .iter()
+        .map(|&p| if p == 1 { 3 } else { -3 })
+        .collect();
+    let finished = FinishedMatch {
+        id: id.to_owned(),
+        log_json: "{}".into(),
+        outcome,
+        finished_at_ms: 2,
+    };
+    let slot = LeagueSlot {
+        league_id,
+        ordinal: m.ordinal,
+    };
+    let results = store
+        .write_matches(&[MatchWrite::FinishLeague(finished, slot)])
+        .await;
+    assert!(results.iter().all(Result::is_ok), "{results:?}");
+}
+
+/// A league is created with its schedule once; its matches are claimed once each, and each
+/// result counts once; the league is finished with its last match.
+async fn league_lifecycle(db: TestDb) {
+    let store = db.store().await;
+    let (bots, schedule) = league_schedule();
+    assert_eq!(schedule.len(), 6, "3 tables of 2, both seat orders");
+    let new = NewLeague {
+        name: "l1",
+        config_toml: LEAGUE_FILE,
+        bots: &bots,
+        schedule: &schedule,
+    };
+    let league = store.create_league(&new).await.unwrap();
+    assert_eq!(
+        (league.status, league.total_matches, league.finished_matches),
+        (LeagueStatus::Created, 6, 0)
+    );
+    // The same name again: refused, nothing written.
+    let again = store.create_league(&new).await.unwrap_err();
+    assert!(
+        matches!(again, StoreError::LeagueExists { .. }),
+        "{again:?}"
+    );
+    assert_eq!(
+        again.to_string(),
+        "a league named \"l1\" already exists: choose another name"
+    );
+    assert_eq!(db.count("leagues").await, 1);
+    assert_eq!(db.count("league_matches").await, 6);
+    assert!(
+        store
+            .set_league_status("l1", &[LeagueStatus::Created], LeagueStatus::Running)
+            .await
+            .unwrap()
+    );
+    assert!(
+        !store
+            .set_league_status("l1", &[LeagueStatus::Created], LeagueStatus::Running)
+            .await
+            .unwrap()
+    );
+    assert!(
+        !store
+            .set_league_status("nope", &[LeagueStatus::Created], LeagueStatus::Running)
+            .await
+            .unwrap()
+    );
+    let open = store.open_league_matches(league.id, 100).await.unwrap();
+    assert_eq!(open.len(), 6);
+    assert_eq!(open[0].seats, schedule[0].seats);
+    assert_eq!(open[0].seed, schedule[0].seed);
+    // One claim wins.
+    assert!(
+        store
+            .claim_league_match(league.id, 0, "m-0", Some("me"))
+            .await
+            .unwrap()
+    );
+    assert!(
+        !store
+            .claim_league_match(league.id, 0, "m-0b", Some("other"))
+            .await
+            .unwrap()
+    );
+    assert_eq!(
+        store
+            .open_league_matches(league.id, 100)
+            .await
+            .unwrap()
+            .len(),
+        5
+    );
+    for m in &schedule {
+        let id = format!("m-{}", m.ordinal);
+        if m.ordinal > 0 {
+            assert!(
+                store
+                    .claim_league_match(league.id, m.ordinal, &id, Some("me"))
+                    .await
+                    .unwrap()
+            );
+        }
+        play_league_match(
+            &store,
+            league.id,
+            m,
+            &id,
+            if m.rotation == 0 { &[1, 2] } else { &[2, 1] },
+        )
+        .await;
+    }
+    let league = store.league("l1").await.unwrap().unwrap();
+    assert_eq!(
+        (league.status, league.finished_matches),
+        (LeagueStatus::Finished, 6)
+    );
+    assert!(
+        store
+            .open_league_matches(league.id, 100)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    let results = store.league_results(league.id).await.unwrap();
+    assert_eq!(results.len(), 6);
+    assert!(
+        results
+            .iter()
+            .enumerate()
+            .all(|(i, m)| m.ordinal as usize == i && m.rounds == 5)
+    );
+    assert_eq!(results[0].seats[0].bot, schedule[0].seats[0]);
+    assert_eq!(results[0].seats[0].chips, Some(3));
+    assert_eq!(store.list_leagues().await.unwrap().len(), 1);
+}
+
+/// A claim whose match was aborted is open again, and is played again from the same seed; a
+/// late result of the aborted attempt does not count.
+async fn aborted_league_claims_are_claimed_again(db: TestDb) {
+    let store = db.store().await;
+    let (bots, schedule) = league_schedule();
+    let new = NewLeague {
+        name: "l1",
+        config_toml: LEAGUE_FILE,
+        bots: &bots,
+        schedule: &schedule,
+    };
+    let league = store.create_league(&new).await.unwrap();
+    assert!(
+        store
+            .claim_league_match(league.id, 0, "first", Some("dead"))
+            .await
+            .unwrap()
+    );
+    // Claimed, not yet started: not open (until UNSTARTED_CLAIM_MS has passed).
+    assert_eq!(
+        store.open_league_matches(league.id, 100).await.unwrap()[0].ordinal,
+        1
+    );
+    let mut start = new_match("first", "zokken", &["ann", "ben"], 1);
+    start.seed = schedule[0].seed as i64;
+    store.insert_match(&start).await.unwrap();
+    assert_eq!(
+        store
+            .abort_orphaned_matches("its arena is gone", now_ms())
+            .await
+            .unwrap(),
+        1
+    );
+    let open = store.open_league_matches(league.id, 100).await.unwrap();
+    assert_eq!((open[0].ordinal, open[0].seed), (0, schedule[0].seed));
+    assert!(
+        store
+            .claim_league_match(league.id, 0, "second", Some("me"))
+            .await
+            .unwrap()
+    );
+    play_league_match(&store, league.id, &schedule[0], "second", &[2, 1]).await;
+    let ids = store.league_match_ids(league.id).await.unwrap();
+    assert_eq!(
+        ids[0],
+        (0, "finished".to_owned(), Some("second".to_owned()))
+    );
+    // Released claims are open at once.
+    assert!(
+        store
+            .claim_league_match(league.id, 1, "third", Some("me"))
+            .await
+            .unwrap()
+    );
+    store
+        .release_league_match(league.id, 1, "third")
+        .await
+        .unwrap();
+    assert_eq!(
+        store.open_league_matches(league.id, 100).await.unwrap()[0].ordinal,
+        1
+    );
+    let results = store.league_results(league.id).await.unwrap();
+    assert_eq!(results.len(), 1);
+    assert_eq!(results[0].seats[1].place, 1);
 }

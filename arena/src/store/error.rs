@@ -82,6 +82,12 @@ pub enum StoreError {
     /// Another bot is already registered with the same token hash.
     #[error("this token is already registered to another bot: generate a new token")]
     TokenTaken,
+    /// A league of this name already exists.
+    #[error("a league named {name:?} already exists: choose another name")]
+    LeagueExists {
+        /// The name asked for.
+        name: String,
+    },
     /// A match with this id is already stored.
     #[error("a match with id \"{id}\" already exists")]
     MatchExists {

@@ -41,6 +41,10 @@ pub(crate) const SQLITE: &[Embedded] = &[
         "0007_match_seats.sql",
         include_str!("../../migrations/sqlite/0007_match_seats.sql"),
     ),
+    (
+        "0008_leagues.sql",
+        include_str!("../../migrations/sqlite/0008_leagues.sql"),
+    ),
 ];
 
 /// The PostgreSQL migrations, oldest first.
@@ -68,6 +72,10 @@ pub(crate) const POSTGRES: &[Embedded] = &[
     (
         "0007_match_seats.sql",
         include_str!("../../migrations/postgres/0007_match_seats.sql"),
+    ),
+    (
+        "0008_leagues.sql",
+        include_str!("../../migrations/postgres/0008_leagues.sql"),
     ),
 ];
 

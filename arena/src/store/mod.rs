@@ -53,6 +53,7 @@ macro_rules! with_writer {
 mod bots;
 mod error;
 mod instances;
+mod leagues;
 mod matches;
 mod migrations;
 mod recorder;
@@ -60,10 +61,12 @@ mod types;
 
 pub use error::StoreError;
 pub use instances::{InstanceId, Lease};
+pub use leagues::{LeagueRecord, LeagueStatus, NewLeague, OpenLeagueMatch, UNSTARTED_CLAIM_MS};
 pub use recorder::{MAX_BACKOFF, MAX_PENDING, MIN_BACKOFF, Recorded, Recorder};
 pub use types::{
-    AbortedMatch, BotRecord, BotResult, FinishedMatch, MatchCursor, MatchFilter, MatchRecord,
-    MatchStatus, MatchSummary, MatchWrite, NewMatch, ParseMatchStatusError, SeatResult,
+    AbortedMatch, BotRecord, BotResult, FinishedMatch, LeagueSlot, MatchCursor, MatchFilter,
+    MatchRecord, MatchStatus, MatchSummary, MatchWrite, NewMatch, ParseMatchStatusError,
+    SeatResult,
 };
 
 use error::redact_url;

@@ -108,7 +108,7 @@ impl std::fmt::Debug for Recorder {
 fn operation(write: &MatchWrite) -> &'static str {
     match write {
         MatchWrite::Start(_) => "start",
-        MatchWrite::Finish(_) => "finish",
+        MatchWrite::Finish(_) | MatchWrite::FinishLeague(..) => "finish",
         MatchWrite::Abort(_) => "abort",
     }
 }
@@ -117,7 +117,7 @@ fn operation(write: &MatchWrite) -> &'static str {
 fn match_id(write: &MatchWrite) -> &str {
     match write {
         MatchWrite::Start(new) => &new.id,
-        MatchWrite::Finish(finished) => &finished.id,
+        MatchWrite::Finish(finished) | MatchWrite::FinishLeague(finished, _) => &finished.id,
         MatchWrite::Abort(aborted) => &aborted.id,
     }
 }

@@ -90,6 +90,19 @@ pub enum MatchWrite {
     Finish(FinishedMatch),
     /// A match ended early: see [`Store::abort_match`](super::Store::abort_match).
     Abort(AbortedMatch),
+    /// A league match is over: [`MatchWrite::Finish`], and in the same transaction its
+    /// league match is marked finished (if this match still holds its claim: a result is
+    /// counted once), and the league too once every match of it is.
+    FinishLeague(FinishedMatch, LeagueSlot),
+}
+
+/// A league match: its league and its place in the schedule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LeagueSlot {
+    /// The league's id.
+    pub league_id: i64,
+    /// The match's place in the schedule.
+    pub ordinal: u32,
 }
 
 /// Where a match stands.

@@ -2,7 +2,9 @@
 
 use knobel_engine::{ForfeitReason, Outcome};
 
-use crate::store::{AbortedMatch, FinishedMatch, MatchWrite, NewMatch, Store, StoreError, now_ms};
+use crate::store::{
+    AbortedMatch, FinishedMatch, LeagueSlot, MatchWrite, NewMatch, Store, StoreError, now_ms,
+};
 
 use super::{corrupt, parse_seat_names};
 
@@ -28,13 +30,31 @@ type SeatRow<'a> = (
 enum Prepared<'a> {
     /// The match, its seat names and its seat bot ids as JSON arrays.
     Start(&'a NewMatch, String, Option<String>),
-    /// The match, its packed log, its placings as a JSON array and its outcome as JSON.
-    Finish(&'a FinishedMatch, Vec<u8>, String, String),
+    /// The match, its packed log, its placings as a JSON array, its outcome as JSON and
+    /// its league match, if it is one.
+    Finish(
+        &'a FinishedMatch,
+        Vec<u8>,
+        String,
+        String,
+        Option<LeagueSlot>,
+    ),
     /// The match and its packed log, if one is given.
     Abort(&'a AbortedMatch, Option<Vec<u8>>),
 }
 
 impl<'a> Prepared<'a> {
+    fn finish(finished: &'a FinishedMatch, league: Option<LeagueSlot>) -> Prepared<'a> {
+        Prepared::Finish(
+            finished,
+            pack_log(&finished.log_json),
+            serde_json::to_string(&finished.outcome.placings)
+                .expect("a list of numbers serializes"),
+            serde_json::to_string(&finished.outcome).expect("an outcome serializes"),
+            league,
+        )
+    }
+
     fn new(write: &'a MatchWrite) -> Prepared<'a> {
         match write {
             MatchWrite::Start(new) => Prepared::Start(
@@ -44,18 +64,47 @@ impl<'a> Prepared<'a> {
                     serde_json::to_string(&new.seat_bot_ids).expect("a list of ids serializes")
                 }),
             ),
-            MatchWrite::Finish(finished) => Prepared::Finish(
-                finished,
-                pack_log(&finished.log_json),
-                serde_json::to_string(&finished.outcome.placings)
-                    .expect("a list of numbers serializes"),
-                serde_json::to_string(&finished.outcome).expect("an outcome serializes"),
-            ),
+            MatchWrite::Finish(finished) => Prepared::finish(finished, None),
+            MatchWrite::FinishLeague(finished, slot) => Prepared::finish(finished, Some(*slot)),
             MatchWrite::Abort(aborted) => {
                 Prepared::Abort(aborted, aborted.log_json.as_deref().map(pack_log))
             }
         }
     }
+}
+
+/// Marks the league match `slot` finished by match `id`, if the match still holds its claim
+/// (else its result is stored but not counted: another attempt's counts), and the league
+/// finished once all of its matches are. Expanded in a transaction `$tx` of either backend.
+macro_rules! finish_league_match_sql {
+    ($tx:expr, $id:expr, $slot:expr) => {{
+        let counted = sqlx::query(
+            "UPDATE league_matches SET status = 'finished' \
+             WHERE league_id = $1 AND ordinal = $2 AND match_id = $3 AND status = 'claimed'",
+        )
+        .bind($slot.league_id)
+        .bind($slot.ordinal as i32)
+        .bind($id)
+        .execute(&mut *$tx)
+        .await
+        .map_err(StoreError::db(LEAGUE))?
+        .rows_affected();
+        if counted == 0 {
+            tracing::warn!(match_id = $id, league_id = $slot.league_id, ordinal = $slot.ordinal,
+                "a league match's result came from a match that no longer holds its claim: stored, not counted");
+        } else {
+            sqlx::query(
+                "UPDATE leagues SET status = 'finished' \
+                 WHERE id = $1 AND status IN ('running', 'paused') AND NOT EXISTS \
+                 (SELECT 1 FROM league_matches o WHERE o.league_id = $1 AND o.status <> 'finished')",
+            )
+            .bind($slot.league_id)
+            .execute(&mut *$tx)
+            .await
+            .map_err(StoreError::db(LEAGUE))?;
+        }
+        Ok::<(), StoreError>(())
+    }};
 }
 
 /// The stored form of a match log: lz4 (block format, uncompressed length in front). JSON
@@ -284,6 +333,7 @@ impl Store {
         const START: &str = "recording a new match";
         const FINISH: &str = "recording the end of a match";
         const ABORT: &str = "aborting a match";
+        const LEAGUE: &str = "recording the end of a league match";
         const BEGIN: &str = "opening a transaction for match records";
         const COMMIT: &str = crate::store::error::COMMITTING;
         // Everything that can be prepared is prepared before the transaction starts.
@@ -332,7 +382,7 @@ impl Store {
                         }
                         written(inserted, || StoreError::MatchExists { id: new.id.clone() })
                     }
-                    Prepared::Finish(finished, log, placings_json, outcome_json) => {
+                    Prepared::Finish(finished, log, placings_json, outcome_json, league) => {
                         let id = finished.id.as_str();
                         check_outcome(finished)?;
                         let row: Option<(String, String, Option<String>)> = sqlx::query_as(
@@ -372,6 +422,9 @@ impl Store {
                                     &seat_names,
                                     seat_bot_ids.as_deref(),
                                 )?);
+                                if let Some(slot) = league {
+                                    finish_league_match_sql!(tx, id, *slot)?;
+                                }
                                 Ok(())
                             }
                         }

@@ -1,0 +1,490 @@
+//! Leagues and their schedules (`leagues`, `league_matches`; migration 0008).
+//!
+//! A league's schedule is stored once, when the league is created. An arena plays a league
+//! match by claiming it ([`Store::claim_league_match`]: the row is taken for one match id,
+//! atomically, so two arenas on one database never play it both) and recording its end as
+//! [`MatchWrite::FinishLeague`](super::MatchWrite::FinishLeague), which marks the league match
+//! finished in the same transaction as the result. A claim whose match was aborted (the arena
+//! stopped or crashed and its orphaned match was aborted), or whose match never started, can
+//! be claimed again: the match is played again from the same seed, and a result is counted
+//! once.
+
+use std::fmt;
+use std::str::FromStr;
+
+use knobel_engine::{Game, Rules};
+
+use super::{Store, StoreError, now_ms};
+use crate::league::{PlayedMatch, PlayedSeat, ScheduledMatch};
+
+/// Schedule rows written by one `INSERT` (nine parameters each).
+const ROWS_PER_STATEMENT: usize = 1_000;
+
+/// How long a claim whose match row never appeared holds (the arena that claimed it stopped
+/// between the claim and the match's start), in milliseconds.
+pub const UNSTARTED_CLAIM_MS: i64 = 60_000;
+
+/// Where a league stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum LeagueStatus {
+    /// Created, not started.
+    Created,
+    /// Its matches are being played.
+    Running,
+    /// Started, and paused: no new matches start.
+    Paused,
+    /// Cancelled: no new matches start, ever.
+    Cancelled,
+    /// Every scheduled match has a result.
+    Finished,
+}
+
+impl LeagueStatus {
+    /// The name stored and shown.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LeagueStatus::Created => "created",
+            LeagueStatus::Running => "running",
+            LeagueStatus::Paused => "paused",
+            LeagueStatus::Cancelled => "cancelled",
+            LeagueStatus::Finished => "finished",
+        }
+    }
+}
+
+impl fmt::Display for LeagueStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for LeagueStatus {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Ok(match s {
+            "created" => LeagueStatus::Created,
+            "running" => LeagueStatus::Running,
+            "paused" => LeagueStatus::Paused,
+            "cancelled" => LeagueStatus::Cancelled,
+            "finished" => LeagueStatus::Finished,
+            other => return Err(format!("unknown league status {other:?}")),
+        })
+    }
+}
+
+/// A league to create.
+#[derive(Debug, Clone)]
+pub struct NewLeague<'a> {
+    /// Its unique name.
+    pub name: &'a str,
+    /// The league file as given.
+    pub config_toml: &'a str,
+    /// The bots it resolved to.
+    pub bots: &'a [String],
+    /// Its schedule ([`crate::league::expand`]).
+    pub schedule: &'a [ScheduledMatch],
+}
+
+/// A stored league.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LeagueRecord {
+    /// Its id.
+    pub id: i64,
+    /// Its name.
+    pub name: String,
+    /// The league file as given.
+    pub config_toml: String,
+    /// Its bots.
+    pub bots: Vec<String>,
+    /// Where it stands.
+    pub status: LeagueStatus,
+    /// When it was created, unix milliseconds.
+    pub created_at_ms: i64,
+    /// Matches scheduled.
+    pub total_matches: u64,
+    /// Matches with a result.
+    pub finished_matches: u64,
+}
+
+/// A league match that can be claimed: not finished, and not held by a live claim.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OpenLeagueMatch {
+    /// The league.
+    pub league_id: i64,
+    /// Its place in the schedule.
+    pub ordinal: u32,
+    /// The preset its rules start from.
+    pub preset: String,
+    /// Its rules.
+    pub rules: Rules,
+    /// Its duplicate set.
+    pub set: u32,
+    /// Its bots, in seat order.
+    pub seats: Vec<String>,
+    /// Its seed.
+    pub seed: u64,
+}
+
+fn corrupt(what: String) -> StoreError {
+    StoreError::Corrupt { what }
+}
+
+/// A `league_matches` row to write: ordinal, game, preset, rules JSON, set, rotation, seats
+/// JSON, seed.
+type ScheduleRow<'a> = (i32, &'a str, &'a str, String, i32, i32, String, i64);
+
+/// A league result row: ordinal, game, set, rules JSON, seat, bot name, place, chips.
+type ResultRow = (i32, String, i32, String, i32, String, i32, Option<i64>);
+
+type LeagueRow = (i64, String, String, String, String, i64, i64, i64);
+
+fn league_from_row(row: LeagueRow) -> Result<LeagueRecord, StoreError> {
+    let (id, name, config_toml, bots_json, status, created_at_ms, total, finished) = row;
+    let bots = serde_json::from_str(&bots_json).map_err(|e| {
+        corrupt(format!(
+            "league {name:?}: bots are not a JSON string array: {e}"
+        ))
+    })?;
+    let status = status
+        .parse()
+        .map_err(|e| corrupt(format!("league {name:?}: {e}")))?;
+    Ok(LeagueRecord {
+        id,
+        name,
+        config_toml,
+        bots,
+        status,
+        created_at_ms,
+        total_matches: total.max(0) as u64,
+        finished_matches: finished.max(0) as u64,
+    })
+}
+
+/// The columns of a league row, with its count of finished matches.
+const LEAGUE_SELECT: &str = "SELECT l.id, l.name, l.config_toml, l.bots_json, l.status, \
+     l.created_at_ms, CAST(l.total_matches AS BIGINT), \
+     (SELECT COUNT(*) FROM league_matches f WHERE f.league_id = l.id AND f.status = 'finished') \
+     FROM leagues l";
+
+/// The condition under which a league match `lm` may be claimed at `$now` (a bind
+/// placeholder given as text): pending, or claimed for a match that was aborted or, after
+/// [`UNSTARTED_CLAIM_MS`], never started.
+macro_rules! claimable {
+    ($now:literal) => {
+        concat!(
+            "(lm.status = 'pending' OR (lm.status = 'claimed' AND (\
+               EXISTS (SELECT 1 FROM matches m WHERE m.id = lm.match_id AND m.status = 'aborted') \
+               OR (NOT EXISTS (SELECT 1 FROM matches m WHERE m.id = lm.match_id) \
+                   AND lm.claimed_at_ms < ",
+            $now,
+            " - 60000))))"
+        )
+    };
+}
+
+impl Store {
+    /// Creates a league with its schedule, in one transaction, with status "created".
+    /// Gives [`StoreError::LeagueExists`] if the name is taken (nothing is written).
+    pub async fn create_league(&self, new: &NewLeague<'_>) -> Result<LeagueRecord, StoreError> {
+        const CONTEXT: &str = "creating a league";
+        let bots_json = serde_json::to_string(new.bots).expect("names serialize");
+        let rows: Vec<ScheduleRow<'_>> = new
+            .schedule
+            .iter()
+            .map(|m| {
+                (
+                    m.ordinal as i32,
+                    m.game.name(),
+                    m.preset.as_str(),
+                    serde_json::to_string(&m.rules).expect("rules serialize"),
+                    m.set as i32,
+                    m.rotation as i32,
+                    serde_json::to_string(&m.seats).expect("names serialize"),
+                    m.seed as i64,
+                )
+            })
+            .collect();
+        let created_at_ms = now_ms();
+        let id: i64 = with_writer!(self, pool => async {
+            let mut tx = pool.begin().await.map_err(StoreError::db(CONTEXT))?;
+            let id: i64 = match sqlx::query_scalar(
+                "INSERT INTO leagues (name, config_toml, bots_json, status, created_at_ms, total_matches) \
+                 VALUES ($1, $2, $3, 'created', $4, $5) RETURNING id",
+            )
+            .bind(new.name)
+            .bind(new.config_toml)
+            .bind(&bots_json)
+            .bind(created_at_ms)
+            .bind(new.schedule.len() as i64)
+            .fetch_one(&mut *tx)
+            .await
+            {
+                Ok(id) => id,
+                Err(e) if super::error::is_unique_violation(&e) => {
+                    return Err(StoreError::LeagueExists { name: new.name.to_owned() });
+                }
+                Err(e) => return Err(StoreError::db(CONTEXT)(e)),
+            };
+            for chunk in rows.chunks(ROWS_PER_STATEMENT) {
+                let mut insert = sqlx::QueryBuilder::new(
+                    "INSERT INTO league_matches (league_id, ordinal, game, preset, rules_json, \
+                     set_index, rotation, seats_json, seed) ",
+                );
+                insert.push_values(chunk, |mut row, r| {
+                    row.push_bind(id)
+                        .push_bind(r.0)
+                        .push_bind(r.1)
+                        .push_bind(r.2)
+                        .push_bind(&r.3)
+                        .push_bind(r.4)
+                        .push_bind(r.5)
+                        .push_bind(&r.6)
+                        .push_bind(r.7);
+                });
+                insert.build().execute(&mut *tx).await.map_err(StoreError::db(CONTEXT))?;
+            }
+            tx.commit().await.map_err(StoreError::db(CONTEXT))?;
+            Ok::<i64, StoreError>(id)
+        }
+        .await)?;
+        Ok(LeagueRecord {
+            id,
+            name: new.name.to_owned(),
+            config_toml: new.config_toml.to_owned(),
+            bots: new.bots.to_vec(),
+            status: LeagueStatus::Created,
+            created_at_ms,
+            total_matches: new.schedule.len() as u64,
+            finished_matches: 0,
+        })
+    }
+
+    /// The league named `name`, if there is one.
+    pub async fn league(&self, name: &str) -> Result<Option<LeagueRecord>, StoreError> {
+        let sql = format!("{LEAGUE_SELECT} WHERE l.name = $1");
+        let row: Option<LeagueRow> = with_pool!(self, pool => {
+            sqlx::query_as(sqlx::AssertSqlSafe(sql.as_str())).bind(name).fetch_optional(pool).await
+        })
+        .map_err(StoreError::db("reading a league"))?;
+        row.map(league_from_row).transpose()
+    }
+
+    /// Every league, oldest first.
+    pub async fn list_leagues(&self) -> Result<Vec<LeagueRecord>, StoreError> {
+        let sql = format!("{LEAGUE_SELECT} ORDER BY l.id");
+        let rows: Vec<LeagueRow> = with_pool!(self, pool => {
+            sqlx::query_as(sqlx::AssertSqlSafe(sql.as_str())).fetch_all(pool).await
+        })
+        .map_err(StoreError::db("listing leagues"))?;
+        rows.into_iter().map(league_from_row).collect()
+    }
+
+    /// Sets the status of league `name` to `to` if it is one of `from`; whether it was.
+    pub async fn set_league_status(
+        &self,
+        name: &str,
+        from: &[LeagueStatus],
+        to: LeagueStatus,
+    ) -> Result<bool, StoreError> {
+        let from: Vec<&str> = from.iter().map(|s| s.as_str()).collect();
+        let from_json = serde_json::to_string(&from).expect("names serialize");
+        // The allowed statuses as a JSON array, checked by text search: one query for both
+        // databases without array binds.
+        let rows = with_writer!(self, pool => {
+            sqlx::query(
+                "UPDATE leagues SET status = $1 WHERE name = $2 \
+                 AND $3 LIKE '%\"' || status || '\"%'",
+            )
+            .bind(to.as_str())
+            .bind(name)
+            .bind(&from_json)
+            .execute(pool)
+            .await
+            .map(|r| r.rows_affected())
+        })
+        .map_err(StoreError::db("changing a league's status"))?;
+        Ok(rows > 0)
+    }
+
+    /// The matches of league `league_id` that can be claimed now, in schedule order, at most
+    /// `limit`.
+    pub async fn open_league_matches(
+        &self,
+        league_id: i64,
+        limit: u32,
+    ) -> Result<Vec<OpenLeagueMatch>, StoreError> {
+        let rows: Vec<(i32, String, String, i32, String, i64)> = with_pool!(self, pool => {
+            sqlx::query_as(concat!(
+                "SELECT lm.ordinal, lm.preset, lm.rules_json, lm.set_index, lm.seats_json, lm.seed \
+                 FROM league_matches lm \
+                 WHERE lm.league_id = $1 AND lm.status <> 'finished' AND ",
+                claimable!("$2"),
+                " ORDER BY lm.ordinal LIMIT $3"
+            ))
+            .bind(league_id)
+            .bind(now_ms())
+            .bind(i64::from(limit))
+            .fetch_all(pool)
+            .await
+        })
+        .map_err(StoreError::db("reading a league's open matches"))?;
+        rows.into_iter()
+            .map(|(ordinal, preset, rules_json, set, seats_json, seed)| {
+                let what = |e: serde_json::Error, of: &str| {
+                    corrupt(format!(
+                        "league {league_id} match {ordinal}: {of} do not read: {e}"
+                    ))
+                };
+                Ok(OpenLeagueMatch {
+                    league_id,
+                    ordinal: ordinal as u32,
+                    preset,
+                    rules: serde_json::from_str(&rules_json).map_err(|e| what(e, "rules"))?,
+                    set: set as u32,
+                    seats: serde_json::from_str(&seats_json).map_err(|e| what(e, "seats"))?,
+                    seed: seed as u64,
+                })
+            })
+            .collect()
+    }
+
+    /// Claims league match (`league_id`, `ordinal`) to be played as match `match_id` by
+    /// `instance`, if it can be claimed; whether it was. Atomic: of several arenas claiming
+    /// one league match at once, one gets it. On PostgreSQL the row is locked with
+    /// `FOR UPDATE SKIP LOCKED`, so an arena never waits for another's claim.
+    pub async fn claim_league_match(
+        &self,
+        league_id: i64,
+        ordinal: u32,
+        match_id: &str,
+        instance: Option<&str>,
+    ) -> Result<bool, StoreError> {
+        let now = now_ms();
+        let rows = with_writer!(self, pool => {
+            let sql = if self.backend_name() == "postgres" {
+                concat!(
+                    "UPDATE league_matches SET status = 'claimed', match_id = $3, claimed_by = $4, \
+                     claimed_at_ms = $5, attempts = attempts + 1 \
+                     WHERE (league_id, ordinal) IN (SELECT lm.league_id, lm.ordinal \
+                       FROM league_matches lm \
+                       WHERE lm.league_id = $1 AND lm.ordinal = $2 AND ",
+                    claimable!("$5"),
+                    " FOR UPDATE SKIP LOCKED)"
+                )
+            } else {
+                concat!(
+                    "UPDATE league_matches AS lm SET status = 'claimed', match_id = $3, \
+                     claimed_by = $4, claimed_at_ms = $5, attempts = attempts + 1 \
+                     WHERE lm.league_id = $1 AND lm.ordinal = $2 AND ",
+                    claimable!("$5")
+                )
+            };
+            sqlx::query(sql)
+                .bind(league_id)
+                .bind(ordinal as i32)
+                .bind(match_id)
+                .bind(instance)
+                .bind(now)
+                .execute(pool)
+                .await
+                .map(|r| r.rows_affected())
+        })
+        .map_err(StoreError::db("claiming a league match"))?;
+        Ok(rows > 0)
+    }
+
+    /// Gives back the claim of league match (`league_id`, `ordinal`) for match `match_id`
+    /// (its match did not start): it is open again at once.
+    pub async fn release_league_match(
+        &self,
+        league_id: i64,
+        ordinal: u32,
+        match_id: &str,
+    ) -> Result<(), StoreError> {
+        with_writer!(self, pool => {
+            sqlx::query(
+                "UPDATE league_matches SET status = 'pending', match_id = NULL, claimed_by = NULL \
+                 WHERE league_id = $1 AND ordinal = $2 AND match_id = $3 AND status = 'claimed'",
+            )
+            .bind(league_id)
+            .bind(ordinal as i32)
+            .bind(match_id)
+            .execute(pool)
+            .await
+            .map(|r| r.rows_affected())
+        })
+        .map_err(StoreError::db("releasing a league match"))?;
+        Ok(())
+    }
+
+    /// The finished matches of league `league_id` with their seats' results, in schedule
+    /// order: what its standings are computed from. Each league match counts once: with the
+    /// result of the match its row names.
+    pub async fn league_results(&self, league_id: i64) -> Result<Vec<PlayedMatch>, StoreError> {
+        let rows: Vec<ResultRow> = with_pool!(self, pool => {
+            sqlx::query_as(
+                "SELECT lm.ordinal, lm.game, lm.set_index, lm.rules_json, s.seat, s.bot_name, \
+                        s.place, s.chips \
+                 FROM league_matches lm JOIN seat_results s ON s.match_id = lm.match_id \
+                 WHERE lm.league_id = $1 AND lm.status = 'finished' \
+                 ORDER BY lm.ordinal, s.seat",
+            )
+            .bind(league_id)
+            .fetch_all(pool)
+            .await
+        })
+        .map_err(StoreError::db("reading a league's results"))?;
+        let mut played: Vec<PlayedMatch> = Vec::new();
+        for (ordinal, game, set, rules_json, _seat, bot, place, chips) in rows {
+            let ordinal = ordinal as u32;
+            if played.last().is_none_or(|m| m.ordinal != ordinal) {
+                let game: Game = game
+                    .parse()
+                    .map_err(|e| corrupt(format!("league {league_id} match {ordinal}: {e}")))?;
+                let rules: Rules = serde_json::from_str(&rules_json).map_err(|e| {
+                    corrupt(format!(
+                        "league {league_id} match {ordinal}: rules do not read: {e}"
+                    ))
+                })?;
+                let rounds = match &rules {
+                    Rules::Zokken(z) => z.rounds,
+                    _ => 1,
+                };
+                played.push(PlayedMatch {
+                    ordinal,
+                    game,
+                    set: set as u32,
+                    rounds,
+                    seats: Vec::new(),
+                });
+            }
+            let m = played.last_mut().expect("pushed above");
+            m.seats.push(PlayedSeat {
+                bot,
+                place: u8::try_from(place).map_err(|_| {
+                    corrupt(format!("league {league_id} match {ordinal}: place {place}"))
+                })?,
+                chips,
+            });
+        }
+        Ok(played)
+    }
+
+    /// The finished league match rows (ordinal, match id) of league `league_id`: for tests
+    /// and tools that check every scheduled match has exactly one result.
+    pub async fn league_match_ids(
+        &self,
+        league_id: i64,
+    ) -> Result<Vec<(u32, String, Option<String>)>, StoreError> {
+        let rows: Vec<(i32, String, Option<String>)> = with_pool!(self, pool => {
+            sqlx::query_as(
+                "SELECT ordinal, status, match_id FROM league_matches WHERE league_id = $1 ORDER BY ordinal",
+            )
+            .bind(league_id)
+            .fetch_all(pool)
+            .await
+        })
+        .map_err(StoreError::db("reading a league's matches"))?;
+        Ok(rows.into_iter().map(|(o, s, m)| (o as u32, s, m)).collect())
+    }
+}
