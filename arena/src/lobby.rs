@@ -13,12 +13,12 @@
 //! keeps it and retries it if the database is unavailable: the bots are told the result
 //! without waiting for the database to come back.
 
-use std::collections::HashMap;
+use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use knobel_engine::Rules;
 use knobel_engine::policy::HeuristicPolicy;
+use knobel_engine::{Game, Rules};
 use rand::RngExt;
 use tokio::sync::{oneshot, watch};
 use tokio_util::task::TaskTracker;
@@ -63,7 +63,17 @@ struct Waiting {
     ticket: u64,
     bot_id: i64,
     bot_name: String,
+    /// The presets this stream plays in pick-up matches, the one it asked for first.
+    presets: Vec<String>,
+    /// The games it plays (league matches seat it in any of them).
+    games: Vec<Game>,
     claim: Claim,
+}
+
+impl Waiting {
+    fn plays(&self, preset: &str) -> bool {
+        self.presets.iter().any(|p| p == preset)
+    }
 }
 
 /// How a waiting connection is claimed for a match: the lobby sends it a sender through
@@ -92,7 +102,10 @@ pub struct Lobby {
     /// Turned true when running matches must stop now (the shutdown grace is over); the
     /// shutdown signal itself only stops new matches.
     abort: watch::Sender<bool>,
-    waiting: Mutex<HashMap<String, Vec<Waiting>>>,
+    /// Every waiting stream, oldest first.
+    waiting: Mutex<Vec<Waiting>>,
+    /// Bots of running leagues: their streams wait for league matches only.
+    league_bots: Mutex<HashSet<String>>,
     next_ticket: Mutex<u64>,
     matches: TaskTracker,
 }
@@ -119,7 +132,8 @@ impl Lobby {
             metrics,
             shutdown,
             abort: watch::channel(false).0,
-            waiting: Mutex::new(HashMap::new()),
+            waiting: Mutex::new(Vec::new()),
+            league_bots: Mutex::new(HashSet::new()),
             next_ticket: Mutex::new(0),
             matches: TaskTracker::new(),
         })
@@ -138,36 +152,63 @@ impl Lobby {
 
     /// A seat of the bot `bot_id` waits for a match of `preset`.
     pub fn join(self: &Arc<Self>, bot_id: i64, bot_name: String, preset: String, claim: Claim) {
+        self.join_any(bot_id, bot_name, vec![preset], claim);
+    }
+
+    /// A seat of the bot `bot_id` waits for a match of any of `presets` (for a pick-up
+    /// match, the first of them that fills a table; for a league match, any of their games).
+    /// A bot of a running league waits for league matches only.
+    pub fn join_any(
+        self: &Arc<Self>,
+        bot_id: i64,
+        bot_name: String,
+        presets: Vec<String>,
+        claim: Claim,
+    ) {
         let ticket = {
             let mut next = self.next_ticket.lock().expect("lobby lock");
             *next += 1;
             *next
         };
+        let games = presets
+            .iter()
+            .filter_map(|p| self.rules_for(p).map(|r| r.game()))
+            .collect();
+        let first = presets.first().cloned();
         let full = {
+            let league_bots = self.league_bots.lock().expect("lobby lock");
             let mut waiting = self.waiting.lock().expect("lobby lock");
-            let queue = waiting.entry(preset.clone()).or_default();
-            queue.retain(|w| !w.claim.is_closed());
-            queue.push(Waiting {
+            waiting.retain(|w| !w.claim.is_closed());
+            waiting.push(Waiting {
                 ticket,
                 bot_id,
                 bot_name,
+                presets: presets.clone(),
+                games,
                 claim,
             });
-            take_group(queue, self.config.seats)
+            presets.into_iter().find_map(|preset| {
+                take_group_where(&mut waiting, self.config.seats, |w| {
+                    w.plays(&preset) && !league_bots.contains(&w.bot_name)
+                })
+                .map(|group| (preset, group))
+            })
         };
-        if let Some(group) = full {
+        if let Some((preset, group)) = full {
             self.start(preset, group);
-        } else if self.config.practice {
+        } else if self.config.practice
+            && let Some(preset) = first
+        {
             let lobby = self.clone();
             self.matches.spawn(async move {
                 tokio::time::sleep(lobby.config.practice_wait).await;
                 let entry = {
+                    let league_bots = lobby.league_bots.lock().expect("lobby lock");
                     let mut waiting = lobby.waiting.lock().expect("lobby lock");
-                    let queue = waiting.entry(preset.clone()).or_default();
-                    queue
+                    waiting
                         .iter()
-                        .position(|w| w.ticket == ticket)
-                        .map(|i| queue.remove(i))
+                        .position(|w| w.ticket == ticket && !league_bots.contains(&w.bot_name))
+                        .map(|i| waiting.remove(i))
                 };
                 if let Some(entry) = entry
                     && !entry.claim.is_closed()
@@ -176,6 +217,95 @@ impl Lobby {
                 }
             });
         }
+    }
+
+    /// Puts streams taken for a match that did not start back in their places.
+    fn wait_again(&self, group: Vec<Waiting>) {
+        let mut waiting = self.waiting.lock().expect("lobby lock");
+        waiting.extend(group);
+        waiting.sort_by_key(|w| w.ticket);
+    }
+
+    /// Sets the bots of running leagues: their streams are kept for league matches.
+    pub fn set_league_bots(&self, bots: HashSet<String>) {
+        *self.league_bots.lock().expect("lobby lock") = bots;
+    }
+
+    /// Whether `bot` has a stream waiting that plays `game`.
+    pub fn has_waiting(&self, bot: &str, game: Game) -> bool {
+        self.waiting
+            .lock()
+            .expect("lobby lock")
+            .iter()
+            .any(|w| w.bot_name == bot && w.games.contains(&game) && !w.claim.is_closed())
+    }
+
+    /// Starts league match `m` as match `match_id` if every one of its bots has a stream
+    /// waiting that plays its game (the oldest such stream of each is taken), with
+    /// `time_control`; `claim` is called first, with the streams taken, and the match
+    /// starts only if it returns true (else the streams wait again, untouched). `ended`
+    /// is called when the match is over (recorded or kept for retry), or did not start.
+    pub fn start_league_match(
+        self: &Arc<Self>,
+        m: &crate::store::OpenLeagueMatch,
+        time_control: TimeControl,
+        claim: impl FnOnce(&str) -> futures_util::future::BoxFuture<'static, bool> + Send + 'static,
+        ended: impl FnOnce() + Send + 'static,
+    ) -> bool {
+        if *self.shutdown.borrow() {
+            return false;
+        }
+        let game = m.rules.game();
+        let group = {
+            let mut waiting = self.waiting.lock().expect("lobby lock");
+            waiting.retain(|w| !w.claim.is_closed());
+            let mut picked = Vec::with_capacity(m.seats.len());
+            for bot in &m.seats {
+                match waiting.iter().enumerate().find(|(i, w)| {
+                    &w.bot_name == bot && w.games.contains(&game) && !picked.contains(i)
+                }) {
+                    Some((i, _)) => picked.push(i),
+                    None => return false,
+                }
+            }
+            // Take them out, keeping seat order.
+            let mut order: Vec<(usize, usize)> = picked.iter().copied().enumerate().collect();
+            order.sort_by_key(|&(_, i)| std::cmp::Reverse(i));
+            let mut taken: Vec<(usize, Waiting)> = order
+                .into_iter()
+                .map(|(seat, i)| (seat, waiting.remove(i)))
+                .collect();
+            taken.sort_by_key(|&(seat, _)| seat);
+            taken.into_iter().map(|(_, w)| w).collect::<Vec<_>>()
+        };
+        let info = Arc::new(MatchInfo {
+            match_id: new_match_id(),
+            preset: m.preset.clone(),
+            rules: m.rules.clone(),
+            seat_names: group.iter().map(|w| w.bot_name.clone()).collect(),
+            seat_bot_ids: group.iter().map(|w| Some(w.bot_id)).collect(),
+            time_control,
+        });
+        let slot = crate::store::LeagueSlot {
+            league_id: m.league_id,
+            ordinal: m.ordinal,
+        };
+        let seed = m.seed;
+        let lobby = self.clone();
+        let claiming = claim(&info.match_id);
+        self.matches.spawn(async move {
+            if !claiming.await {
+                // Another arena has it, or the store cannot say: the streams wait again,
+                // in their places (nothing was sent on them).
+                lobby.wait_again(group);
+                ended();
+                return;
+            }
+            let players: Vec<Planned> = group.into_iter().map(|w| Planned::Bot(w.claim)).collect();
+            lobby.play(info, seed, players, Some(slot)).await;
+            ended();
+        });
+        true
     }
 
     /// Starts a match of `bots`, filling the other seats with built-in players.
@@ -218,10 +348,16 @@ impl Lobby {
         let seed: u64 = rand::rng().random();
         let lobby = self.clone();
         self.matches
-            .spawn(async move { lobby.play(info, seed, players).await });
+            .spawn(async move { lobby.play(info, seed, players, None).await });
     }
 
-    async fn play(&self, info: Arc<MatchInfo>, seed: u64, players: Vec<Planned>) {
+    async fn play(
+        &self,
+        info: Arc<MatchInfo>,
+        seed: u64,
+        players: Vec<Planned>,
+        league: Option<crate::store::LeagueSlot>,
+    ) {
         let players = claim_all(players).await;
         if *self.shutdown.borrow() {
             // Shutting down while the streams were being claimed: no new match.
@@ -264,23 +400,32 @@ impl Lobby {
         self.metrics.match_started(game);
         let (report, announcement) =
             run_match(info.clone(), seed, players, self.abort.subscribe()).await;
-        self.record(&info, &report).await;
+        self.record(&info, &report, league).await;
         announcement.send();
     }
 
-    async fn record(&self, info: &MatchInfo, report: &MatchReport) {
+    async fn record(
+        &self,
+        info: &MatchInfo,
+        report: &MatchReport,
+        league: Option<crate::store::LeagueSlot>,
+    ) {
         let game = info.rules.game();
         self.metrics.match_ended(game, report);
         let log_json = report.log.to_json();
         let match_id = info.match_id.clone();
         let write = if let Some(outcome) = &report.outcome {
             info!(match_id = %info.match_id, bot_ids = ?info.seat_bot_ids, placings = ?outcome.placings, forfeits = ?outcome.forfeits, strikes = ?outcome.strikes, "match finished");
-            MatchWrite::Finish(FinishedMatch {
+            let finished = FinishedMatch {
                 id: match_id,
                 log_json,
                 outcome: outcome.clone(),
                 finished_at_ms: now_ms(),
-            })
+            };
+            match league {
+                Some(slot) => MatchWrite::FinishLeague(finished, slot),
+                None => MatchWrite::Finish(finished),
+            }
         } else {
             info!(match_id = %info.match_id, "match aborted");
             MatchWrite::Abort(AbortedMatch {
@@ -300,12 +445,7 @@ impl Lobby {
 
     /// Bots waiting for a match, over all presets.
     pub fn waiting(&self) -> usize {
-        self.waiting
-            .lock()
-            .expect("lobby lock")
-            .values()
-            .map(Vec::len)
-            .sum()
+        self.waiting.lock().expect("lobby lock").len()
     }
 
     /// Stops seating bots and waits (at most `grace`) for running matches to end; then
@@ -350,13 +490,23 @@ fn hand_back(players: Vec<Player>) {
 /// Takes the first group of `seats` waiting streams of distinct bots from `queue`, oldest
 /// first (a stream of a bot already in the group is passed over and keeps its place), or
 /// nothing if there are not `seats` distinct bots waiting.
+#[cfg(test)]
 fn take_group(queue: &mut Vec<Waiting>, seats: usize) -> Option<Vec<Waiting>> {
+    take_group_where(queue, seats, |_| true)
+}
+
+/// [`take_group`] among the streams that `accept`.
+fn take_group_where(
+    queue: &mut Vec<Waiting>,
+    seats: usize,
+    accept: impl Fn(&Waiting) -> bool,
+) -> Option<Vec<Waiting>> {
     let mut picked: Vec<usize> = Vec::with_capacity(seats);
     for (i, waiting) in queue.iter().enumerate() {
         if picked.len() == seats {
             break;
         }
-        if !picked.iter().any(|&p| queue[p].bot_id == waiting.bot_id) {
+        if accept(waiting) && !picked.iter().any(|&p| queue[p].bot_id == waiting.bot_id) {
             picked.push(i);
         }
     }
@@ -408,6 +558,8 @@ mod tests {
             ticket,
             bot_id,
             bot_name: format!("bot-{bot_id}"),
+            presets: vec!["schocken".to_owned()],
+            games: vec![Game::Schocken],
             claim,
         }
     }

@@ -5,6 +5,7 @@
 pub mod config;
 pub mod ratings;
 pub mod schedule;
+pub mod scheduler;
 pub mod standings;
 
 #[cfg(test)]

@@ -1,0 +1,246 @@
+//! The league scheduler, inside the arena: it plays the matches of running leagues among
+//! the connected bots.
+//!
+//! Every [`TICK`] it reads the running leagues from the store and, for each, starts open
+//! matches (schedule order first) whose bots all have a stream waiting that plays the
+//! match's game, up to the league's concurrency. A match is claimed in the store before it
+//! starts ([`Store::claim_league_match`]): arenas sharing a database never play one league
+//! match twice. Its result is recorded, with the league match marked finished, in one
+//! transaction. While a league runs, its bots' streams wait for league matches only (no
+//! pick-up or practice matches). A paused or cancelled league starts no new matches; those
+//! running finish.
+//!
+//! After a restart, matches of the league that were running are aborted (as orphans, once
+//! their arena's lease has run out), which opens their claims again: they are played again
+//! from their seeds, and each league match counts one result.
+
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::sync::watch;
+use tracing::{debug, info, warn};
+
+use super::LeagueConfig;
+use crate::lobby::Lobby;
+use crate::referee::TimeControl;
+use crate::store::{LeagueStatus, Store};
+
+/// How often the scheduler looks for matches to start.
+pub const TICK: Duration = Duration::from_millis(50);
+
+/// What the scheduler knows of one running league.
+#[derive(Debug, Default, Clone)]
+struct Run {
+    /// League matches started here and not yet over.
+    in_flight: HashSet<u32>,
+    /// Bots that the league's next open matches wait for (no stream waiting for the game).
+    waiting_for: BTreeSet<String>,
+    /// From the league file.
+    concurrency: usize,
+    time_control: TimeControl,
+}
+
+/// A league's live progress, as this arena sees it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LiveProgress {
+    /// League matches playing in this arena now.
+    pub playing: usize,
+    /// Bots the next open matches wait for.
+    pub waiting_for: Vec<String>,
+}
+
+/// Plays running leagues.
+pub struct Scheduler {
+    store: Store,
+    lobby: Arc<Lobby>,
+    instance: Option<String>,
+    runs: Arc<Mutex<HashMap<i64, Run>>>,
+}
+
+impl Scheduler {
+    /// A scheduler starting league matches in `lobby`, claiming them in `store` as
+    /// `instance`.
+    pub fn new(store: Store, lobby: Arc<Lobby>, instance: Option<String>) -> Arc<Scheduler> {
+        Arc::new(Scheduler {
+            store,
+            lobby,
+            instance,
+            runs: Arc::default(),
+        })
+    }
+
+    /// The live progress of league `league_id` (nothing if it is not running here).
+    pub fn progress(&self, league_id: i64) -> LiveProgress {
+        let runs = self.runs.lock().expect("scheduler lock");
+        runs.get(&league_id)
+            .map(|run| LiveProgress {
+                playing: run.in_flight.len(),
+                waiting_for: run.waiting_for.iter().cloned().collect(),
+            })
+            .unwrap_or_default()
+    }
+
+    /// Runs until `shutdown` turns true.
+    pub async fn run(self: Arc<Self>, mut shutdown: watch::Receiver<bool>) {
+        loop {
+            if *shutdown.borrow() {
+                return;
+            }
+            if let Err(error) = self.tick().await {
+                // The store is unavailable, most likely: try again at the next tick.
+                debug!(error = %error, "league scheduler: cannot read the leagues");
+            }
+            tokio::select! {
+                _ = tokio::time::sleep(TICK) => {}
+                changed = shutdown.changed() => {
+                    if changed.is_err() {
+                        return;
+                    }
+                }
+            }
+        }
+    }
+
+    async fn tick(&self) -> Result<(), crate::store::StoreError> {
+        let leagues: Vec<_> = self
+            .store
+            .list_leagues()
+            .await?
+            .into_iter()
+            .filter(|l| l.status == LeagueStatus::Running)
+            .collect();
+        let bots: HashSet<String> = leagues
+            .iter()
+            .flat_map(|l| l.bots.iter().cloned())
+            .collect();
+        self.lobby.set_league_bots(bots);
+        {
+            // Forget leagues that stopped running, once nothing of theirs plays here.
+            let mut runs = self.runs.lock().expect("scheduler lock");
+            runs.retain(|id, run| leagues.iter().any(|l| l.id == *id) || !run.in_flight.is_empty());
+        }
+        for league in &leagues {
+            let (free, in_flight) = {
+                let mut runs = self.runs.lock().expect("scheduler lock");
+                let run = runs.entry(league.id).or_insert_with(|| {
+                    let config = LeagueConfig::from_toml(&league.config_toml);
+                    let (concurrency, time_control) = match &config {
+                        Ok(c) => (
+                            c.concurrency as usize,
+                            TimeControl {
+                                decision: Duration::from_millis(c.decision_ms),
+                                bank: Duration::from_millis(c.time_bank_ms),
+                            },
+                        ),
+                        Err(e) => {
+                            warn!(league = %league.name, error = %e, "a stored league file does not read: playing one match at a time with the default time control");
+                            (1, TimeControl::default())
+                        }
+                    };
+                    Run {
+                        concurrency,
+                        time_control,
+                        ..Run::default()
+                    }
+                });
+                (
+                    run.concurrency.saturating_sub(run.in_flight.len()),
+                    run.in_flight.clone(),
+                )
+            };
+            let mut waiting_for = BTreeSet::new();
+            if free > 0 {
+                let look_ahead = (free * 8 + in_flight.len()).min(512) as u32;
+                let open = self
+                    .store
+                    .open_league_matches(league.id, look_ahead)
+                    .await?;
+                let mut started = 0;
+                for m in open {
+                    if started == free {
+                        break;
+                    }
+                    if in_flight.contains(&m.ordinal) {
+                        continue;
+                    }
+                    let time_control =
+                        self.runs.lock().expect("scheduler lock")[&league.id].time_control;
+                    let store = self.store.clone();
+                    let instance = self.instance.clone();
+                    let (league_id, ordinal) = (m.league_id, m.ordinal);
+                    let claim =
+                        move |match_id: &str| -> futures_util::future::BoxFuture<'static, bool> {
+                            let match_id = match_id.to_owned();
+                            Box::pin(async move {
+                                match store
+                                    .claim_league_match(
+                                        league_id,
+                                        ordinal,
+                                        &match_id,
+                                        instance.as_deref(),
+                                    )
+                                    .await
+                                {
+                                    Ok(claimed) => claimed,
+                                    Err(error) => {
+                                        warn!(league_id, ordinal, error = %error, "cannot claim a league match");
+                                        false
+                                    }
+                                }
+                            })
+                        };
+                    let runs = self.runs.clone();
+                    let ended = move || {
+                        if let Some(run) = runs.lock().expect("scheduler lock").get_mut(&league_id)
+                        {
+                            run.in_flight.remove(&ordinal);
+                        }
+                    };
+                    // Marked in flight before it can end.
+                    self.runs
+                        .lock()
+                        .expect("scheduler lock")
+                        .get_mut(&league.id)
+                        .expect("inserted above")
+                        .in_flight
+                        .insert(m.ordinal);
+                    if self
+                        .lobby
+                        .start_league_match(&m, time_control, claim, ended)
+                    {
+                        started += 1;
+                        debug!(league = %league.name, ordinal = m.ordinal, "league match starting");
+                    } else {
+                        self.runs
+                            .lock()
+                            .expect("scheduler lock")
+                            .get_mut(&league.id)
+                            .expect("inserted above")
+                            .in_flight
+                            .remove(&m.ordinal);
+                        for bot in &m.seats {
+                            if !self.lobby.has_waiting(bot, m.rules.game()) {
+                                waiting_for.insert(bot.clone());
+                            }
+                        }
+                    }
+                }
+            }
+            if let Some(run) = self
+                .runs
+                .lock()
+                .expect("scheduler lock")
+                .get_mut(&league.id)
+            {
+                if run.waiting_for != waiting_for && !waiting_for.is_empty() {
+                    info!(league = %league.name, waiting_for = ?waiting_for, "league waits for bots");
+                }
+                if free > 0 {
+                    run.waiting_for = waiting_for;
+                }
+            }
+        }
+        Ok(())
+    }
+}
