@@ -2,14 +2,14 @@
 
 use thiserror::Error;
 
-use crate::rules::Game;
-use crate::types::Seat;
+use crate::rules::{Game, PRESETS};
+use crate::types::{DICE, Seat};
 
 /// A die slot from untrusted input that does not name one of the three dice.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum DieSlotError {
     /// A slot outside 0..=2.
-    #[error("cannot use die {slot}: dice are numbered 0..=2")]
+    #[error("cannot use die {slot}: dice are numbered 0..={}", DICE - 1)]
     OutOfRange {
         /// The slot that was named.
         slot: u32,
@@ -26,13 +26,13 @@ pub enum DieSlotError {
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum RulesError {
     /// An unknown game name.
-    #[error("unknown game {name:?}: games are schocken, sjokken, zokken")]
+    #[error("unknown game {name:?}: games are {}", Game::ALL.map(Game::name).join(", "))]
     UnknownGame {
         /// The name given.
         name: String,
     },
     /// An unknown preset name.
-    #[error("unknown preset {name:?}: presets are schocken, schocken-typenclub, sjokken, zokken")]
+    #[error("unknown preset {name:?}: presets are {}", PRESETS.join(", "))]
     UnknownPreset {
         /// The name given.
         name: String,
@@ -232,4 +232,27 @@ pub enum PenaltyError {
         /// Why it forfeited first.
         reason: crate::penalty::ForfeitReason,
     },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_names_list_the_legal_ones() {
+        let game = RulesError::UnknownGame {
+            name: "poker".to_owned(),
+        };
+        assert_eq!(
+            game.to_string(),
+            "unknown game \"poker\": games are schocken, sjokken, zokken"
+        );
+        let preset = RulesError::UnknownPreset {
+            name: "poker".to_owned(),
+        };
+        assert_eq!(
+            preset.to_string(),
+            "unknown preset \"poker\": presets are schocken, schocken-typenclub, sjokken, zokken"
+        );
+    }
 }

@@ -11,6 +11,7 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use clap::Parser;
 use knobel_bots::{Bot, BotConfig, Game, Misbehave, STRATEGIES, Token, misbehave, strategy};
+use knobel_engine::RulesError;
 use tracing::info;
 
 /// A reference bot for the Knobel arena: plays Schocken, Sjokken and Zokken with a built-in
@@ -57,9 +58,12 @@ struct Cli {
 }
 
 fn parse_game(text: &str) -> Result<Game, String> {
-    text.trim()
-        .parse()
-        .map_err(|_| format!("unknown game {text:?}: games are schocken, sjokken, zokken"))
+    text.trim().parse().map_err(|_| {
+        RulesError::UnknownGame {
+            name: text.to_owned(),
+        }
+        .to_string()
+    })
 }
 
 fn parse_misbehave(text: &str) -> Result<Misbehave, String> {
