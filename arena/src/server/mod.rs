@@ -1,0 +1,338 @@
+//! The gRPC server: the `knobel.v1.Arena` service, the `knobel.v1.Admin` service, health
+//! and reflection.
+//!
+//! One `Play` stream is one seat. The connection task of a stream authenticates the bot
+//! (before any seat is taken), reads its Hello, then repeatedly joins the lobby and pumps
+//! messages between the bot and the referee of its current match. Engine types become wire
+//! types only here, through `knobel_proto::convert` (the one wire boundary).
+//!
+//! This file holds [`serve`] (what runs, and the shutdown order) and the Arena service's
+//! state and RPC table; `play` and `stream_link` hold the Play streams, `read_only` the
+//! other Arena RPCs, `admin` the Admin service and its authentication, `status` the
+//! statuses they share.
+
+mod admin;
+mod play;
+mod read_only;
+mod status;
+mod stream_link;
+#[cfg(test)]
+mod tests;
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use knobel_proto::outbound::arena_server::{Arena, ArenaServer};
+use knobel_proto::v1 as pb;
+use knobel_proto::v1::admin_server::AdminServer;
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+use tonic::service::interceptor::InterceptedService;
+use tonic::{Request, Response, Status, Streaming};
+use tracing::{info, warn};
+
+use crate::auth;
+use crate::lobby::{Lobby, LobbyConfig};
+use crate::metrics::Metrics;
+use crate::net::{self, AuthThrottle, NetLimits, PeerCounter};
+use crate::store::{Store, StoreError};
+use crate::streams::StreamRegistry;
+
+use admin::{AdminAuth, AdminService};
+use play::PlayStream;
+use read_only::LogChunks;
+
+/// Largest message the arena accepts from a bot, in bytes.
+pub const MAX_MESSAGE_BYTES: usize = 64 * 1024;
+/// Largest message the arena sends, in bytes (encoded): GetMatchLog refuses a log that does
+/// not fit, pointing to StreamMatchLog.
+pub const MAX_SENT_MESSAGE_BYTES: usize = 4 * 1024 * 1024;
+/// Largest piece of a log StreamMatchLog sends, in bytes of its JSON text.
+pub const LOG_CHUNK_BYTES: usize = 1024 * 1024;
+/// Most match logs served at once (a log is held whole in memory while it is sent: a
+/// Zokken match of 100 000 rounds has a log of about 470 MB); more are refused with
+/// RESOURCE_EXHAUSTED.
+pub const MAX_LOGS_IN_FLIGHT: usize = 4;
+/// How long a new stream has to send its Hello, by default (see
+/// [`NetLimits::hello_timeout`]).
+pub const HELLO_TIMEOUT: Duration = Duration::from_secs(10);
+/// Pings a stream may send per minute before they are refused.
+pub const MAX_PINGS_PER_MINUTE: u32 = 120;
+
+/// Settings of the server.
+#[derive(Clone, Debug)]
+pub struct ServerConfig {
+    /// How matches are formed and timed.
+    pub lobby: LobbyConfig,
+    /// Most Play streams one bot may have open at once.
+    pub max_streams_per_bot: usize,
+    /// How long running matches get on shutdown before they are aborted.
+    pub shutdown_grace: Duration,
+    /// The admin token guarding the `Admin` service; `None` disables it.
+    pub admin_token: Option<auth::AdminToken>,
+    /// How long each renewal of this arena's lease holds (see [`crate::instance`]): if the
+    /// arena stops renewing it (it crashed, or is cut off from the database), other arenas
+    /// on the same database abort its running matches after this long.
+    pub instance_lease: Duration,
+    /// Connection bounds and timeouts, streams without Hello, failed logins.
+    pub net: NetLimits,
+}
+
+impl Default for ServerConfig {
+    fn default() -> ServerConfig {
+        ServerConfig {
+            lobby: LobbyConfig::default(),
+            max_streams_per_bot: 8,
+            shutdown_grace: Duration::from_secs(5),
+            admin_token: None,
+            instance_lease: Duration::from_secs(30),
+            net: NetLimits::default(),
+        }
+    }
+}
+
+/// Why the server stopped with an error.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    /// The gRPC transport failed.
+    #[error("grpc server failed: {0}")]
+    Transport(#[from] tonic::transport::Error),
+    /// The metrics endpoint failed.
+    #[error("metrics endpoint failed: {0}")]
+    Metrics(#[from] std::io::Error),
+    /// The reflection service could not be built.
+    #[error("cannot build the reflection service: {0}")]
+    Reflection(#[from] tonic_reflection::server::Error),
+    /// The arena could not register itself in the store (take its lease).
+    #[error("cannot register the arena instance in the store: {0}")]
+    Register(#[from] StoreError),
+    /// A connection limit is out of its range.
+    #[error(transparent)]
+    Limits(#[from] net::NetLimitsError),
+}
+
+/// How long, after the running matches have ended, the arena waits on shutdown for the
+/// results it could not write yet (the database being unavailable).
+pub const RECORDS_DRAIN: Duration = Duration::from_secs(10);
+
+/// Runs the arena on `listener` (and metrics on `metrics_listener`) until `shutdown`
+/// resolves.
+///
+/// First the arena registers itself as an instance in the store (see
+/// [`crate::instance`]), aborting the running matches of arenas that are gone, and keeps
+/// its lease renewed while it runs. On `shutdown`: health turns NOT_SERVING at once; no new
+/// match is seated and waiting bots are refused with UNAVAILABLE; running matches play on
+/// (the server keeps serving their streams) for up to `config.shutdown_grace`, then the
+/// rest are aborted and recorded as aborted; the results not yet written are given up to
+/// [`RECORDS_DRAIN`]; then the listener closes and the lease is released.
+pub async fn serve(
+    config: ServerConfig,
+    store: Store,
+    listener: TcpListener,
+    metrics_listener: Option<TcpListener>,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), ServeError> {
+    config.net.validate()?;
+    let metrics = Metrics::new();
+    let instance = crate::instance::Instance::register(&store, config.instance_lease).await?;
+    let store = store.owned_by(instance.id.clone());
+    let (stop_heartbeat, heartbeat_stopped) = watch::channel(false);
+    let heartbeat = tokio::spawn(instance.clone().heartbeat(
+        store.clone(),
+        metrics.clone(),
+        heartbeat_stopped,
+    ));
+    let (shutdown_tx, shutdown_rx) = watch::channel(false);
+    let lobby = Lobby::new(
+        config.lobby.clone(),
+        store.clone(),
+        metrics.clone(),
+        shutdown_rx.clone(),
+    );
+    let streams = StreamRegistry::default();
+    // Bots revoked by another process (`knobel bot revoke`) lose their streams within
+    // `streams::REVOKE_POLL`.
+    tokio::spawn(
+        streams
+            .clone()
+            .watch_revocations(store.clone(), shutdown_rx.clone()),
+    );
+    let throttle = Arc::new(AuthThrottle::from_limits(&config.net));
+    let net_metrics = net::NetMetrics::new(metrics.registry());
+    let admin = AdminService {
+        store: store.clone(),
+        streams: streams.clone(),
+    };
+    let admin_auth = AdminAuth {
+        token: config.admin_token.clone(),
+        throttle: throttle.clone(),
+    };
+    let service = ArenaService {
+        store: store.clone(),
+        lobby: lobby.clone(),
+        metrics: metrics.clone(),
+        streams,
+        max_streams_per_bot: config.max_streams_per_bot,
+        shutdown: shutdown_rx.clone(),
+        throttle,
+        pending_hello: PeerCounter::with_gauge(
+            config.net.max_pending_hello,
+            config.net.max_pending_hello_per_peer,
+            Some(net_metrics.pending_hello.clone()),
+        ),
+        hello_timeout: config.net.hello_timeout,
+        logs_in_flight: Arc::new(tokio::sync::Semaphore::new(MAX_LOGS_IN_FLIGHT)),
+    };
+
+    let (health_reporter, health_service) = tonic_health::server::health_reporter();
+    health_reporter
+        .set_serving::<ArenaServer<ArenaService>>()
+        .await;
+    let reflection_v1 = tonic_reflection::server::Builder::configure()
+        .register_encoded_file_descriptor_set(knobel_proto::FILE_DESCRIPTOR_SET)
+        .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+        .build_v1()?;
+    let reflection_v1alpha = tonic_reflection::server::Builder::configure()
+        .register_encoded_file_descriptor_set(knobel_proto::FILE_DESCRIPTOR_SET)
+        .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+        .build_v1alpha()?;
+
+    // One signal for everything: the caller's shutdown future flips the watch. Health
+    // says NOT_SERVING first, before anything else stops.
+    let mut signal = shutdown_rx.clone();
+    let reporter = health_reporter.clone();
+    tokio::spawn(async move {
+        shutdown.await;
+        reporter
+            .set_not_serving::<ArenaServer<ArenaService>>()
+            .await;
+        reporter
+            .set_service_status("", tonic_health::ServingStatus::NotServing)
+            .await;
+        let _ = shutdown_tx.send(true);
+    });
+    // Metrics are served until the arena has stopped.
+    let metrics_task = metrics_listener.map(|listener| {
+        tokio::spawn(
+            metrics
+                .clone()
+                .serve(listener, std::future::pending::<()>()),
+        )
+    });
+    let drain_lobby = lobby.clone();
+    let grace = config.shutdown_grace;
+
+    let arena = ArenaServer::new(service)
+        .max_decoding_message_size(MAX_MESSAGE_BYTES)
+        .max_encoding_message_size(MAX_SENT_MESSAGE_BYTES);
+    // Every Admin call is authenticated before its method runs (what
+    // `AdminServer::with_interceptor` does, on the server with its message limit).
+    let admin = InterceptedService::new(
+        AdminServer::new(admin).max_decoding_message_size(MAX_MESSAGE_BYTES),
+        admin_auth,
+    );
+    // Connections within the bounds, closed when silent (see `net`); `net` sets
+    // TCP_NODELAY, or Nagle's algorithm holds small messages back for the bot's delayed
+    // ACK (~40 ms).
+    let incoming = net::incoming(listener, &config.net, net_metrics);
+    let result = tonic::transport::Server::builder()
+        .http2_keepalive_interval(Some(config.net.keepalive_interval))
+        .http2_keepalive_timeout(Some(config.net.keepalive_timeout))
+        .add_service(health_service)
+        .add_service(reflection_v1)
+        .add_service(reflection_v1alpha)
+        .add_service(arena)
+        .add_service(admin)
+        .serve_with_incoming_shutdown(incoming, async move {
+            crate::referee::shutting_down(&mut signal).await;
+            info!(
+                grace_secs = grace.as_secs_f64(),
+                "shutting down: no new matches; running matches may finish within the grace"
+            );
+            // The server keeps serving the running matches' streams meanwhile.
+            drain_lobby.drain(grace, RECORDS_DRAIN).await;
+        })
+        .await;
+    let _ = stop_heartbeat.send(true);
+    let _ = heartbeat.await;
+    match store.release_lease(&instance.id).await {
+        Ok(_) => info!(instance = %instance.id, "the arena's lease is released"),
+        Err(error) => {
+            warn!(instance = %instance.id, error = %error, "cannot release the arena's lease: it runs out by itself")
+        }
+    }
+    if let Some(task) = metrics_task {
+        task.abort();
+    }
+    info!("arena stopped");
+    result.map_err(ServeError::from)
+}
+
+/// The `knobel.v1.Arena` service.
+struct ArenaService {
+    store: Store,
+    lobby: Arc<Lobby>,
+    metrics: Metrics,
+    /// Open Play streams per bot id.
+    streams: StreamRegistry,
+    max_streams_per_bot: usize,
+    shutdown: watch::Receiver<bool>,
+    /// Failed logins per peer address.
+    throttle: Arc<AuthThrottle>,
+    /// Streams that have not sent their Hello yet, in all and per peer address.
+    pending_hello: PeerCounter,
+    hello_timeout: Duration,
+    /// Match logs being served (GetMatchLog, StreamMatchLog): each is held whole in memory
+    /// while it is sent, so at most [`MAX_LOGS_IN_FLIGHT`] at once.
+    logs_in_flight: Arc<tokio::sync::Semaphore>,
+}
+
+impl ArenaService {
+    /// [`status::internal`], counting an unavailable database in the metrics under `operation`.
+    fn store_failed(&self, operation: &'static str) -> impl FnOnce(StoreError) -> Status {
+        let metrics = self.metrics.clone();
+        move |error| {
+            if error.is_unavailable() {
+                metrics.store_error(operation);
+            }
+            status::internal(error)
+        }
+    }
+}
+
+/// The RPC table: Play is in [`play`], the other RPCs, which only read, in [`read_only`].
+#[tonic::async_trait]
+impl Arena for ArenaService {
+    type PlayStream = PlayStream;
+
+    async fn play(
+        &self,
+        request: Request<Streaming<pb::BotMessage>>,
+    ) -> Result<Response<PlayStream>, Status> {
+        play::play(self, request).await
+    }
+
+    async fn list_matches(
+        &self,
+        request: Request<pb::ListMatchesRequest>,
+    ) -> Result<Response<pb::ListMatchesResponse>, Status> {
+        read_only::list_matches(self, request).await
+    }
+
+    async fn get_match_log(
+        &self,
+        request: Request<pb::GetMatchLogRequest>,
+    ) -> Result<Response<pb::MatchLogResponse>, Status> {
+        read_only::get_match_log(self, request).await
+    }
+
+    type StreamMatchLogStream = LogChunks;
+
+    async fn stream_match_log(
+        &self,
+        request: Request<pb::GetMatchLogRequest>,
+    ) -> Result<Response<LogChunks>, Status> {
+        read_only::stream_match_log(self, request).await
+    }
+}

@@ -1,0 +1,209 @@
+//! The Arena RPCs that only read the store: ListMatches, GetMatchLog, StreamMatchLog.
+
+use std::pin::Pin;
+
+use knobel_engine::Game;
+use knobel_proto::convert;
+use knobel_proto::v1 as pb;
+use tokio_stream::Stream;
+use tonic::{Request, Response, Status};
+
+use super::{ArenaService, LOG_CHUNK_BYTES, MAX_LOGS_IN_FLIGHT, MAX_SENT_MESSAGE_BYTES};
+use crate::page_token;
+use crate::store::{MatchCursor, MatchFilter, MatchStatus};
+
+/// The ListMatches RPC: one page of the recorded matches, newest first.
+pub(super) async fn list_matches(
+    service: &ArenaService,
+    request: Request<pb::ListMatchesRequest>,
+) -> Result<Response<pb::ListMatchesResponse>, Status> {
+    let request = request.into_inner();
+    let game = match request.game {
+        0 => None,
+        value => Some(
+            convert::game_from_wire("game", value)
+                .map_err(|e| Status::invalid_argument(e.to_string()))?
+                .name()
+                .to_owned(),
+        ),
+    };
+    let status = match pb::MatchStatus::try_from(request.status) {
+        Ok(pb::MatchStatus::Unspecified) => None,
+        Ok(pb::MatchStatus::Running) => Some(MatchStatus::Running),
+        Ok(pb::MatchStatus::Finished) => Some(MatchStatus::Finished),
+        Ok(pb::MatchStatus::Aborted) => Some(MatchStatus::Aborted),
+        Err(_) => {
+            return Err(Status::invalid_argument(format!(
+                "status = {} is not a known value: legal values are 0..=3",
+                request.status
+            )));
+        }
+    };
+    let after = page_token::decode(&request.page_token)
+        .map_err(|e| Status::invalid_argument(e.to_string()))?;
+    let bot_name = match request.bot_name {
+        name if name.is_empty() => None,
+        name if name.len() > knobel_proto::names::MAX_NAME_BYTES => {
+            return Err(Status::invalid_argument(format!(
+                "bot_name is {} bytes: names are at most {} bytes (empty: every bot)",
+                name.len(),
+                knobel_proto::names::MAX_NAME_BYTES
+            )));
+        }
+        name => Some(name),
+    };
+    // 0: the default; over the cap: clamped to it (as the proto documents).
+    let limit = match request.limit {
+        0 => MatchFilter::DEFAULT_LIMIT,
+        limit => limit.min(MatchFilter::MAX_LIMIT),
+    };
+    let filter = MatchFilter {
+        game,
+        status,
+        bot_name,
+        limit,
+        after,
+    };
+    let (found, more) = service
+        .store
+        .list_matches_page(&filter)
+        .await
+        .map_err(service.store_failed("list_matches"))?;
+    let next_page_token = match found.last() {
+        Some(last) if more => page_token::encode(&MatchCursor::of(last)),
+        _ => String::new(),
+    };
+    let matches = found
+        .into_iter()
+        .map(|m| pb::MatchSummary {
+            match_id: m.id,
+            game: m
+                .game
+                .parse::<Game>()
+                .map_or(0, |g| pb::Game::from(g) as i32),
+            preset: m.preset,
+            variants: serde_json::from_str::<knobel_engine::Rules>(&m.rules_json)
+                .map(|rules| rules.variants_on().into_iter().map(str::to_owned).collect())
+                .unwrap_or_default(),
+            seat_names: m.seat_names,
+            status: wire_status(m.status) as i32,
+            // The full outcome; a match recorded before the store kept outcomes has its
+            // placings only.
+            outcome: match (m.outcome, m.placings) {
+                (Some(outcome), _) => Some(pb::Outcome::from(&outcome)),
+                (None, placings) => placings.map(|placings| pb::Outcome {
+                    placings: placings.into_iter().map(u32::from).collect(),
+                    ..pb::Outcome::default()
+                }),
+            },
+            started_unix_ms: m.started_at_ms.max(0) as u64,
+            finished_unix_ms: m.finished_at_ms.map(|t| t.max(0) as u64),
+        })
+        .collect();
+    Ok(Response::new(pb::ListMatchesResponse {
+        matches,
+        next_page_token,
+    }))
+}
+
+/// The GetMatchLog RPC: the log of an ended match, in one message.
+pub(super) async fn get_match_log(
+    service: &ArenaService,
+    request: Request<pb::GetMatchLogRequest>,
+) -> Result<Response<pb::MatchLogResponse>, Status> {
+    let id = request.into_inner().match_id;
+    let (log_json, _serving) = service.ended_log(&id).await?;
+    let response = pb::MatchLogResponse {
+        match_id: id,
+        log_json,
+    };
+    let size = prost::Message::encoded_len(&response);
+    if size > MAX_SENT_MESSAGE_BYTES {
+        return Err(Status::resource_exhausted(format!(
+            "the log of match {} is {size} bytes encoded, over GetMatchLog's limit of \
+             {MAX_SENT_MESSAGE_BYTES} bytes: use StreamMatchLog, which sends any log in \
+             chunks",
+            response.match_id
+        )));
+    }
+    Ok(Response::new(response))
+}
+
+/// The StreamMatchLog RPC: the log of an ended match, in chunks of [`LOG_CHUNK_BYTES`].
+pub(super) async fn stream_match_log(
+    service: &ArenaService,
+    request: Request<pb::GetMatchLogRequest>,
+) -> Result<Response<LogChunks>, Status> {
+    let id = request.into_inner().match_id;
+    let (log, serving) = service.ended_log(&id).await?;
+    let log = bytes::Bytes::from(log);
+    let total_bytes = log.len() as u64;
+    // Cut lazily, as the client reads: one chunk at a time is copied out of the log.
+    // The log counts as in flight until the stream is done or dropped.
+    let chunks = (0..log.len().div_ceil(LOG_CHUNK_BYTES).max(1)).map(move |i| {
+        let _serving = &serving;
+        let start = i * LOG_CHUNK_BYTES;
+        let end = (start + LOG_CHUNK_BYTES).min(log.len());
+        Ok(pb::MatchLogChunk {
+            match_id: id.clone(),
+            total_bytes,
+            offset: start as u64,
+            data: log.slice(start..end).to_vec(),
+        })
+    });
+    Ok(Response::new(Box::pin(tokio_stream::iter(chunks))))
+}
+
+/// The chunks of a StreamMatchLog call.
+pub(super) type LogChunks = Pin<Box<dyn Stream<Item = Result<pb::MatchLogChunk, Status>> + Send>>;
+
+impl ArenaService {
+    /// The log of the finished or aborted match `id` and its place among the logs in
+    /// flight (hold it while the log is sent), or the status that says why there is none
+    /// (GetMatchLog and StreamMatchLog).
+    async fn ended_log(
+        &self,
+        id: &str,
+    ) -> Result<(String, tokio::sync::OwnedSemaphorePermit), Status> {
+        if id.is_empty() || id.len() > 64 {
+            return Err(Status::invalid_argument(
+                "match_id must be 1..=64 characters: see ListMatches",
+            ));
+        }
+        let serving = self
+            .logs_in_flight
+            .clone()
+            .try_acquire_owned()
+            .map_err(|_| {
+                Status::resource_exhausted(format!(
+                    "{MAX_LOGS_IN_FLIGHT} match logs are being sent already, the most at once: \
+                 retry in a moment"
+                ))
+            })?;
+        let Some((status, log)) = self
+            .store
+            .match_log(id)
+            .await
+            .map_err(self.store_failed("get_match_log"))?
+        else {
+            return Err(Status::not_found(format!(
+                "no match {id:?}: see ListMatches"
+            )));
+        };
+        match (status, log) {
+            (MatchStatus::Running, _) => Err(Status::failed_precondition(format!(
+                "match {id} is still running: its log (with every hidden die) is available once it has ended"
+            ))),
+            (_, None) => Err(Status::not_found(format!("match {id} ended without a log"))),
+            (_, Some(log_json)) => Ok((log_json, serving)),
+        }
+    }
+}
+
+fn wire_status(status: MatchStatus) -> pb::MatchStatus {
+    match status {
+        MatchStatus::Running => pb::MatchStatus::Running,
+        MatchStatus::Finished => pb::MatchStatus::Finished,
+        MatchStatus::Aborted => pb::MatchStatus::Aborted,
+    }
+}
