@@ -42,7 +42,8 @@ pub struct BotConfig {
     /// A refused token (UNAUTHENTICATED) or a refused Hello ends the bot at once anyway.
     pub max_attempts: Option<u32>,
     /// Misbehave on purpose, to test how an arena copes (see [`Misbehave`]). `None` for a
-    /// well-behaved bot.
+    /// well-behaved bot. Only with the feature `testing`.
+    #[cfg(feature = "testing")]
     pub misbehave: Option<Misbehave>,
 }
 
@@ -66,8 +67,17 @@ impl BotConfig {
             ping_interval: Some(PING_INTERVAL),
             backoff: Backoff::default(),
             max_attempts: None,
+            #[cfg(feature = "testing")]
             misbehave: None,
         }
+    }
+
+    /// How the bot misbehaves: never without the feature `testing`.
+    pub(crate) fn misbehave(&self) -> Option<Misbehave> {
+        #[cfg(feature = "testing")]
+        return self.misbehave;
+        #[cfg(not(feature = "testing"))]
+        return None;
     }
 }
 

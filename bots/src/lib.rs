@@ -22,7 +22,10 @@
 //!   [`BotPolicy`], keep-alive Pings every 20 s, logging with `tracing`, a stop after
 //!   [`BotConfig::max_matches`], and reconnects with exponential [`Backoff`] (none after a
 //!   refused token).
-//! - [`misbehave`] makes a bot misbehave on purpose, for testing arenas.
+//!
+//! With the cargo feature `testing` (off by default), `misbehave` makes a bot misbehave on
+//! purpose, for testing arenas: `BotConfig::misbehave` takes a `Misbehave` mode, and
+//! `knobel-bot` gets its `--misbehave MODE` flag. Well-behaved bots never need it.
 //!
 //! The token is a secret: [`Token`] never shows it in `Debug` or `Display`, and nothing here
 //! logs it. Connections are plaintext HTTP/2 (`http://`); put the arena behind a TLS
@@ -30,10 +33,13 @@
 #![warn(missing_docs)]
 
 mod auth;
-pub mod codec;
+mod codec;
 mod config;
 mod error;
+#[cfg(feature = "testing")]
 pub mod misbehave;
+#[cfg(not(feature = "testing"))]
+mod misbehave;
 mod policy;
 mod session;
 
@@ -47,6 +53,7 @@ pub use auth::{BearerAuth, Token};
 pub use config::{Backoff, BotConfig, CLIENT_VERSION, PING_INTERVAL};
 pub use error::BotError;
 pub use knobel_engine::{Action, Game, Observation};
+#[cfg(feature = "testing")]
 pub use misbehave::Misbehave;
 pub use policy::{BotPolicy, EnginePolicy, STRATEGIES, strategy};
 pub use session::{Bot, MatchSummary, RunReport, run_bot};

@@ -297,7 +297,7 @@ impl<P: BotPolicy> Bot<P> {
             .send(Outgoing::from(pb::bot_message::Kind::Hello(hello)))
             .await;
         run.report.connections += 1;
-        let raw = matches!(self.config.misbehave, Some(Misbehave::Garbage)) && !run.misbehaved;
+        let raw = matches!(self.config.misbehave(), Some(Misbehave::Garbage)) && !run.misbehaved;
         let mut inbound: Streaming<pb::ArenaMessage> = if raw {
             let service = InterceptedService::new(channel, auth.clone());
             let mut grpc = tonic::client::Grpc::new(service);
@@ -507,7 +507,7 @@ impl<P: BotPolicy> Bot<P> {
             }))
         };
         let once = !run.misbehaved;
-        let steps = match self.config.misbehave {
+        let steps = match self.config.misbehave() {
             Some(Misbehave::NeverAnswer) => Vec::new(),
             Some(Misbehave::DisconnectAfter(n)) if once && run.answered >= u64::from(n) => {
                 run.misbehaved = true;

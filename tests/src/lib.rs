@@ -38,6 +38,8 @@ pub fn binaries() -> &'static Path {
                 "knobel-arena",
                 "-p",
                 "knobel-bots",
+                "--features",
+                "knobel-bots/testing",
                 "--bins",
             ])
             .status()

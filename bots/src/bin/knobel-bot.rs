@@ -2,7 +2,8 @@
 //!
 //! Plays with one of the engine's built-in strategies and prints one line per match on
 //! stdout: `match <id> <game> place <p>/<n>` (with ` aborted` appended when the match was
-//! aborted). Logs go to stderr (`RUST_LOG`, default `info`).
+//! aborted). Logs go to stderr (`RUST_LOG`, default `info`). Built with the feature
+//! `testing`, it takes `--misbehave MODE` to break the rules on purpose, for testing arenas.
 
 use std::io::IsTerminal;
 use std::process::ExitCode;
@@ -10,7 +11,9 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use clap::Parser;
-use knobel_bots::{Bot, BotConfig, Game, Misbehave, STRATEGIES, Token, misbehave, strategy};
+use knobel_bots::{Bot, BotConfig, Game, STRATEGIES, Token, strategy};
+#[cfg(feature = "testing")]
+use knobel_bots::{Misbehave, misbehave};
 use knobel_engine::RulesError;
 use tracing::info;
 
@@ -53,6 +56,7 @@ struct Cli {
     ping_secs: u64,
     /// Misbehave on purpose, to test the arena: never-answer, late:<ms>, illegal, stale,
     /// disconnect-after:<n>, garbage, oversized.
+    #[cfg(feature = "testing")]
     #[arg(long, value_parser = parse_misbehave)]
     misbehave: Option<Misbehave>,
 }
@@ -66,6 +70,7 @@ fn parse_game(text: &str) -> Result<Game, String> {
     })
 }
 
+#[cfg(feature = "testing")]
 fn parse_misbehave(text: &str) -> Result<Misbehave, String> {
     text.parse()
         .map_err(|e: misbehave::UnknownMode| e.to_string())
@@ -108,10 +113,13 @@ async fn run(cli: Cli) -> Result<()> {
     config.preset = cli.preset;
     config.max_matches = cli.matches;
     config.max_attempts = cli.max_attempts;
-    config.misbehave = cli.misbehave;
     config.ping_interval = (cli.ping_secs > 0).then(|| Duration::from_secs(cli.ping_secs));
-    if let Some(mode) = config.misbehave {
-        info!(%mode, "misbehaving on purpose");
+    #[cfg(feature = "testing")]
+    {
+        config.misbehave = cli.misbehave;
+        if let Some(mode) = config.misbehave {
+            info!(%mode, "misbehaving on purpose");
+        }
     }
     let bot = Bot::new(config, policy).on_match_end(|summary| println!("{summary}"));
     tokio::select! {

@@ -4,13 +4,19 @@
 //! [`RawSettings`] holds the values as given; [`RawSettings::validate`] checks every one
 //! against its [`Bound`] and builds the rules of every preset once (the engine's
 //! [`RulesError`] is kept, never swallowed), giving [`Settings`], from which the
-//! [`ServerConfig`] and [`LobbyConfig`] are built. An error names the flag (and its
-//! environment variable), the bad value and the legal range, so `knobel serve` refuses to
-//! start rather than run with a setting it cannot honour.
+//! [`ServerConfig`] and [`LobbyConfig`] are built. The connection-level flags ([`NetArgs`])
+//! are checked the same way, against their bounds in [`net_limits`] and the open-file
+//! limit, giving the [`NetLimits`] that [`crate::net`] consumes. An error names the flag
+//! (and its environment variable), the bad value and the legal range, so `knobel serve`
+//! refuses to start rather than run with a setting it cannot honour.
 //!
 //! To add a setting: a field in [`RawSettings`] (with its default in `Default`), a [`Bound`]
 //! constant, a check in [`RawSettings::validate`], a field in [`Settings`] or the config it
-//! feeds, and a flag in `main.rs` that takes the bound's `flag`, `env` and default.
+//! feeds, and a flag in `main.rs` that takes the bound's `flag`, `env` and default. (A
+//! connection-level one: a field in [`NetArgs`] and [`NetLimits`], its bound and check in
+//! [`net_limits`].)
+
+pub mod net_limits;
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -21,9 +27,11 @@ use knobel_engine::{Game, MAX_SEATS, MIN_SEATS, PRESETS, Rules, RulesError};
 
 use crate::auth::AdminToken;
 use crate::lobby::LobbyConfig;
-use crate::net::NetLimits;
 use crate::referee::TimeControl;
 use crate::server::ServerConfig;
+
+use self::net_limits::RESERVED_FDS;
+pub use self::net_limits::{NetArgs, NetLimits, NetLimitsError};
 
 /// The legal range of a numeric setting, and where it comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,6 +58,15 @@ impl Bound {
             self.max,
             unit_suffix(self.unit)
         )
+    }
+
+    /// This bound with its largest legal value lowered to `max` (for a bound that another
+    /// setting caps, e.g. connections per peer by connections in all).
+    pub const fn at_most(self, max: u64) -> Bound {
+        Bound {
+            max: if max < self.max { max } else { self.max },
+            ..self
+        }
     }
 
     /// `value` if it is within the bound, else the error naming the flag and the range.
@@ -217,6 +234,37 @@ pub enum SettingsError {
         setting: Source,
         /// Why, with the legal form.
         reason: String,
+    },
+    /// The idle timeout would close bots that answer every keepalive ping.
+    #[error(
+        "--idle-timeout-ms {idle_ms} is too short: it must exceed --http2-keepalive-interval-ms plus --http2-keepalive-timeout-ms ({keepalive_ms}), or bots waiting for a match would be closed"
+    )]
+    IdleBelowKeepalive {
+        /// The idle timeout, in milliseconds.
+        idle_ms: u64,
+        /// The keepalive interval plus its timeout, in milliseconds.
+        keepalive_ms: u64,
+    },
+    /// More connections than the open-file limit can carry.
+    #[error(
+        "--max-connections {value} is more than the open-file limit of {fd_limit} can carry: at most {most} (the limit less {RESERVED_FDS} kept for the database, logs and metrics); raise the hard limit (ulimit -Hn) or lower --max-connections"
+    )]
+    OverFdLimit {
+        /// The bound given.
+        value: usize,
+        /// The open-file limit.
+        fd_limit: u64,
+        /// The most it can carry.
+        most: usize,
+    },
+    /// An open-file limit too low for any connection.
+    #[error(
+        "the open-file limit of {fd_limit} leaves no room for connections: at least {} open files are needed; raise it with ulimit -n",
+        RESERVED_FDS + 1
+    )]
+    FdLimitTooLow {
+        /// The open-file limit.
+        fd_limit: u64,
     },
 }
 
@@ -398,7 +446,7 @@ impl RawSettings {
 
 impl Settings {
     /// The server's configuration, with the connection bounds `net` (checked by
-    /// [`crate::net::NetArgs::limits`] against the open-file limit).
+    /// [`NetArgs::limits`] against the open-file limit).
     pub fn server_config(&self, net: NetLimits) -> ServerConfig {
         ServerConfig {
             lobby: self.lobby.clone(),
@@ -412,252 +460,4 @@ impl Settings {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn refused(raw: RawSettings) -> String {
-        raw.validate().expect_err("out of range").to_string()
-    }
-
-    #[test]
-    fn defaults_are_valid_and_match_the_server_defaults() {
-        let settings = RawSettings::default().validate().unwrap();
-        let config = settings.server_config(NetLimits::default());
-        let default = ServerConfig::default();
-        assert_eq!(config.lobby.seats, default.lobby.seats);
-        assert_eq!(config.lobby.time_control, default.lobby.time_control);
-        assert_eq!(config.lobby.practice_wait, default.lobby.practice_wait);
-        assert_eq!(config.max_streams_per_bot, default.max_streams_per_bot);
-        assert_eq!(config.shutdown_grace, default.shutdown_grace);
-        assert!(config.admin_token.is_none());
-    }
-
-    #[test]
-    fn help_texts_state_the_bounds() {
-        assert_eq!(
-            DECISION_MS.help("deadline of each decision"),
-            "deadline of each decision (1..=3600000 milliseconds)"
-        );
-        assert_eq!(SEATS.help("seats per match"), "seats per match (2..=10)");
-    }
-
-    #[test]
-    fn seats_are_the_engines() {
-        for seats in [2, 10] {
-            let raw = RawSettings {
-                seats,
-                ..RawSettings::default()
-            };
-            assert_eq!(raw.validate().unwrap().lobby.seats, seats as usize);
-        }
-        for seats in [0, 1, 11, u64::MAX] {
-            assert_eq!(
-                refused(RawSettings {
-                    seats,
-                    ..RawSettings::default()
-                }),
-                format!("--seats (env KNOBEL_SEATS) = {seats} is out of range: it must be 2..=10")
-            );
-        }
-    }
-
-    #[test]
-    fn decision_ms_is_bounded() {
-        assert_eq!(
-            refused(RawSettings {
-                decision_ms: 0,
-                ..RawSettings::default()
-            }),
-            "--decision-ms (env KNOBEL_DECISION_MS) = 0 is out of range: it must be 1..=3600000 milliseconds"
-        );
-        // Values that would truncate to u32 on the wire, or overflow a deadline.
-        for decision_ms in [3_600_001, u64::from(u32::MAX) + 1, u64::MAX] {
-            assert_eq!(
-                refused(RawSettings {
-                    decision_ms,
-                    ..RawSettings::default()
-                }),
-                format!(
-                    "--decision-ms (env KNOBEL_DECISION_MS) = {decision_ms} is out of range: it must be 1..=3600000 milliseconds"
-                )
-            );
-        }
-        let raw = RawSettings {
-            decision_ms: 3_600_000,
-            ..RawSettings::default()
-        };
-        assert_eq!(
-            raw.validate().unwrap().lobby.time_control.decision,
-            Duration::from_secs(3_600)
-        );
-    }
-
-    #[test]
-    fn time_bank_is_bounded() {
-        assert_eq!(
-            refused(RawSettings {
-                time_bank_ms: 3_600_001,
-                ..RawSettings::default()
-            }),
-            "--time-bank-ms (env KNOBEL_TIME_BANK_MS) = 3600001 is out of range: it must be 0..=3600000 milliseconds"
-        );
-        for time_bank_ms in [0, 3_600_000] {
-            let raw = RawSettings {
-                time_bank_ms,
-                ..RawSettings::default()
-            };
-            assert!(raw.validate().is_ok());
-        }
-    }
-
-    #[test]
-    fn practice_wait_is_bounded() {
-        assert_eq!(
-            refused(RawSettings {
-                practice_wait_ms: 600_001,
-                ..RawSettings::default()
-            }),
-            "--practice-wait-ms (env KNOBEL_PRACTICE_WAIT_MS) = 600001 is out of range: it must be 0..=600000 milliseconds"
-        );
-    }
-
-    #[test]
-    fn streams_per_bot_are_bounded() {
-        for max_streams_per_bot in [0, 100_001] {
-            assert_eq!(
-                refused(RawSettings {
-                    max_streams_per_bot,
-                    ..RawSettings::default()
-                }),
-                format!(
-                    "--max-streams-per-bot (env KNOBEL_MAX_STREAMS_PER_BOT) = {max_streams_per_bot} is out of range: it must be 1..=100000"
-                )
-            );
-        }
-    }
-
-    #[test]
-    fn shutdown_grace_is_bounded() {
-        assert_eq!(
-            refused(RawSettings {
-                shutdown_grace_secs: 3_601,
-                ..RawSettings::default()
-            }),
-            "--shutdown-grace-secs (env KNOBEL_SHUTDOWN_GRACE_SECS) = 3601 is out of range: it must be 0..=3600 seconds"
-        );
-    }
-
-    #[test]
-    fn instance_lease_is_bounded() {
-        for (secs, message) in [
-            (
-                0,
-                "--instance-lease-secs (env KNOBEL_INSTANCE_LEASE_SECS) = 0 is out of range: it must be 1..=86400 seconds",
-            ),
-            (
-                86_401,
-                "--instance-lease-secs (env KNOBEL_INSTANCE_LEASE_SECS) = 86401 is out of range: it must be 1..=86400 seconds",
-            ),
-        ] {
-            let raw = RawSettings {
-                instance_lease_secs: secs,
-                ..RawSettings::default()
-            };
-            assert_eq!(refused(raw), message);
-        }
-    }
-
-    #[test]
-    fn store_timeout_is_bounded() {
-        for (ms, message) in [
-            (
-                99,
-                "--store-timeout-ms (env KNOBEL_STORE_TIMEOUT_MS) = 99 is out of range: it must be 100..=600000 milliseconds",
-            ),
-            (
-                600_001,
-                "--store-timeout-ms (env KNOBEL_STORE_TIMEOUT_MS) = 600001 is out of range: it must be 100..=600000 milliseconds",
-            ),
-        ] {
-            let raw = RawSettings {
-                store_timeout_ms: ms,
-                ..RawSettings::default()
-            };
-            assert_eq!(refused(raw), message);
-        }
-        let settings = RawSettings::default().validate().unwrap();
-        assert_eq!(settings.store_timeout, Duration::from_secs(2));
-        assert_eq!(settings.instance_lease, Duration::from_secs(30));
-    }
-
-    #[test]
-    fn zokken_rounds_keep_the_engines_error() {
-        assert_eq!(
-            refused(RawSettings {
-                zokken_rounds: Some(0),
-                ..RawSettings::default()
-            }),
-            "--zokken-rounds (env KNOBEL_ZOKKEN_ROUNDS) = 0 cannot be played: preset zokken: rounds = 0 is out of range: it must be 1..=100000"
-        );
-        assert_eq!(
-            refused(RawSettings {
-                zokken_rounds: Some(u64::from(u32::MAX) + 7),
-                ..RawSettings::default()
-            }),
-            "--zokken-rounds (env KNOBEL_ZOKKEN_ROUNDS) = 4294967302 cannot be played: preset zokken: rounds = 4294967295 is out of range: it must be 1..=100000"
-        );
-        let settings = RawSettings {
-            zokken_rounds: Some(7),
-            ..RawSettings::default()
-        }
-        .validate()
-        .unwrap();
-        let zokken = settings.lobby.presets.get("zokken").unwrap();
-        assert_eq!(zokken, &{
-            let mut rules = Rules::preset("zokken").unwrap();
-            rules.set_number("rounds", 7).unwrap();
-            rules
-        });
-        // Every preset is there, and only presets.
-        for preset in PRESETS {
-            assert!(settings.lobby.presets.get(preset).is_some(), "{preset}");
-        }
-        assert!(settings.lobby.presets.get("poker").is_none());
-    }
-
-    #[test]
-    fn admin_token_is_checked_without_showing_it() {
-        for token in [
-            "",
-            "short",
-            "with space in the token",
-            "tab\tin-the-token-xxxx",
-        ] {
-            let message = refused(RawSettings {
-                admin_token: Some(token.to_owned()),
-                ..RawSettings::default()
-            });
-            assert_eq!(
-                message,
-                format!(
-                    "--admin-token (env KNOBEL_ADMIN_TOKEN) is not acceptable: it has {} characters: it must be 16..=256 visible ASCII characters (no spaces); leave it unset to disable the Admin service (the value is not shown)",
-                    token.chars().count()
-                )
-            );
-            if !token.is_empty() {
-                assert!(!message.contains(token));
-            }
-        }
-        let raw = RawSettings {
-            admin_token: Some("a-long-enough-admin-token".to_owned()),
-            ..RawSettings::default()
-        };
-        assert!(
-            raw.validate()
-                .unwrap()
-                .admin_token
-                .unwrap()
-                .verifies("a-long-enough-admin-token")
-        );
-    }
-}
+mod tests;
