@@ -6,6 +6,7 @@ pub mod auth;
 pub mod instance;
 pub mod league;
 pub mod lobby;
+pub mod match_text;
 pub mod metrics;
 pub mod net;
 pub mod page_token;
