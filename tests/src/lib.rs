@@ -29,22 +29,19 @@ pub fn binaries() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
-        let status = std::process::Command::new(cargo)
-            .current_dir(workspace())
-            .args([
-                "build",
-                "--quiet",
-                "-p",
-                "knobel-arena",
-                "-p",
-                "knobel-bots",
-                "--features",
-                "knobel-bots/testing",
-                "--bins",
-            ])
-            .status()
-            .expect("cannot run cargo build");
-        assert!(status.success(), "building the binaries failed");
+        // `knobel-bot` with its `--misbehave` modes (the feature `testing` of knobel-bots).
+        for package in [
+            &["knobel-arena"][..],
+            &["knobel-bots", "--features", "testing"],
+        ] {
+            let status = std::process::Command::new(&cargo)
+                .current_dir(workspace())
+                .args(["build", "--quiet", "--bins", "-p"])
+                .args(package)
+                .status()
+                .expect("cannot run cargo build");
+            assert!(status.success(), "building the binaries failed");
+        }
         let target = std::env::var_os("CARGO_TARGET_DIR")
             .map(PathBuf::from)
             .unwrap_or_else(|| workspace().join("target"));
