@@ -1,5 +1,6 @@
 //! `knobel`: the Knobel command line.
 
+mod cli;
 mod simulate;
 
 use std::net::SocketAddr;
@@ -31,6 +32,15 @@ enum Command {
     Bot(BotCommand),
     /// Play a league of the built-in policies in-process and print standings per game.
     Simulate(simulate::SimulateArgs),
+    /// The demo: an arena on a fresh SQLite file, six built-in bots as gRPC clients, a
+    /// round-robin league over the three games, its standings.
+    Demo(cli::demo::DemoArgs),
+    /// Create, start, pause, cancel leagues; show their progress and standings.
+    #[command(subcommand)]
+    League(cli::league::LeagueCommand),
+    /// Show a match.
+    #[command(subcommand)]
+    Match(cli::league::MatchCommand),
 }
 
 #[derive(Args, Debug)]
@@ -132,18 +142,26 @@ fn bot_name_help() -> String {
 }
 
 fn main() -> Result<()> {
+    let cli = Cli::parse();
+    // The demo prints its own progress: only warnings from the arena it runs.
+    let default_filter = match cli.command {
+        Command::Demo(_) => "warn",
+        _ => "info,sqlx=warn",
+    };
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| "info,sqlx=warn".into()),
+                .unwrap_or_else(|_| default_filter.into()),
         )
         .with_writer(std::io::stderr)
         .init();
-    let cli = Cli::parse();
     match cli.command {
         Command::Simulate(args) => simulate::run(&args),
         Command::Serve(args) => runtime()?.block_on(run_serve(*args)),
         Command::Bot(command) => runtime()?.block_on(run_bot(command)),
+        Command::Demo(args) => runtime()?.block_on(cli::demo::run(args)),
+        Command::League(command) => runtime()?.block_on(cli::league::run(command)),
+        Command::Match(command) => runtime()?.block_on(cli::league::run_match(command)),
     }
 }
 

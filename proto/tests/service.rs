@@ -143,6 +143,20 @@ impl Arena for ToyArena {
             request.get_ref().match_id
         )))
     }
+
+    async fn get_standings(
+        &self,
+        _request: Request<pb::GetStandingsRequest>,
+    ) -> Result<Response<pb::GetStandingsResponse>, Status> {
+        Err(Status::unimplemented("no leagues here"))
+    }
+
+    async fn list_leagues(
+        &self,
+        _request: Request<pb::ListLeaguesRequest>,
+    ) -> Result<Response<pb::ListLeaguesResponse>, Status> {
+        Err(Status::unimplemented("no leagues here"))
+    }
 }
 
 fn client() -> ArenaClient<ArenaServer<ToyArena>> {

@@ -246,6 +246,20 @@ impl Arena for Echo {
     ) -> Result<Response<Self::StreamMatchLogStream>, Status> {
         Err(Status::unimplemented("echo"))
     }
+
+    async fn get_standings(
+        &self,
+        _request: Request<pb::GetStandingsRequest>,
+    ) -> Result<Response<pb::GetStandingsResponse>, Status> {
+        Err(Status::unimplemented("no leagues here"))
+    }
+
+    async fn list_leagues(
+        &self,
+        _request: Request<pb::ListLeaguesRequest>,
+    ) -> Result<Response<pb::ListLeaguesResponse>, Status> {
+        Err(Status::unimplemented("no leagues here"))
+    }
 }
 
 /// Serves the echo on `listener` with the arena's transport settings (TCP_NODELAY on, as a

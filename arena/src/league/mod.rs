@@ -6,6 +6,7 @@ pub mod config;
 pub mod ratings;
 pub mod schedule;
 pub mod scheduler;
+pub mod service;
 pub mod standings;
 
 #[cfg(test)]

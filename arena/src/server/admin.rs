@@ -11,6 +11,7 @@ use tracing::info;
 
 use super::status::{bearer_token_of, check_throttle, internal, peer_of};
 use crate::auth;
+use crate::league::service::Leagues;
 use crate::net::AuthThrottle;
 use crate::store::{Store, StoreError};
 use crate::streams::StreamRegistry;
@@ -21,6 +22,8 @@ pub(super) struct AdminService {
     pub(super) store: Store,
     /// To end a revoked bot's streams at once.
     pub(super) streams: StreamRegistry,
+    /// League operations.
+    pub(super) leagues: Leagues,
 }
 
 /// Authenticates an Admin call: refuses it if admin operations are disabled, if its peer's
@@ -111,6 +114,49 @@ impl Admin for AdminService {
         let bots = self.store.list_bots().await.map_err(internal)?;
         Ok(Response::new(pb::ListBotsResponse {
             bots: bots.into_iter().map(bot_info).collect(),
+        }))
+    }
+
+    async fn create_league(
+        &self,
+        request: Request<pb::CreateLeagueRequest>,
+    ) -> Result<Response<pb::LeagueResponse>, Status> {
+        let league = self
+            .leagues
+            .create(&request.into_inner().config_toml)
+            .await?;
+        Ok(Response::new(pb::LeagueResponse {
+            league: Some(league),
+        }))
+    }
+
+    async fn start_league(
+        &self,
+        request: Request<pb::LeagueRequest>,
+    ) -> Result<Response<pb::LeagueResponse>, Status> {
+        let league = self.leagues.start(&request.into_inner().name).await?;
+        Ok(Response::new(pb::LeagueResponse {
+            league: Some(league),
+        }))
+    }
+
+    async fn pause_league(
+        &self,
+        request: Request<pb::LeagueRequest>,
+    ) -> Result<Response<pb::LeagueResponse>, Status> {
+        let league = self.leagues.pause(&request.into_inner().name).await?;
+        Ok(Response::new(pb::LeagueResponse {
+            league: Some(league),
+        }))
+    }
+
+    async fn cancel_league(
+        &self,
+        request: Request<pb::LeagueRequest>,
+    ) -> Result<Response<pb::LeagueResponse>, Status> {
+        let league = self.leagues.cancel(&request.into_inner().name).await?;
+        Ok(Response::new(pb::LeagueResponse {
+            league: Some(league),
         }))
     }
 }

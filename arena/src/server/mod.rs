@@ -33,6 +33,8 @@ use tonic::{Request, Response, Status, Streaming};
 use tracing::{info, warn};
 
 use crate::auth;
+use crate::league::scheduler::Scheduler;
+use crate::league::service::Leagues;
 use crate::lobby::{Lobby, LobbyConfig};
 use crate::metrics::Metrics;
 use crate::net::{self, AuthThrottle, NetLimits, PeerCounter};
@@ -158,11 +160,16 @@ pub async fn serve(
             .clone()
             .watch_revocations(store.clone(), shutdown_rx.clone()),
     );
+    // Leagues: the scheduler plays their matches among the connected bots.
+    let scheduler = Scheduler::new(store.clone(), lobby.clone(), Some(instance.id.to_string()));
+    tokio::spawn(scheduler.clone().run(shutdown_rx.clone()));
+    let leagues = Leagues::new(store.clone(), scheduler, status::internal);
     let throttle = Arc::new(AuthThrottle::from_limits(&config.net));
     let net_metrics = net::NetMetrics::new(metrics.registry());
     let admin = AdminService {
         store: store.clone(),
         streams: streams.clone(),
+        leagues: leagues.clone(),
     };
     let admin_auth = AdminAuth {
         token: config.admin_token.clone(),
@@ -183,6 +190,7 @@ pub async fn serve(
         ),
         hello_timeout: config.net.hello_timeout,
         logs_in_flight: Arc::new(tokio::sync::Semaphore::new(MAX_LOGS_IN_FLIGHT)),
+        leagues,
     };
 
     let (health_reporter, health_service) = tonic_health::server::health_reporter();
@@ -286,6 +294,8 @@ struct ArenaService {
     /// Match logs being served (GetMatchLog, StreamMatchLog): each is held whole in memory
     /// while it is sent, so at most [`MAX_LOGS_IN_FLIGHT`] at once.
     logs_in_flight: Arc<tokio::sync::Semaphore>,
+    /// Leagues' progress and standings.
+    leagues: Leagues,
 }
 
 impl ArenaService {
@@ -334,5 +344,20 @@ impl Arena for ArenaService {
         request: Request<pb::GetMatchLogRequest>,
     ) -> Result<Response<LogChunks>, Status> {
         read_only::stream_match_log(self, request).await
+    }
+
+    async fn get_standings(
+        &self,
+        request: Request<pb::GetStandingsRequest>,
+    ) -> Result<Response<pb::GetStandingsResponse>, Status> {
+        let name = request.into_inner().league;
+        self.leagues.standings(&name).await.map(Response::new)
+    }
+
+    async fn list_leagues(
+        &self,
+        _request: Request<pb::ListLeaguesRequest>,
+    ) -> Result<Response<pb::ListLeaguesResponse>, Status> {
+        self.leagues.list().await.map(Response::new)
     }
 }

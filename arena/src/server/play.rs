@@ -236,6 +236,25 @@ impl Connection {
             return;
         }
         info!(bot = %self.bot_name, bot_id = self.bot_id, %preset, client = %hello.client_version, "bot connected");
+        // The stream plays its preset and, for the other games it names, their default
+        // presets: it can be seated in a match of any of them.
+        let presets: Vec<String> = std::iter::once(preset.clone())
+            .chain(
+                hello
+                    .games
+                    .iter()
+                    .map(|game| game.name().to_owned())
+                    .filter(|default| {
+                        self.lobby.rules_for(default).is_some_and(|rules| {
+                            rules.game()
+                                != self
+                                    .lobby
+                                    .rules_for(&preset)
+                                    .map_or(rules.game(), |r| r.game())
+                        })
+                    }),
+            )
+            .collect();
         let mut played = 0u32;
         // While matches cannot start (the store is unavailable): since when, and when the
         // bot was last told.
@@ -248,7 +267,7 @@ impl Connection {
             }
             let (claim, claimed) = oneshot::channel();
             self.lobby
-                .join(self.bot_id, self.bot_name.clone(), preset.clone(), claim);
+                .join_any(self.bot_id, self.bot_name.clone(), presets.clone(), claim);
             let Some(give) = self.wait_for_match(&mut link, claimed).await else {
                 return;
             };

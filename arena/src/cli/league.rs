@@ -1,0 +1,487 @@
+//! `knobel league ...` and `knobel match show`: talk to a running arena over gRPC (Admin
+//! for changes, with the admin token; the read-only Arena RPCs for status, standings and
+//! match logs), so they work against a remote arena too.
+
+use std::fmt::Write as _;
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+use clap::{Args, Subcommand, ValueEnum};
+use knobel_bots::{BearerAuth, Token};
+use knobel_proto::v1 as pb;
+use knobel_proto::v1::admin_client::AdminClient;
+use knobel_proto::v1::arena_client::ArenaClient;
+use tonic::service::interceptor::InterceptedService;
+use tonic::transport::Channel;
+
+/// Where the arena is, and the admin token for changes.
+#[derive(Args, Debug, Clone)]
+pub struct ArenaArgs {
+    /// The arena's gRPC address.
+    #[arg(long, env = "KNOBEL_ARENA", default_value = "http://127.0.0.1:50051")]
+    pub arena: String,
+    /// The admin token (for create, start, pause, cancel).
+    #[arg(long, env = "KNOBEL_ADMIN_TOKEN", hide_env_values = true)]
+    pub admin_token: Option<String>,
+}
+
+/// How standings are printed.
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// Aligned columns, for a terminal.
+    Table,
+    /// Comma-separated values, one row per game and bot.
+    Csv,
+    /// JSON, as GetStandings answers.
+    Json,
+}
+
+/// `knobel league` subcommands.
+#[derive(Subcommand, Debug)]
+pub enum LeagueCommand {
+    /// Create a league from a league file (docs/leagues.md).
+    Create {
+        /// The league file (TOML).
+        file: std::path::PathBuf,
+        #[command(flatten)]
+        arena: ArenaArgs,
+    },
+    /// Start (or resume) a league.
+    Start {
+        /// The league's name.
+        name: String,
+        #[command(flatten)]
+        arena: ArenaArgs,
+    },
+    /// Pause a league: no new matches start.
+    Pause {
+        /// The league's name.
+        name: String,
+        #[command(flatten)]
+        arena: ArenaArgs,
+    },
+    /// Cancel a league for good.
+    Cancel {
+        /// The league's name.
+        name: String,
+        #[command(flatten)]
+        arena: ArenaArgs,
+    },
+    /// Show a league's progress: matches done of total, time left, which bots it waits for.
+    Status {
+        /// The league's name.
+        name: String,
+        /// Keep showing it until the league is over.
+        #[arg(long)]
+        follow: bool,
+        #[command(flatten)]
+        arena: ArenaArgs,
+    },
+    /// Print a league's standings.
+    Standings {
+        /// The league's name.
+        name: String,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = Format::Table)]
+        format: Format,
+        #[command(flatten)]
+        arena: ArenaArgs,
+    },
+}
+
+/// `knobel match` subcommands.
+#[derive(Subcommand, Debug)]
+pub enum MatchCommand {
+    /// Show a finished match: a readable, throw-by-throw account, or its log.
+    Show {
+        /// The match id.
+        id: String,
+        /// Print the match log (JSON, docs/match-log.schema.json) instead.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        arena: ArenaArgs,
+    },
+}
+
+/// An authenticated Admin client.
+pub type Admin = AdminClient<InterceptedService<Channel, BearerAuth>>;
+
+async fn channel(arena: &ArenaArgs) -> Result<Channel> {
+    Channel::from_shared(arena.arena.clone())
+        .with_context(|| format!("invalid arena address {:?}", arena.arena))?
+        .connect_timeout(Duration::from_secs(5))
+        .connect()
+        .await
+        .with_context(|| format!("cannot reach the arena at {}", arena.arena))
+}
+
+/// A read-only client of the arena.
+pub async fn arena_client(arena: &ArenaArgs) -> Result<ArenaClient<Channel>> {
+    Ok(ArenaClient::new(channel(arena).await?))
+}
+
+/// An Admin client of the arena, with the admin token.
+pub async fn admin_client(arena: &ArenaArgs) -> Result<Admin> {
+    let Some(token) = &arena.admin_token else {
+        bail!("this needs the admin token: pass --admin-token or set KNOBEL_ADMIN_TOKEN");
+    };
+    let auth = BearerAuth::new(&Token::new(token.clone())).context("unusable admin token")?;
+    Ok(AdminClient::with_interceptor(channel(arena).await?, auth))
+}
+
+/// A failed call, as the user reads it.
+fn call(status: tonic::Status) -> anyhow::Error {
+    anyhow::anyhow!("{}", status.message())
+}
+
+/// Runs a `knobel league` command.
+pub async fn run(command: LeagueCommand) -> Result<()> {
+    match command {
+        LeagueCommand::Create { file, arena } => {
+            let text = std::fs::read_to_string(&file)
+                .with_context(|| format!("cannot read {}", file.display()))?;
+            let league = admin_client(&arena)
+                .await?
+                .create_league(pb::CreateLeagueRequest { config_toml: text })
+                .await
+                .map_err(|s| anyhow::anyhow!("{}: {}", file.display(), s.message()))?
+                .into_inner()
+                .league
+                .context("the arena sent no league")?;
+            println!(
+                "created league {} with {} matches among {} bots; start it with `knobel league start {}`",
+                league.name,
+                league.total_matches,
+                league.bots.len(),
+                league.name
+            );
+        }
+        LeagueCommand::Start { name, arena } => {
+            let league = admin_client(&arena)
+                .await?
+                .start_league(pb::LeagueRequest { name })
+                .await
+                .map_err(call)?;
+            print_status(&league.into_inner().league.unwrap_or_default(), None);
+        }
+        LeagueCommand::Pause { name, arena } => {
+            let league = admin_client(&arena)
+                .await?
+                .pause_league(pb::LeagueRequest { name })
+                .await
+                .map_err(call)?;
+            print_status(&league.into_inner().league.unwrap_or_default(), None);
+        }
+        LeagueCommand::Cancel { name, arena } => {
+            let league = admin_client(&arena)
+                .await?
+                .cancel_league(pb::LeagueRequest { name })
+                .await
+                .map_err(call)?;
+            print_status(&league.into_inner().league.unwrap_or_default(), None);
+        }
+        LeagueCommand::Status {
+            name,
+            follow,
+            arena,
+        } => {
+            let mut client = arena_client(&arena).await?;
+            let started = std::time::Instant::now();
+            let first_done = standings(&mut client, &name)
+                .await?
+                .league
+                .unwrap_or_default()
+                .finished_matches;
+            loop {
+                let league = standings(&mut client, &name)
+                    .await?
+                    .league
+                    .unwrap_or_default();
+                print_status(&league, Some((started.elapsed(), first_done)));
+                if !follow || !is_active(&league) {
+                    break;
+                }
+                tokio::time::sleep(Duration::from_secs(1)).await;
+            }
+        }
+        LeagueCommand::Standings {
+            name,
+            format,
+            arena,
+        } => {
+            let mut client = arena_client(&arena).await?;
+            let s = standings(&mut client, &name).await?;
+            print!("{}", render(&s, format));
+        }
+    }
+    Ok(())
+}
+
+/// Whether a league may still play matches.
+pub fn is_active(league: &pb::LeagueInfo) -> bool {
+    matches!(
+        pb::LeagueStatus::try_from(league.status),
+        Ok(pb::LeagueStatus::Created | pb::LeagueStatus::Running | pb::LeagueStatus::Paused)
+    )
+}
+
+/// GetStandings of league `name`.
+pub async fn standings(
+    client: &mut ArenaClient<Channel>,
+    name: &str,
+) -> Result<pb::GetStandingsResponse> {
+    Ok(client
+        .get_standings(pb::GetStandingsRequest {
+            league: name.to_owned(),
+        })
+        .await
+        .map_err(call)?
+        .into_inner())
+}
+
+fn status_name(status: i32) -> &'static str {
+    match pb::LeagueStatus::try_from(status) {
+        Ok(pb::LeagueStatus::Created) => "created",
+        Ok(pb::LeagueStatus::Running) => "running",
+        Ok(pb::LeagueStatus::Paused) => "paused",
+        Ok(pb::LeagueStatus::Cancelled) => "cancelled",
+        Ok(pb::LeagueStatus::Finished) => "finished",
+        _ => "unknown",
+    }
+}
+
+/// One line of progress: a bar, matches done of total, time left (from the rate since
+/// `since`), what it waits for.
+pub fn progress_line(league: &pb::LeagueInfo, since: Option<(Duration, u32)>) -> String {
+    let (done, total) = (league.finished_matches, league.total_matches.max(1));
+    let width = 30;
+    let filled = (done as usize * width) / total as usize;
+    let mut line = format!(
+        "{} [{}{}] {done}/{} matches ({})",
+        league.name,
+        "#".repeat(filled),
+        "-".repeat(width - filled),
+        league.total_matches,
+        status_name(league.status)
+    );
+    if let Some((elapsed, first_done)) = since {
+        let rate = f64::from(done.saturating_sub(first_done)) / elapsed.as_secs_f64().max(0.001);
+        if rate > 0.0 && done < league.total_matches {
+            let _ = write!(
+                line,
+                ", about {:.0} s left",
+                f64::from(league.total_matches - done) / rate
+            );
+        }
+    }
+    if league.playing > 0 {
+        let _ = write!(line, ", {} playing", league.playing);
+    }
+    if !league.waiting_for.is_empty() {
+        let _ = write!(line, ", waiting for {}", league.waiting_for.join(", "));
+    }
+    line
+}
+
+fn print_status(league: &pb::LeagueInfo, since: Option<(Duration, u32)>) {
+    println!("{}", progress_line(league, since));
+}
+
+fn game_name(game: i32) -> &'static str {
+    match pb::Game::try_from(game) {
+        Ok(pb::Game::Schocken) => "schocken",
+        Ok(pb::Game::Sjokken) => "sjokken",
+        Ok(pb::Game::Zokken) => "zokken",
+        _ => "unknown",
+    }
+}
+
+fn interval(i: &Option<pb::Interval>, percent: bool) -> String {
+    match i {
+        Some(i) if percent => format!(
+            "{:.1}% [{:.1}, {:.1}]",
+            100.0 * i.estimate,
+            100.0 * i.low,
+            100.0 * i.high
+        ),
+        Some(i) if i.low.is_finite() => {
+            format!("{:+.1} [{:+.1}, {:+.1}]", i.estimate, i.low, i.high)
+        }
+        Some(i) => format!("{:+.1}", i.estimate),
+        None => String::new(),
+    }
+}
+
+/// Standings in `format`.
+pub fn render(s: &pb::GetStandingsResponse, format: Format) -> String {
+    let mut out = String::new();
+    match format {
+        Format::Table => {
+            if let Some(league) = &s.league {
+                let _ = writeln!(out, "{}\n", progress_line(league, None));
+            }
+            for g in &s.games {
+                let zokken = game_name(g.game) == "zokken";
+                let score = if zokken {
+                    "chips/100 rounds [95% CI]"
+                } else {
+                    "loss rate [95% CI]"
+                };
+                let _ = writeln!(out, "{} ({} matches)", game_name(g.game), g.matches);
+                let _ = writeln!(
+                    out,
+                    "{:<4} {:<24} {:>7} {:>14} {:>10}  {}",
+                    "rank", "bot", "matches", "rating mu±sd", "mu-3sd", score
+                );
+                for (i, b) in g.bots.iter().enumerate() {
+                    let figure = if zokken {
+                        interval(&b.chips_per_100_rounds, false)
+                    } else {
+                        format!(
+                            "{} (average {:.1}%)",
+                            interval(&b.loss_rate, true),
+                            100.0 * b.average_loss_rate.unwrap_or_default()
+                        )
+                    };
+                    let _ = writeln!(
+                        out,
+                        "{:<4} {:<24} {:>7} {:>14} {:>10.2}  {}",
+                        i + 1,
+                        b.bot,
+                        b.matches,
+                        format!("{:.1}±{:.1}", b.mu, b.sigma),
+                        b.conservative,
+                        figure
+                    );
+                }
+                out.push('\n');
+            }
+            if !s.overall.is_empty() {
+                let _ = writeln!(out, "overall (one rating over every match)");
+                for (i, b) in s.overall.iter().enumerate() {
+                    let _ = writeln!(
+                        out,
+                        "{:<4} {:<24} {:>7} {:>14} {:>10.2}",
+                        i + 1,
+                        b.bot,
+                        b.matches,
+                        format!("{:.1}±{:.1}", b.mu, b.sigma),
+                        b.conservative
+                    );
+                }
+            }
+        }
+        Format::Csv => {
+            let _ = writeln!(
+                out,
+                "game,rank,bot,matches,mu,sigma,conservative,mean_place,losses,loss_rate,loss_rate_low,loss_rate_high,chips_per_100_rounds,chips_low,chips_high"
+            );
+            let rows = s
+                .games
+                .iter()
+                .map(|g| (game_name(g.game), &g.bots))
+                .chain(std::iter::once(("overall", &s.overall)));
+            for (game, bots) in rows {
+                for (i, b) in bots.iter().enumerate() {
+                    let iv = |i: &Option<pb::Interval>| {
+                        i.as_ref().map_or(",,".to_owned(), |i| {
+                            format!("{},{},{}", i.estimate, i.low, i.high)
+                        })
+                    };
+                    let _ = writeln!(
+                        out,
+                        "{game},{},{},{},{},{},{},{},{},{},{}",
+                        i + 1,
+                        b.bot,
+                        b.matches,
+                        b.mu,
+                        b.sigma,
+                        b.conservative,
+                        b.mean_place,
+                        b.losses.map(|l| l.to_string()).unwrap_or_default(),
+                        iv(&b.loss_rate),
+                        iv(&b.chips_per_100_rounds)
+                    );
+                }
+            }
+        }
+        Format::Json => {
+            let iv = |i: &Option<pb::Interval>| {
+                i.as_ref().map(|i| serde_json::json!({"estimate": finite(i.estimate), "low": finite(i.low), "high": finite(i.high)}))
+            };
+            let bot = |b: &pb::BotStanding| {
+                serde_json::json!({
+                    "bot": b.bot, "matches": b.matches, "mu": b.mu, "sigma": b.sigma,
+                    "conservative": b.conservative, "mean_place": b.mean_place, "losses": b.losses,
+                    "loss_rate": iv(&b.loss_rate), "average_loss_rate": b.average_loss_rate,
+                    "chips_per_100_rounds": iv(&b.chips_per_100_rounds),
+                })
+            };
+            let league = s.league.as_ref().map(|l| {
+                serde_json::json!({"name": l.name, "status": status_name(l.status), "bots": l.bots,
+                    "total_matches": l.total_matches, "finished_matches": l.finished_matches})
+            });
+            let games: Vec<_> = s
+                .games
+                .iter()
+                .map(|g| {
+                    serde_json::json!({
+                        "game": game_name(g.game), "matches": g.matches,
+                        "bots": g.bots.iter().map(bot).collect::<Vec<_>>(),
+                        "pairs": g.pairs.iter().map(|p| serde_json::json!({
+                            "a": p.a, "b": p.b, "matches": p.matches, "a_above": p.a_above,
+                            "b_above": p.b_above, "sets": p.sets,
+                            "paired_difference": iv(&p.paired_difference),
+                        })).collect::<Vec<_>>(),
+                    })
+                })
+                .collect();
+            let value = serde_json::json!({"league": league, "games": games, "overall": s.overall.iter().map(bot).collect::<Vec<_>>()});
+            let _ = writeln!(
+                out,
+                "{}",
+                serde_json::to_string_pretty(&value).expect("JSON values serialize")
+            );
+        }
+    }
+    out
+}
+
+/// JSON has no infinities: an unbounded interval end is null.
+fn finite(x: f64) -> Option<f64> {
+    x.is_finite().then_some(x)
+}
+
+/// Runs a `knobel match` command.
+pub async fn run_match(command: MatchCommand) -> Result<()> {
+    let MatchCommand::Show { id, json, arena } = command;
+    let mut client = arena_client(&arena).await?;
+    let log = client
+        .get_match_log(pb::GetMatchLogRequest {
+            match_id: id.clone(),
+        })
+        .await
+        .map_err(call)?
+        .into_inner();
+    if json {
+        println!("{}", log.log_json);
+        return Ok(());
+    }
+    let parsed = knobel_engine::MatchLog::from_json(&log.log_json)
+        .with_context(|| format!("the log of match {id} does not read"))?;
+    let names = client
+        .list_matches(pb::ListMatchesRequest::default())
+        .await
+        .ok()
+        .and_then(|r| {
+            r.into_inner()
+                .matches
+                .into_iter()
+                .find(|m| m.match_id == id)
+        })
+        .map(|m| m.seat_names)
+        .unwrap_or_default();
+    print!("{}", knobel_arena::match_text::describe(&parsed, &names)?);
+    Ok(())
+}

@@ -1,0 +1,244 @@
+//! The league RPCs: Admin's CreateLeague, StartLeague, PauseLeague and CancelLeague, and the
+//! read-only GetStandings and ListLeagues; and the one place league types become wire types.
+
+use std::sync::Arc;
+
+use knobel_proto::v1 as pb;
+use tonic::Status;
+use tracing::info;
+
+use super::scheduler::Scheduler;
+use super::standings::{BotStanding, GameStandings, Interval, PairComparison, Standings};
+use super::{LeagueConfig, expand, standings};
+use crate::store::{LeagueRecord, LeagueStatus, NewLeague, Store, StoreError};
+
+/// The largest league file accepted, in bytes.
+pub const MAX_CONFIG_BYTES: usize = 64 * 1024;
+
+/// The league operations of one arena.
+#[derive(Clone)]
+pub struct Leagues {
+    store: Store,
+    scheduler: Arc<Scheduler>,
+    /// Maps a store failure to a status (the server's: it logs and counts it).
+    failed: fn(StoreError) -> Status,
+}
+
+fn wire_status(status: LeagueStatus) -> pb::LeagueStatus {
+    match status {
+        LeagueStatus::Created => pb::LeagueStatus::Created,
+        LeagueStatus::Running => pb::LeagueStatus::Running,
+        LeagueStatus::Paused => pb::LeagueStatus::Paused,
+        LeagueStatus::Cancelled => pb::LeagueStatus::Cancelled,
+        LeagueStatus::Finished => pb::LeagueStatus::Finished,
+    }
+}
+
+fn wire_interval(i: Interval) -> pb::Interval {
+    pb::Interval {
+        estimate: i.estimate,
+        low: i.low,
+        high: i.high,
+    }
+}
+
+fn wire_bot(b: &BotStanding) -> pb::BotStanding {
+    pb::BotStanding {
+        bot: b.bot.clone(),
+        matches: b.matches as u32,
+        mu: b.mu,
+        sigma: b.sigma,
+        conservative: b.conservative,
+        mean_place: b.mean_place,
+        losses: b.losses.map(|l| l as u32),
+        loss_rate: b.loss_rate.map(wire_interval),
+        average_loss_rate: b.average_loss_rate,
+        chips_per_100_rounds: b.chips_per_100_rounds.map(wire_interval),
+    }
+}
+
+fn wire_pair(p: &PairComparison) -> pb::PairComparison {
+    pb::PairComparison {
+        a: p.a.clone(),
+        b: p.b.clone(),
+        matches: p.matches as u32,
+        a_above: p.a_above as u32,
+        b_above: p.b_above as u32,
+        sets: p.sets as u32,
+        paired_difference: Some(wire_interval(p.paired_difference)),
+    }
+}
+
+fn wire_game(g: &GameStandings) -> pb::GameStandings {
+    pb::GameStandings {
+        game: pb::Game::from(g.game) as i32,
+        matches: g.matches as u32,
+        bots: g.bots.iter().map(wire_bot).collect(),
+        pairs: g.pairs.iter().map(wire_pair).collect(),
+    }
+}
+
+/// Standings as the wire carries them.
+pub fn wire_standings(league: pb::LeagueInfo, s: &Standings) -> pb::GetStandingsResponse {
+    pb::GetStandingsResponse {
+        league: Some(league),
+        games: s.games.iter().map(wire_game).collect(),
+        overall: s.overall.iter().map(wire_bot).collect(),
+    }
+}
+
+impl Leagues {
+    /// League operations on `store`, with `scheduler`'s live progress; `failed` turns a
+    /// store error into the status a client gets.
+    pub fn new(
+        store: Store,
+        scheduler: Arc<Scheduler>,
+        failed: fn(StoreError) -> Status,
+    ) -> Leagues {
+        Leagues {
+            store,
+            scheduler,
+            failed,
+        }
+    }
+
+    fn info(&self, league: &LeagueRecord) -> pb::LeagueInfo {
+        let live = self.scheduler.progress(league.id);
+        pb::LeagueInfo {
+            name: league.name.clone(),
+            status: wire_status(league.status) as i32,
+            bots: league.bots.clone(),
+            total_matches: league.total_matches as u32,
+            finished_matches: league.finished_matches as u32,
+            playing: live.playing as u32,
+            waiting_for: live.waiting_for,
+            created_unix_ms: league.created_at_ms.max(0) as u64,
+        }
+    }
+
+    async fn find(&self, name: &str) -> Result<LeagueRecord, Status> {
+        self.store
+            .league(name)
+            .await
+            .map_err(self.failed)?
+            .ok_or_else(|| Status::not_found(format!("no league named {name:?}: see ListLeagues")))
+    }
+
+    /// CreateLeague.
+    pub async fn create(&self, config_toml: &str) -> Result<pb::LeagueInfo, Status> {
+        if config_toml.len() > MAX_CONFIG_BYTES {
+            return Err(Status::invalid_argument(format!(
+                "the league file has {} bytes: at most {MAX_CONFIG_BYTES}",
+                config_toml.len()
+            )));
+        }
+        let config = LeagueConfig::from_toml(config_toml)
+            .map_err(|e| Status::invalid_argument(format!("league file: {e}")))?;
+        let registered: Vec<String> = self
+            .store
+            .list_bots()
+            .await
+            .map_err(self.failed)?
+            .into_iter()
+            .filter(|b| !b.is_revoked())
+            .map(|b| b.name)
+            .collect();
+        let bots = config
+            .resolve_bots(&registered)
+            .map_err(|e| Status::invalid_argument(format!("league file: {e}")))?;
+        let schedule =
+            expand(&config, &bots).map_err(|e| Status::invalid_argument(e.to_string()))?;
+        let new = NewLeague {
+            name: &config.name,
+            config_toml,
+            bots: &bots,
+            schedule: &schedule,
+        };
+        let league = match self.store.create_league(&new).await {
+            Ok(league) => league,
+            Err(error @ StoreError::LeagueExists { .. }) => {
+                return Err(Status::already_exists(error.to_string()));
+            }
+            Err(error) => return Err((self.failed)(error)),
+        };
+        info!(league = %league.name, matches = league.total_matches, bots = ?league.bots, "league created");
+        Ok(self.info(&league))
+    }
+
+    /// StartLeague, PauseLeague, CancelLeague: moves league `name` to `to` from one of
+    /// `from`.
+    pub async fn transition(
+        &self,
+        name: &str,
+        from: &[LeagueStatus],
+        to: LeagueStatus,
+    ) -> Result<pb::LeagueInfo, Status> {
+        let league = self.find(name).await?;
+        if league.status != to {
+            if !from.contains(&league.status) {
+                let legal: Vec<&str> = from.iter().map(|s| s.as_str()).collect();
+                return Err(Status::failed_precondition(format!(
+                    "league {name:?} is {}: it can become {to} only when {}",
+                    league.status,
+                    legal.join(" or ")
+                )));
+            }
+            self.store
+                .set_league_status(name, from, to)
+                .await
+                .map_err(self.failed)?;
+            info!(league = %name, from = %league.status, to = %to, "league status changed");
+        }
+        let league = self.find(name).await?;
+        Ok(self.info(&league))
+    }
+
+    /// StartLeague.
+    pub async fn start(&self, name: &str) -> Result<pb::LeagueInfo, Status> {
+        self.transition(
+            name,
+            &[LeagueStatus::Created, LeagueStatus::Paused],
+            LeagueStatus::Running,
+        )
+        .await
+    }
+
+    /// PauseLeague.
+    pub async fn pause(&self, name: &str) -> Result<pb::LeagueInfo, Status> {
+        self.transition(name, &[LeagueStatus::Running], LeagueStatus::Paused)
+            .await
+    }
+
+    /// CancelLeague.
+    pub async fn cancel(&self, name: &str) -> Result<pb::LeagueInfo, Status> {
+        self.transition(
+            name,
+            &[
+                LeagueStatus::Created,
+                LeagueStatus::Running,
+                LeagueStatus::Paused,
+            ],
+            LeagueStatus::Cancelled,
+        )
+        .await
+    }
+
+    /// GetStandings.
+    pub async fn standings(&self, name: &str) -> Result<pb::GetStandingsResponse, Status> {
+        let league = self.find(name).await?;
+        let results = self
+            .store
+            .league_results(league.id)
+            .await
+            .map_err(self.failed)?;
+        Ok(wire_standings(self.info(&league), &standings(&results)))
+    }
+
+    /// ListLeagues.
+    pub async fn list(&self) -> Result<pb::ListLeaguesResponse, Status> {
+        let leagues = self.store.list_leagues().await.map_err(self.failed)?;
+        Ok(pb::ListLeaguesResponse {
+            leagues: leagues.iter().map(|l| self.info(l)).collect(),
+        })
+    }
+}
