@@ -333,3 +333,13 @@ fn intervals_are_right() {
     assert_eq!(m.estimate, 2.0);
     assert!((m.high - m.estimate - 1.959_964 / 3f64.sqrt()).abs() < 1e-6);
 }
+
+#[test]
+fn the_documented_example_league_reads() {
+    let c = LeagueConfig::from_toml(include_str!("../../../docs/league.example.toml")).unwrap();
+    assert_eq!(c.name, "class-7b-autumn");
+    assert_eq!(c.games.len(), 3);
+    assert_eq!(c.games[0].preset, "schocken-typenclub");
+    let bots = c.resolve_bots(&names(&["ada", "bert", "cleo", "dora", "emil"])).unwrap();
+    assert!(!expand(&c, &bots).unwrap().is_empty());
+}
