@@ -63,4 +63,4 @@ pub fn strategy(name: &str, seed: u64) -> Option<Box<dyn Policy + Send>> {
 }
 
 /// The names [`strategy`] knows.
-pub const STRATEGIES: [&str; 3] = policy::POLICY_NAMES;
+pub const STRATEGIES: [&str; policy::POLICY_NAMES.len()] = policy::POLICY_NAMES;

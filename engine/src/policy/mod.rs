@@ -1,11 +1,17 @@
 //! Built-in players for tests, benchmarks and the simulator: [`RandomPolicy`] (a uniformly
 //! random legal action), [`TimidPolicy`] (stops at once, never bets) and
-//! [`HeuristicPolicy`] (keeps ones, turns sixes, bets on strong figures).
+//! [`HeuristicPolicy`] (keeps ones, turns sixes, bets on strong figures), and between the
+//! heuristic and random the graded [`NoisyHeuristicPolicy`] players of
+//! [`HEURISTIC_LADDER`] (`heuristic-80` ... `heuristic-20`: the number is the
+//! share of decisions, in percent, played as the heuristic).
 //!
 //! A policy sees only what a bot would: its [`Observation`] and the legal actions.
 
+mod noisy;
 mod shake;
 mod zokken;
+
+pub use noisy::{HEURISTIC_LADDER, NoisyHeuristicPolicy};
 
 use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
@@ -101,16 +107,26 @@ impl Policy for HeuristicPolicy {
     }
 }
 
-/// The names [`by_name`] knows.
-pub const POLICY_NAMES: [&str; 3] = ["random", "timid", "heuristic"];
+/// The names [`by_name`] knows: `random`, `timid`, `heuristic` and the
+/// [`HEURISTIC_LADDER`], strongest first.
+pub const POLICY_NAMES: [&str; 7] = [
+    "random",
+    "timid",
+    "heuristic",
+    HEURISTIC_LADDER[0].0,
+    HEURISTIC_LADDER[1].0,
+    HEURISTIC_LADDER[2].0,
+    HEURISTIC_LADDER[3].0,
+];
 
-/// A built-in policy by name (`random` is seeded with `seed`).
+/// A built-in policy by name (`random` and the ladder players are seeded with `seed`).
 pub fn by_name(name: &str, seed: u64) -> Option<Box<dyn Policy + Send>> {
     match name {
         "random" => Some(Box::new(RandomPolicy::new(seed))),
         "timid" => Some(Box::new(TimidPolicy)),
         "heuristic" => Some(Box::new(HeuristicPolicy)),
-        _ => None,
+        _ => NoisyHeuristicPolicy::from_ladder(name, seed)
+            .map(|p| Box::new(p) as Box<dyn Policy + Send>),
     }
 }
 
