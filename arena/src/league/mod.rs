@@ -1,12 +1,14 @@
 //! Leagues: a league file ([`config`]) expands into a schedule of duplicate sets
 //! ([`schedule`]); its stored results give standings ([`standings`]) with Weng-Lin ratings
-//! ([`ratings`]) and confidence intervals. `docs/leagues.md` is the reference.
+//! ([`ratings`]) and confidence intervals. [`simulate`] plays a schedule in-process with
+//! engine policies. `docs/leagues.md` is the reference.
 
 pub mod config;
 pub mod ratings;
 pub mod schedule;
 pub mod scheduler;
 pub mod service;
+pub mod simulate;
 pub mod standings;
 
 #[cfg(test)]

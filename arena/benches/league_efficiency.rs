@@ -1,0 +1,350 @@
+//! How many league matches it takes to rank six built-in players of known, distinct
+//! strength correctly, with duplicate sets and with independent seeds.
+//!
+//! Run: `cargo bench -p knobel-arena --bench league_efficiency` (about 10 minutes on 2
+//! cores). `-- ladder` instead measures the built-in ladder itself (one long league per
+//! game, with ratings, scores and the paired difference of each step). Options (after
+//! `--`): `--leagues R` (default 200), `--max-reps N` (default per game), `--games
+//! schocken,zokken`, `--threads T` (default: available parallelism, at most 2), `--shares a,b,c,d`
+//! (other random shares for the four middle players, to choose a ladder).
+//!
+//! Method: the six players of the ladder, strongest first, play a round robin of one game
+//! (4-seat tables for Schocken and Sjokken, 2-seat for Zokken; the default presets). A
+//! league of `n` repetitions is the first `n` repetitions of the schedule (`expand` puts
+//! repetitions first, so a longer league extends a shorter one with the same seed). For each
+//! of `R` league seeds and each `n` on the grid the per-game standings (conservative
+//! rating) are checked: are all six in the true order, and what share of the five adjacent
+//! pairs is. **Duplicate**: the schedule as `expand` makes it (the seat orders of a set share
+//! its seed). **Independent**: the same matches, each with a fresh seed.
+
+use std::sync::OnceLock;
+use std::time::Instant;
+
+use knobel_arena::league::schedule::mix;
+use knobel_arena::league::simulate::play_schedule;
+use knobel_arena::league::{LeagueConfig, PlayedMatch, ScheduledMatch, expand, standings};
+use knobel_engine::Game;
+use knobel_engine::policy::{NoisyHeuristicPolicy, Policy, by_name};
+
+/// The six players, strongest first.
+const LADDER: [&str; 6] = [
+    "heuristic",
+    "heuristic-80",
+    "heuristic-60",
+    "heuristic-40",
+    "heuristic-20",
+    "random",
+];
+
+/// The repetition counts the standings are checked at.
+const GRID: [u32; 17] = [1, 2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 32, 40, 48, 56, 64];
+
+/// `--shares a,b,c,d`: try other random shares for the four middle players (to choose the
+/// ladder; the names then keep their places, not their meaning).
+static SHARES: OnceLock<Vec<f64>> = OnceLock::new();
+
+fn builtin(name: &str, seed: u64) -> Box<dyn Policy + Send> {
+    if let Some(shares) = SHARES.get()
+        && let Some(i) = LADDER[1..5].iter().position(|b| *b == name)
+    {
+        return Box::new(NoisyHeuristicPolicy::new(LADDER[i + 1], shares[i], seed));
+    }
+    by_name(name, seed).expect("a built-in player")
+}
+
+fn table_size(game: Game) -> u32 {
+    match game {
+        Game::Zokken => 2,
+        _ => 4,
+    }
+}
+
+fn schedule(game: Game, seed: u64, repetitions: u32) -> Vec<ScheduledMatch> {
+    let bots: Vec<String> = LADDER.iter().map(|b| format!("\"{b}\"")).collect();
+    let text = format!(
+        "name = \"efficiency\"\nseed = {seed}\nbots = [{}]\nrepetitions = {repetitions}\n\
+         [games.{}]\ntable_size = {}\n",
+        bots.join(", "),
+        game.name(),
+        table_size(game)
+    );
+    let config = LeagueConfig::from_toml(&text).expect("a valid league file");
+    let bots: Vec<String> = LADDER.iter().map(|b| (*b).to_owned()).collect();
+    expand(&config, &bots).expect("a schedule")
+}
+
+/// The same matches, each with its own seed.
+fn independent(mut schedule: Vec<ScheduledMatch>) -> Vec<ScheduledMatch> {
+    for m in &mut schedule {
+        m.seed = mix(m.seed, 0x1d_0000 + u64::from(m.ordinal));
+    }
+    schedule
+}
+
+/// Plays `schedule` on `threads` threads (contiguous chunks), results in schedule order.
+fn play_parallel(schedule: &[ScheduledMatch], threads: usize) -> Vec<PlayedMatch> {
+    let chunk = schedule.len().div_ceil(threads.max(1)).max(1);
+    std::thread::scope(|s| {
+        let handles: Vec<_> = schedule
+            .chunks(chunk)
+            .map(|part| s.spawn(move || play_schedule(part, &builtin)))
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().expect("a player thread"))
+            .collect()
+    })
+}
+
+struct Args {
+    ladder: bool,
+    leagues: u64,
+    max_reps: Option<u32>,
+    games: Vec<Game>,
+    threads: usize,
+}
+
+fn args() -> Args {
+    let mut out = Args {
+        ladder: false,
+        leagues: 200,
+        max_reps: None,
+        games: Game::ALL.to_vec(),
+        threads: std::thread::available_parallelism().map_or(1, |n| n.get().min(2)),
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "ladder" => out.ladder = true,
+            "--leagues" => out.leagues = it.next().and_then(|v| v.parse().ok()).expect("R"),
+            "--max-reps" => out.max_reps = it.next().and_then(|v| v.parse().ok()),
+            "--shares" => {
+                let shares: Vec<f64> = it
+                    .next()
+                    .expect("shares")
+                    .split(',')
+                    .map(|x| x.parse().expect("a share"))
+                    .collect();
+                assert_eq!(shares.len(), 4, "four shares");
+                println!("middle players' random shares: {shares:?}");
+                SHARES.set(shares).expect("once");
+            }
+            "--threads" => out.threads = it.next().and_then(|v| v.parse().ok()).expect("T"),
+            "--games" => {
+                out.games = it
+                    .next()
+                    .expect("games")
+                    .split(',')
+                    .map(|g| {
+                        *Game::ALL
+                            .iter()
+                            .find(|x| x.name() == g)
+                            .expect("schocken, sjokken or zokken")
+                    })
+                    .collect()
+            }
+            _ => {} // `cargo bench` passes `--bench`.
+        }
+    }
+    out
+}
+
+fn main() {
+    let args = args();
+    if args.ladder {
+        for &game in &args.games {
+            ladder(game, args.max_reps.unwrap_or(40), args.threads);
+        }
+    } else {
+        for &game in &args.games {
+            efficiency(game, &args);
+        }
+    }
+}
+
+/// One long league: each player's rating, score, and the paired difference to the next.
+fn ladder(game: Game, repetitions: u32, threads: usize) {
+    let started = Instant::now();
+    let played = play_parallel(&schedule(game, 1, repetitions), threads);
+    let s = standings(&played);
+    let g = &s.games[0];
+    println!(
+        "\n{} ({} matches, {repetitions} duplicate sets per table, {:.0} s)",
+        game.name(),
+        g.matches,
+        started.elapsed().as_secs_f64()
+    );
+    println!(
+        "| player | rating μ | conservative | score (95% CI) | vs next: paired diff (95% CI) |"
+    );
+    println!("|---|---|---|---|---|");
+    for (i, bot) in LADDER.iter().enumerate() {
+        let b = g.bots.iter().find(|b| b.bot == *bot).expect("a rated bot");
+        let place = g.bots.iter().position(|b| b.bot == *bot).expect("ranked") + 1;
+        let score = match (b.loss_rate, b.chips_per_100_rounds) {
+            (Some(l), _) => format!(
+                "loss {:.1}% ({:.1}–{:.1})",
+                100.0 * l.estimate,
+                100.0 * l.low,
+                100.0 * l.high
+            ),
+            (_, Some(c)) => format!(
+                "{:+.1} chips/100 rounds ({:+.1}…{:+.1})",
+                c.estimate, c.low, c.high
+            ),
+            _ => String::new(),
+        };
+        let next = LADDER.get(i + 1).map_or(String::from("–"), |next| {
+            let (a, b2, sign) = if bot < next {
+                (*bot, *next, 1.0)
+            } else {
+                (*next, *bot, -1.0)
+            };
+            let p = g
+                .pairs
+                .iter()
+                .find(|p| p.a == a && p.b == b2)
+                .expect("a pair");
+            let d = p.paired_difference;
+            // Shown as this player's score minus the next one's.
+            let (e, lo, hi) = if sign > 0.0 {
+                (d.estimate, d.low, d.high)
+            } else {
+                (-d.estimate, -d.high, -d.low)
+            };
+            let unit = if game == Game::Zokken { "" } else { " pp" };
+            let k = if game == Game::Zokken { 1.0 } else { 100.0 };
+            format!(
+                "{:+.1}{unit} ({:+.1}…{:+.1}), {} sets",
+                k * e,
+                k * lo,
+                k * hi,
+                p.sets
+            )
+        });
+        println!(
+            "| {place}. {bot} | {:.2} | {:.2} | {score} | {next} |",
+            b.mu, b.conservative
+        );
+    }
+}
+
+/// Whether `game`'s standings rank the ladder in order, and how many adjacent pairs are.
+fn check(played: &[PlayedMatch]) -> (bool, usize) {
+    let s = standings(played);
+    let order: Vec<&str> = s.games[0].bots.iter().map(|b| b.bot.as_str()).collect();
+    let rank = |bot: &str| order.iter().position(|b| *b == bot).expect("ranked");
+    let adjacent = LADDER
+        .windows(2)
+        .filter(|w| rank(w[0]) < rank(w[1]))
+        .count();
+    (order == LADDER, adjacent)
+}
+
+fn efficiency(game: Game, args: &Args) {
+    let started = Instant::now();
+    let max_reps = args.max_reps.unwrap_or(match game {
+        Game::Zokken => 24,
+        _ => 64,
+    });
+    let grid: Vec<u32> = GRID.iter().copied().filter(|&r| r <= max_reps).collect();
+    let grid = &grid[..];
+    let per_rep = schedule(game, 0, 1).len();
+    // [mode][grid point] = (leagues all correct, adjacent pairs correct)
+    let tally = |l: u64| -> [Vec<(u64, u64)>; 2] {
+        let base = schedule(game, l, max_reps);
+        [base.clone(), independent(base)].map(|s| {
+            let played = play_schedule(&s, &builtin);
+            grid.iter()
+                .map(|&r| {
+                    let (all, adj) = check(&played[..r as usize * per_rep]);
+                    (u64::from(all), adj as u64)
+                })
+                .collect()
+        })
+    };
+    let threads = args.threads.max(1) as u64;
+    let leagues = args.leagues;
+    let totals: [Vec<(u64, u64)>; 2] = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                let tally = &tally;
+                s.spawn(move || {
+                    let mut sum = [vec![(0, 0); grid.len()], vec![(0, 0); grid.len()]];
+                    for l in (t..leagues).step_by(threads as usize) {
+                        let one = tally(1000 + l);
+                        for mode in 0..2 {
+                            for (acc, x) in sum[mode].iter_mut().zip(&one[mode]) {
+                                acc.0 += x.0;
+                                acc.1 += x.1;
+                            }
+                        }
+                    }
+                    sum
+                })
+            })
+            .collect();
+        let mut sum = [vec![(0, 0); grid.len()], vec![(0, 0); grid.len()]];
+        for h in handles {
+            let part = h.join().expect("a league thread");
+            for mode in 0..2 {
+                for (acc, x) in sum[mode].iter_mut().zip(&part[mode]) {
+                    acc.0 += x.0;
+                    acc.1 += x.1;
+                }
+            }
+        }
+        sum
+    });
+    println!(
+        "\n{} ({} leagues per point, tables of {}, {per_rep} matches per repetition, {:.0} s)",
+        game.name(),
+        leagues,
+        table_size(game),
+        started.elapsed().as_secs_f64()
+    );
+    println!(
+        "| sets per table | matches | all six, duplicate | all six, independent | adjacent pairs, duplicate | adjacent pairs, independent |"
+    );
+    println!("|---|---|---|---|---|---|");
+    let pct = |x: u64, n: u64| 100.0 * x as f64 / n as f64;
+    for (i, &r) in grid.iter().enumerate() {
+        let (d, ind) = (totals[0][i], totals[1][i]);
+        println!(
+            "| {r} | {} | {:.1}% | {:.1}% | {:.1}% | {:.1}% |",
+            r as usize * per_rep,
+            pct(d.0, leagues),
+            pct(ind.0, leagues),
+            pct(d.1, 5 * leagues),
+            pct(ind.1, 5 * leagues)
+        );
+    }
+    for (what, pick) in [("all six", 0usize), ("adjacent pairs", 1)] {
+        let first = |mode: usize| {
+            grid.iter().enumerate().find_map(|(i, &r)| {
+                let x = totals[mode][i];
+                let share = if pick == 0 {
+                    pct(x.0, leagues)
+                } else {
+                    pct(x.1, 5 * leagues)
+                };
+                (share >= 95.0).then_some(r as usize * per_rep)
+            })
+        };
+        let show = |n: Option<usize>| {
+            n.map_or(format!("> {}", max_reps as usize * per_rep), |n| {
+                n.to_string()
+            })
+        };
+        let (d, ind) = (first(0), first(1));
+        let ratio = match (d, ind) {
+            (Some(d), Some(i)) => format!("{:.2}", d as f64 / i as f64),
+            _ => String::from("n/a"),
+        };
+        println!(
+            "{what} ≥ 95%: duplicate N = {}, independent N = {}, ratio {ratio}",
+            show(d),
+            show(ind)
+        );
+    }
+}
