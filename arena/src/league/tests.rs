@@ -340,6 +340,8 @@ fn the_documented_example_league_reads() {
     assert_eq!(c.name, "class-7b-autumn");
     assert_eq!(c.games.len(), 3);
     assert_eq!(c.games[0].preset, "schocken-typenclub");
-    let bots = c.resolve_bots(&names(&["ada", "bert", "cleo", "dora", "emil"])).unwrap();
+    let bots = c
+        .resolve_bots(&names(&["ada", "bert", "cleo", "dora", "emil"]))
+        .unwrap();
     assert!(!expand(&c, &bots).unwrap().is_empty());
 }

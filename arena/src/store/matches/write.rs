@@ -1,4 +1,6 @@
-//! Recording matches: starts, finishes and aborts, in one transaction per batch.
+//! Recording matches: starts, finishes and aborts, in one transaction per batch. (Over 500
+//! lines: `write_batch` is one transaction body for every kind of write, kept whole so that
+//! its order of statements can be read in one place.)
 
 use knobel_engine::{ForfeitReason, Outcome};
 

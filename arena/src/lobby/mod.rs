@@ -24,6 +24,8 @@ use tokio::sync::{oneshot, watch};
 use tokio_util::task::TaskTracker;
 use tracing::{info, warn};
 
+mod league;
+
 use crate::metrics::Metrics;
 use crate::referee::{AbsentBot, BotLink, MatchInfo, MatchReport, Player, TimeControl, run_match};
 use crate::settings::PresetRules;
@@ -217,95 +219,6 @@ impl Lobby {
                 }
             });
         }
-    }
-
-    /// Puts streams taken for a match that did not start back in their places.
-    fn wait_again(&self, group: Vec<Waiting>) {
-        let mut waiting = self.waiting.lock().expect("lobby lock");
-        waiting.extend(group);
-        waiting.sort_by_key(|w| w.ticket);
-    }
-
-    /// Sets the bots of running leagues: their streams are kept for league matches.
-    pub fn set_league_bots(&self, bots: HashSet<String>) {
-        *self.league_bots.lock().expect("lobby lock") = bots;
-    }
-
-    /// Whether `bot` has a stream waiting that plays `game`.
-    pub fn has_waiting(&self, bot: &str, game: Game) -> bool {
-        self.waiting
-            .lock()
-            .expect("lobby lock")
-            .iter()
-            .any(|w| w.bot_name == bot && w.games.contains(&game) && !w.claim.is_closed())
-    }
-
-    /// Starts league match `m` as match `match_id` if every one of its bots has a stream
-    /// waiting that plays its game (the oldest such stream of each is taken), with
-    /// `time_control`; `claim` is called first, with the streams taken, and the match
-    /// starts only if it returns true (else the streams wait again, untouched). `ended`
-    /// is called when the match is over (recorded or kept for retry), or did not start.
-    pub fn start_league_match(
-        self: &Arc<Self>,
-        m: &crate::store::OpenLeagueMatch,
-        time_control: TimeControl,
-        claim: impl FnOnce(&str) -> futures_util::future::BoxFuture<'static, bool> + Send + 'static,
-        ended: impl FnOnce() + Send + 'static,
-    ) -> bool {
-        if *self.shutdown.borrow() {
-            return false;
-        }
-        let game = m.rules.game();
-        let group = {
-            let mut waiting = self.waiting.lock().expect("lobby lock");
-            waiting.retain(|w| !w.claim.is_closed());
-            let mut picked = Vec::with_capacity(m.seats.len());
-            for bot in &m.seats {
-                match waiting.iter().enumerate().find(|(i, w)| {
-                    &w.bot_name == bot && w.games.contains(&game) && !picked.contains(i)
-                }) {
-                    Some((i, _)) => picked.push(i),
-                    None => return false,
-                }
-            }
-            // Take them out, keeping seat order.
-            let mut order: Vec<(usize, usize)> = picked.iter().copied().enumerate().collect();
-            order.sort_by_key(|&(_, i)| std::cmp::Reverse(i));
-            let mut taken: Vec<(usize, Waiting)> = order
-                .into_iter()
-                .map(|(seat, i)| (seat, waiting.remove(i)))
-                .collect();
-            taken.sort_by_key(|&(seat, _)| seat);
-            taken.into_iter().map(|(_, w)| w).collect::<Vec<_>>()
-        };
-        let info = Arc::new(MatchInfo {
-            match_id: new_match_id(),
-            preset: m.preset.clone(),
-            rules: m.rules.clone(),
-            seat_names: group.iter().map(|w| w.bot_name.clone()).collect(),
-            seat_bot_ids: group.iter().map(|w| Some(w.bot_id)).collect(),
-            time_control,
-        });
-        let slot = crate::store::LeagueSlot {
-            league_id: m.league_id,
-            ordinal: m.ordinal,
-        };
-        let seed = m.seed;
-        let lobby = self.clone();
-        let claiming = claim(&info.match_id);
-        self.matches.spawn(async move {
-            if !claiming.await {
-                // Another arena has it, or the store cannot say: the streams wait again,
-                // in their places (nothing was sent on them).
-                lobby.wait_again(group);
-                ended();
-                return;
-            }
-            let players: Vec<Planned> = group.into_iter().map(|w| Planned::Bot(w.claim)).collect();
-            lobby.play(info, seed, players, Some(slot)).await;
-            ended();
-        });
-        true
     }
 
     /// Starts a match of `bots`, filling the other seats with built-in players.
