@@ -48,7 +48,7 @@ pub struct DemoArgs {
     #[arg(long, default_value = "127.0.0.1:0")]
     pub listen: SocketAddr,
     /// Duplicate sets per table.
-    #[arg(long, default_value_t = 4)]
+    #[arg(long, default_value_t = 8)]
     pub repetitions: u32,
     /// Rounds per Zokken match.
     #[arg(long, default_value_t = 30)]

@@ -155,10 +155,9 @@ impl ArenaService {
             .clone()
             .unwrap_or_else(|| hello.games[0].name().to_owned());
         if self.lobby.rules_for(&preset).is_none() {
-            return Err(Status::invalid_argument(format!(
-                "unknown preset {preset:?}: presets are {}",
-                knobel_engine::PRESETS.join(", ")
-            )));
+            return Err(Status::invalid_argument(
+                knobel_engine::RulesError::UnknownPreset { name: preset }.to_string(),
+            ));
         }
         Ok((hello, preset))
     }
