@@ -26,8 +26,12 @@ use crate::lobby::Lobby;
 use crate::referee::TimeControl;
 use crate::store::{LeagueStatus, Store};
 
-/// How often the scheduler looks for matches to start.
+/// How often the scheduler looks for matches to start while a league runs.
 pub const TICK: Duration = Duration::from_millis(50);
+
+/// How often it looks for running leagues while none runs (a league started through this
+/// arena wakes it at once).
+pub const IDLE_TICK: Duration = Duration::from_secs(1);
 
 /// What the scheduler knows of one running league.
 #[derive(Debug, Default, Clone)]
@@ -56,6 +60,8 @@ pub struct Scheduler {
     lobby: Arc<Lobby>,
     instance: Option<String>,
     runs: Arc<Mutex<HashMap<i64, Run>>>,
+    /// Wakes the scheduler before its next tick (a league was started).
+    wake: tokio::sync::Notify,
 }
 
 impl Scheduler {
@@ -67,7 +73,13 @@ impl Scheduler {
             lobby,
             instance,
             runs: Arc::default(),
+            wake: tokio::sync::Notify::new(),
         })
+    }
+
+    /// Looks for matches to start now rather than at the next tick.
+    pub fn wake(&self) {
+        self.wake.notify_one();
     }
 
     /// The live progress of league `league_id` (nothing if it is not running here).
@@ -87,12 +99,18 @@ impl Scheduler {
             if *shutdown.borrow() {
                 return;
             }
-            if let Err(error) = self.tick().await {
-                // The store is unavailable, most likely: try again at the next tick.
-                debug!(error = %error, "league scheduler: cannot read the leagues");
-            }
+            let pause = match self.tick().await {
+                Ok(true) => TICK,
+                Ok(false) => IDLE_TICK,
+                Err(error) => {
+                    // The store is unavailable, most likely: try again later.
+                    debug!(error = %error, "league scheduler: cannot read the leagues");
+                    IDLE_TICK
+                }
+            };
             tokio::select! {
-                _ = tokio::time::sleep(TICK) => {}
+                _ = tokio::time::sleep(pause) => {}
+                _ = self.wake.notified() => {}
                 changed = shutdown.changed() => {
                     if changed.is_err() {
                         return;
@@ -102,7 +120,9 @@ impl Scheduler {
         }
     }
 
-    async fn tick(&self) -> Result<(), crate::store::StoreError> {
+    /// Starts what can start; whether a league is running (or a match of one still plays
+    /// here).
+    async fn tick(&self) -> Result<bool, crate::store::StoreError> {
         let leagues: Vec<_> = self
             .store
             .list_leagues()
@@ -241,6 +261,13 @@ impl Scheduler {
                 }
             }
         }
-        Ok(())
+        let busy = !leagues.is_empty()
+            || self
+                .runs
+                .lock()
+                .expect("scheduler lock")
+                .values()
+                .any(|run| !run.in_flight.is_empty());
+        Ok(busy)
     }
 }

@@ -195,12 +195,15 @@ impl Leagues {
 
     /// StartLeague.
     pub async fn start(&self, name: &str) -> Result<pb::LeagueInfo, Status> {
-        self.transition(
-            name,
-            &[LeagueStatus::Created, LeagueStatus::Paused],
-            LeagueStatus::Running,
-        )
-        .await
+        let league = self
+            .transition(
+                name,
+                &[LeagueStatus::Created, LeagueStatus::Paused],
+                LeagueStatus::Running,
+            )
+            .await?;
+        self.scheduler.wake();
+        Ok(league)
     }
 
     /// PauseLeague.
