@@ -289,12 +289,7 @@ fn print_status(league: &pb::LeagueInfo, since: Option<(Duration, u32)>) {
 }
 
 fn game_name(game: i32) -> &'static str {
-    match pb::Game::try_from(game) {
-        Ok(pb::Game::Schocken) => "schocken",
-        Ok(pb::Game::Sjokken) => "sjokken",
-        Ok(pb::Game::Zokken) => "zokken",
-        _ => "unknown",
-    }
+    knobel_proto::convert::game_from_wire("game", game).map_or("unknown", |g| g.name())
 }
 
 fn interval(i: &Option<pb::Interval>, percent: bool) -> String {

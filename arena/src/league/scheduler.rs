@@ -93,6 +93,22 @@ impl Scheduler {
             .unwrap_or_default()
     }
 
+    /// Marks league match (`league_id`, `ordinal`) as playing here, or as not.
+    fn mark_in_flight(&self, league_id: i64, ordinal: u32, playing: bool) {
+        if let Some(run) = self
+            .runs
+            .lock()
+            .expect("scheduler lock")
+            .get_mut(&league_id)
+        {
+            if playing {
+                run.in_flight.insert(ordinal);
+            } else {
+                run.in_flight.remove(&ordinal);
+            }
+        }
+    }
+
     /// Runs until `shutdown` turns true.
     pub async fn run(self: Arc<Self>, mut shutdown: watch::Receiver<bool>) {
         loop {
@@ -218,13 +234,7 @@ impl Scheduler {
                         }
                     };
                     // Marked in flight before it can end.
-                    self.runs
-                        .lock()
-                        .expect("scheduler lock")
-                        .get_mut(&league.id)
-                        .expect("inserted above")
-                        .in_flight
-                        .insert(m.ordinal);
+                    self.mark_in_flight(league.id, m.ordinal, true);
                     if self
                         .lobby
                         .start_league_match(&m, time_control, claim, ended)
@@ -232,13 +242,7 @@ impl Scheduler {
                         started += 1;
                         debug!(league = %league.name, ordinal = m.ordinal, "league match starting");
                     } else {
-                        self.runs
-                            .lock()
-                            .expect("scheduler lock")
-                            .get_mut(&league.id)
-                            .expect("inserted above")
-                            .in_flight
-                            .remove(&m.ordinal);
+                        self.mark_in_flight(league.id, m.ordinal, false);
                         for bot in &m.seats {
                             if !self.lobby.has_waiting(bot, m.rules.game()) {
                                 waiting_for.insert(bot.clone());

@@ -27,7 +27,7 @@ impl Lobby {
             .lock()
             .expect("lobby lock")
             .iter()
-            .any(|w| w.bot_name == bot && w.games.contains(&game) && !w.claim.is_closed())
+            .any(|w| w.seats(bot, game) && !w.claim.is_closed())
     }
 
     /// Starts league match `m` as match `match_id` if every one of its bots has a stream
@@ -51,9 +51,11 @@ impl Lobby {
             waiting.retain(|w| !w.claim.is_closed());
             let mut picked = Vec::with_capacity(m.seats.len());
             for bot in &m.seats {
-                match waiting.iter().enumerate().find(|(i, w)| {
-                    &w.bot_name == bot && w.games.contains(&game) && !picked.contains(i)
-                }) {
+                match waiting
+                    .iter()
+                    .enumerate()
+                    .find(|(i, w)| w.seats(bot, game) && !picked.contains(i))
+                {
                     Some((i, _)) => picked.push(i),
                     None => return false,
                 }

@@ -76,6 +76,11 @@ impl Waiting {
     fn plays(&self, preset: &str) -> bool {
         self.presets.iter().any(|p| p == preset)
     }
+
+    /// Whether this stream can take `bot`'s seat in a league match of `game`.
+    fn seats(&self, bot: &str, game: Game) -> bool {
+        self.bot_name == bot && self.games.contains(&game)
+    }
 }
 
 /// How a waiting connection is claimed for a match: the lobby sends it a sender through

@@ -286,21 +286,19 @@ impl Store {
         from: &[LeagueStatus],
         to: LeagueStatus,
     ) -> Result<bool, StoreError> {
-        let from: Vec<&str> = from.iter().map(|s| s.as_str()).collect();
-        let from_json = serde_json::to_string(&from).expect("names serialize");
-        // The allowed statuses as a JSON array, checked by text search: one query for both
-        // databases without array binds.
+        if from.is_empty() {
+            return Ok(false);
+        }
         let rows = with_writer!(self, pool => {
-            sqlx::query(
-                "UPDATE leagues SET status = $1 WHERE name = $2 \
-                 AND $3 LIKE '%\"' || status || '\"%'",
-            )
-            .bind(to.as_str())
-            .bind(name)
-            .bind(&from_json)
-            .execute(pool)
-            .await
-            .map(|r| r.rows_affected())
+            let mut update = sqlx::QueryBuilder::new("UPDATE leagues SET status = ");
+            update.push_bind(to.as_str()).push(" WHERE name = ").push_bind(name);
+            update.push(" AND status IN (");
+            let mut statuses = update.separated(", ");
+            for status in from {
+                statuses.push_bind(status.as_str());
+            }
+            update.push(")");
+            update.build().execute(pool).await.map(|r| r.rows_affected())
         })
         .map_err(StoreError::db("changing a league's status"))?;
         Ok(rows > 0)
