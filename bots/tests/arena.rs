@@ -10,6 +10,7 @@ use knobel_arena::server::{ServeError, ServerConfig, serve};
 use knobel_arena::store::Store;
 use knobel_bots::{Backoff, BotConfig, BotError, Game, Misbehave, RunReport, run_bot};
 use knobel_engine::policy::{HeuristicPolicy, RandomPolicy, TimidPolicy};
+use knobel_engine::{LogEntry, MatchLog};
 use knobel_proto::v1 as pb;
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
@@ -21,6 +22,7 @@ struct TestArena {
     token: String,
     shutdown: oneshot::Sender<()>,
     server: JoinHandle<Result<(), ServeError>>,
+    store: Store,
     _dir: tempfile::TempDir,
 }
 
@@ -61,7 +63,7 @@ impl TestArena {
             ..ServerConfig::default()
         };
         let (shutdown, signal) = oneshot::channel::<()>();
-        let server = tokio::spawn(serve(config, store, listener, None, async move {
+        let server = tokio::spawn(serve(config, store.clone(), listener, None, async move {
             let _ = signal.await;
         }));
         TestArena {
@@ -69,8 +71,24 @@ impl TestArena {
             token,
             shutdown,
             server,
+            store,
             _dir: dir,
         }
+    }
+
+    /// How many decisions `seat` made in the stored log of the finished match `id`.
+    async fn decisions_of(&self, id: &str, seat: u32) -> usize {
+        let (_, log) = self
+            .store
+            .match_log(id)
+            .await
+            .expect("read the match log")
+            .expect("the match is stored");
+        let log = MatchLog::from_json(&log.expect("a finished match has a log")).expect("log");
+        log.entries
+            .iter()
+            .filter(|e| matches!(e, LogEntry::Decision { seat: s, .. } if u32::from(s.0) == seat))
+            .count()
     }
 
     fn config(&self, game: Game) -> BotConfig {
@@ -123,7 +141,12 @@ async fn plays_one_full_match_of_every_game() {
         assert!(summary.finished, "{summary:?}");
         assert_eq!(summary.seats, 3);
         assert!((1..=3).contains(&summary.place), "{summary:?}");
-        assert!(summary.requests > 0, "{summary:?}");
+        // Every request was answered once and logged; a seat can have none (a SJOK1 in
+        // its first throw frees it before it decides anything).
+        let decided = arena
+            .decisions_of(&summary.match_id, summary.your_seat)
+            .await;
+        assert_eq!(summary.requests as usize, decided, "{summary:?}");
         assert!(summary.errors.is_empty(), "{summary:?}");
         assert!(!summary.forfeited);
         let line = summary.to_string();
