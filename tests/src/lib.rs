@@ -111,7 +111,18 @@ impl Arena {
     /// Like [`Arena::start`], on the database at `database_url` (e.g. one of
     /// [`postgres::SharedDatabase`] or [`postgres::PrivateServer`]).
     pub async fn start_on(options: ArenaOptions, database_url: &str) -> Arena {
-        Arena::launch(options, &[], database_url.to_owned(), None, None).await
+        Arena::start_on_with_env(options, &[], database_url).await
+    }
+
+    /// Like [`Arena::start_on`], with extra environment variables for the arena process
+    /// (e.g. `KNOBEL_ADMIN_TOKEN`); also to start an arena again on the database of one that
+    /// stopped (keep the stopped [`Arena`] alive: it holds a SQLite store's folder).
+    pub async fn start_on_with_env(
+        options: ArenaOptions,
+        env: &[(&str, &str)],
+        database_url: &str,
+    ) -> Arena {
+        Arena::launch(options, env, database_url.to_owned(), None, None).await
     }
 
     async fn launch(

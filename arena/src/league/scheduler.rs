@@ -12,7 +12,9 @@
 //!
 //! After a restart, matches of the league that were running are aborted (as orphans, once
 //! their arena's lease has run out), which opens their claims again: they are played again
-//! from their seeds, and each league match counts one result.
+//! from their seeds, and each league match counts one result. A claimed match that did not
+//! start (the database went away between the claim and the start) has its claim given back
+//! (tried again while the database is away), so it does not wait for the claim to expire.
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::{Arc, Mutex};
@@ -24,10 +26,13 @@ use tracing::{debug, info, warn};
 use super::LeagueConfig;
 use crate::lobby::Lobby;
 use crate::referee::TimeControl;
-use crate::store::{LeagueStatus, Store};
+use crate::store::{LeagueStatus, Store, UNSTARTED_CLAIM_MS};
 
 /// How often the scheduler looks for matches to start while a league runs.
 pub const TICK: Duration = Duration::from_millis(50);
+
+/// How long [`release`] waits between attempts while the store is unavailable.
+const RELEASE_RETRY: Duration = Duration::from_millis(500);
 
 /// How often it looks for running leagues while none runs (a league started through this
 /// arena wakes it at once).
@@ -227,10 +232,14 @@ impl Scheduler {
                             })
                         };
                     let runs = self.runs.clone();
-                    let ended = move || {
+                    let store = self.store.clone();
+                    let ended = move |match_id: &str, started: bool| {
                         if let Some(run) = runs.lock().expect("scheduler lock").get_mut(&league_id)
                         {
                             run.in_flight.remove(&ordinal);
+                        }
+                        if !started {
+                            tokio::spawn(release(store, league_id, ordinal, match_id.to_owned()));
                         }
                     };
                     // Marked in flight before it can end.
@@ -273,5 +282,29 @@ impl Scheduler {
                 .values()
                 .any(|run| !run.in_flight.is_empty());
         Ok(busy)
+    }
+}
+
+/// Gives back the claim of league match (`league_id`, `ordinal`) for match `match_id`,
+/// which did not start (its start could not be recorded, or its claim could not be
+/// confirmed): open again at once rather than after [`UNSTARTED_CLAIM_MS`]. Tried again
+/// while the store is unavailable, until that time is up (the claim opens by itself then).
+/// A no-op if the claim is not held for `match_id`.
+async fn release(store: Store, league_id: i64, ordinal: u32, match_id: String) {
+    let give_up = tokio::time::Instant::now() + Duration::from_millis(UNSTARTED_CLAIM_MS as u64);
+    loop {
+        match store
+            .release_league_match(league_id, ordinal, &match_id)
+            .await
+        {
+            Ok(()) => return,
+            Err(error) => {
+                debug!(league_id, ordinal, error = %error, "cannot give back an unstarted league match's claim yet");
+                if tokio::time::Instant::now() > give_up {
+                    return;
+                }
+                tokio::time::sleep(RELEASE_RETRY).await;
+            }
+        }
     }
 }

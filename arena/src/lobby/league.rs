@@ -34,13 +34,14 @@ impl Lobby {
     /// waiting that plays its game (the oldest such stream of each is taken), with
     /// `time_control`; `claim` is called first, with the streams taken, and the match
     /// starts only if it returns true (else the streams wait again, untouched). `ended`
-    /// is called when the match is over (recorded or kept for retry), or did not start.
+    /// is called with the match id when the match is over (recorded or kept for retry),
+    /// with `true`, or did not start, with `false` (the claim may be held: give it back).
     pub fn start_league_match(
         self: &Arc<Self>,
         m: &crate::store::OpenLeagueMatch,
         time_control: TimeControl,
         claim: impl FnOnce(&str) -> futures_util::future::BoxFuture<'static, bool> + Send + 'static,
-        ended: impl FnOnce() + Send + 'static,
+        ended: impl FnOnce(&str, bool) + Send + 'static,
     ) -> bool {
         if *self.shutdown.borrow() {
             return false;
@@ -90,12 +91,12 @@ impl Lobby {
                 // Another arena has it, or the store cannot say: the streams wait again,
                 // in their places (nothing was sent on them).
                 lobby.wait_again(group);
-                ended();
+                ended(&info.match_id, false);
                 return;
             }
             let players: Vec<Planned> = group.into_iter().map(|w| Planned::Bot(w.claim)).collect();
-            lobby.play(info, seed, players, Some(slot)).await;
-            ended();
+            let started = lobby.play(info.clone(), seed, players, Some(slot)).await;
+            ended(&info.match_id, started);
         });
         true
     }

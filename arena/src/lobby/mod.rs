@@ -265,21 +265,25 @@ impl Lobby {
         });
         let seed: u64 = rand::rng().random();
         let lobby = self.clone();
-        self.matches
-            .spawn(async move { lobby.play(info, seed, players, None).await });
+        self.matches.spawn(async move {
+            lobby.play(info, seed, players, None).await;
+        });
     }
 
+    /// Plays a match and records it; whether it started (false: its streams were handed
+    /// back, e.g. because its start could not be recorded).
     async fn play(
         &self,
         info: Arc<MatchInfo>,
         seed: u64,
         players: Vec<Planned>,
         league: Option<crate::store::LeagueSlot>,
-    ) {
+    ) -> bool {
         let players = claim_all(players).await;
         if *self.shutdown.borrow() {
             // Shutting down while the streams were being claimed: no new match.
-            return hand_back(players);
+            hand_back(players);
+            return false;
         }
         if self.recorder.is_full() {
             warn!(
@@ -287,7 +291,8 @@ impl Lobby {
                 pending = self.recorder.pending(),
                 "match not started: the store has too many results waiting to be written"
             );
-            return hand_back(players);
+            hand_back(players);
+            return false;
         }
         let game = info.rules.game();
         let new = NewMatch {
@@ -312,7 +317,8 @@ impl Lobby {
                     finished_at_ms: now_ms(),
                 }));
             }
-            return hand_back(players);
+            hand_back(players);
+            return false;
         }
         info!(match_id = %info.match_id, preset = %info.preset, seats = ?info.seat_names, bot_ids = ?info.seat_bot_ids, "match started");
         self.metrics.match_started(game);
@@ -320,6 +326,7 @@ impl Lobby {
             run_match(info.clone(), seed, players, self.abort.subscribe()).await;
         self.record(&info, &report, league).await;
         announcement.send();
+        true
     }
 
     async fn record(
