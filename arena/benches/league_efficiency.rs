@@ -229,16 +229,97 @@ fn ladder(game: Game, repetitions: u32, threads: usize) {
     }
 }
 
-/// Whether `game`'s standings rank the ladder in order, and how many adjacent pairs are.
-fn check(played: &[PlayedMatch]) -> (bool, usize) {
+/// The orderings compared: the standings' own order (`rating`) and candidates.
+const STATS: [&str; 3] = ["rating", "mean score", "set rating"];
+
+/// A seat's score in one match, lower is better: its place (Schocken, Sjokken), or minus
+/// its net chips per 100 rounds (Zokken).
+fn seat_score(m: &PlayedMatch, i: usize) -> f64 {
+    match m.game {
+        Game::Zokken => {
+            -(m.seats[i].chips.unwrap_or(0) as f64) * 100.0 / f64::from(m.rounds.max(1))
+        }
+        _ => f64::from(m.seats[i].place),
+    }
+}
+
+/// The bots ordered by each of [`STATS`].
+fn orders(played: &[PlayedMatch]) -> Vec<Vec<String>> {
     let s = standings(played);
-    let order: Vec<&str> = s.games[0].bots.iter().map(|b| b.bot.as_str()).collect();
-    let rank = |bot: &str| order.iter().position(|b| *b == bot).expect("ranked");
-    let adjacent = LADDER
-        .windows(2)
-        .filter(|w| rank(w[0]) < rank(w[1]))
-        .count();
-    (order == LADDER, adjacent)
+    let rating: Vec<String> = s.games[0].bots.iter().map(|b| b.bot.clone()).collect();
+    // Mean score per match.
+    let mut sums: std::collections::BTreeMap<&str, (f64, u32)> = Default::default();
+    // Per set: bot -> summed score.
+    let mut sets: std::collections::BTreeMap<u32, std::collections::BTreeMap<&str, f64>> =
+        Default::default();
+    for m in played {
+        for (i, seat) in m.seats.iter().enumerate() {
+            let e = sums.entry(&seat.bot).or_default();
+            e.0 += seat_score(m, i);
+            e.1 += 1;
+            *sets.entry(m.set).or_default().entry(&seat.bot).or_default() += seat_score(m, i);
+        }
+    }
+    let mut mean: Vec<(&str, f64)> = sums
+        .iter()
+        .map(|(b, (s, n))| (*b, s / f64::from(*n)))
+        .collect();
+    mean.sort_by(|x, y| x.1.total_cmp(&y.1).then(x.0.cmp(y.0)));
+    let mut ratings = knobel_arena::league::ratings::Ratings::default();
+    for set in sets.values() {
+        let mut sorted: Vec<f64> = set.values().copied().collect();
+        sorted.sort_by(f64::total_cmp);
+        let seats: Vec<(&str, u8)> = set
+            .iter()
+            .map(|(bot, score)| {
+                let place = 1 + sorted.iter().filter(|x| *x < score).count() as u8;
+                (*bot, place)
+            })
+            .collect();
+        ratings.apply(&seats);
+    }
+    let mut set_rating: Vec<(&str, f64)> = sums
+        .keys()
+        .map(|b| (*b, ratings.get(b).conservative()))
+        .collect();
+    set_rating.sort_by(|x, y| y.1.total_cmp(&x.1).then(x.0.cmp(y.0)));
+    vec![
+        rating,
+        mean.iter().map(|(b, _)| (*b).to_owned()).collect(),
+        set_rating.iter().map(|(b, _)| (*b).to_owned()).collect(),
+    ]
+}
+
+/// Per ordering of [`STATS`]: whether it ranks the ladder in order, and how many adjacent
+/// pairs it does.
+fn check(played: &[PlayedMatch]) -> Vec<(bool, usize)> {
+    orders(played)
+        .into_iter()
+        .map(|order| {
+            let rank = |bot: &str| order.iter().position(|b| b == bot).expect("ranked");
+            let adjacent = LADDER
+                .windows(2)
+                .filter(|w| rank(w[0]) < rank(w[1]))
+                .count();
+            (order == LADDER, adjacent)
+        })
+        .collect()
+}
+
+/// Counts, per mode (duplicate, independent), grid point and ordering of [`STATS`]: the
+/// leagues all in order, and the adjacent pairs in order.
+type Counts = Vec<Vec<Vec<(u64, u64)>>>;
+
+fn add(sum: &mut Counts, part: &Counts) {
+    for (a, b) in sum
+        .iter_mut()
+        .flatten()
+        .flatten()
+        .zip(part.iter().flatten().flatten())
+    {
+        a.0 += b.0;
+        a.1 += b.1;
+    }
 }
 
 fn efficiency(game: Game, args: &Args) {
@@ -250,49 +331,42 @@ fn efficiency(game: Game, args: &Args) {
     let grid: Vec<u32> = GRID.iter().copied().filter(|&r| r <= max_reps).collect();
     let grid = &grid[..];
     let per_rep = schedule(game, 0, 1).len();
-    // [mode][grid point] = (leagues all correct, adjacent pairs correct)
-    let tally = |l: u64| -> [Vec<(u64, u64)>; 2] {
+    let zero = || -> Counts { vec![vec![vec![(0, 0); STATS.len()]; grid.len()]; 2] };
+    let tally = |l: u64| -> Counts {
         let base = schedule(game, l, max_reps);
-        [base.clone(), independent(base)].map(|s| {
-            let played = play_schedule(&s, &builtin);
-            grid.iter()
-                .map(|&r| {
-                    let (all, adj) = check(&played[..r as usize * per_rep]);
-                    (u64::from(all), adj as u64)
-                })
-                .collect()
-        })
+        [base.clone(), independent(base)]
+            .iter()
+            .map(|s| {
+                let played = play_schedule(s, &builtin);
+                grid.iter()
+                    .map(|&r| {
+                        check(&played[..r as usize * per_rep])
+                            .into_iter()
+                            .map(|(all, adj)| (u64::from(all), adj as u64))
+                            .collect()
+                    })
+                    .collect()
+            })
+            .collect()
     };
     let threads = args.threads.max(1) as u64;
     let leagues = args.leagues;
-    let totals: [Vec<(u64, u64)>; 2] = std::thread::scope(|s| {
+    let totals: Counts = std::thread::scope(|s| {
         let handles: Vec<_> = (0..threads)
             .map(|t| {
                 let tally = &tally;
                 s.spawn(move || {
-                    let mut sum = [vec![(0, 0); grid.len()], vec![(0, 0); grid.len()]];
+                    let mut sum = zero();
                     for l in (t..leagues).step_by(threads as usize) {
-                        let one = tally(1000 + l);
-                        for mode in 0..2 {
-                            for (acc, x) in sum[mode].iter_mut().zip(&one[mode]) {
-                                acc.0 += x.0;
-                                acc.1 += x.1;
-                            }
-                        }
+                        add(&mut sum, &tally(1000 + l));
                     }
                     sum
                 })
             })
             .collect();
-        let mut sum = [vec![(0, 0); grid.len()], vec![(0, 0); grid.len()]];
+        let mut sum = zero();
         for h in handles {
-            let part = h.join().expect("a league thread");
-            for mode in 0..2 {
-                for (acc, x) in sum[mode].iter_mut().zip(&part[mode]) {
-                    acc.0 += x.0;
-                    acc.1 += x.1;
-                }
-            }
+            add(&mut sum, &h.join().expect("a league thread"));
         }
         sum
     });
@@ -303,48 +377,56 @@ fn efficiency(game: Game, args: &Args) {
         table_size(game),
         started.elapsed().as_secs_f64()
     );
-    println!(
-        "| sets per table | matches | all six, duplicate | all six, independent | adjacent pairs, duplicate | adjacent pairs, independent |"
-    );
-    println!("|---|---|---|---|---|---|");
     let pct = |x: u64, n: u64| 100.0 * x as f64 / n as f64;
-    for (i, &r) in grid.iter().enumerate() {
-        let (d, ind) = (totals[0][i], totals[1][i]);
+    for (k, stat) in STATS.iter().enumerate() {
+        println!("\nordered by {stat}:");
         println!(
-            "| {r} | {} | {:.1}% | {:.1}% | {:.1}% | {:.1}% |",
-            r as usize * per_rep,
-            pct(d.0, leagues),
-            pct(ind.0, leagues),
-            pct(d.1, 5 * leagues),
-            pct(ind.1, 5 * leagues)
+            "| sets per table | matches | all six, duplicate | all six, independent | adjacent pairs, duplicate | adjacent pairs, independent |"
         );
+        println!("|---|---|---|---|---|---|");
+        for (i, &r) in grid.iter().enumerate() {
+            let (d, ind) = (totals[0][i][k], totals[1][i][k]);
+            println!(
+                "| {r} | {} | {:.1}% | {:.1}% | {:.1}% | {:.1}% |",
+                r as usize * per_rep,
+                pct(d.0, leagues),
+                pct(ind.0, leagues),
+                pct(d.1, 5 * leagues),
+                pct(ind.1, 5 * leagues)
+            );
+        }
     }
-    for (what, pick) in [("all six", 0usize), ("adjacent pairs", 1)] {
-        let first = |mode: usize| {
-            grid.iter().enumerate().find_map(|(i, &r)| {
-                let x = totals[mode][i];
-                let share = if pick == 0 {
-                    pct(x.0, leagues)
-                } else {
-                    pct(x.1, 5 * leagues)
-                };
-                (share >= 95.0).then_some(r as usize * per_rep)
-            })
-        };
-        let show = |n: Option<usize>| {
-            n.map_or(format!("> {}", max_reps as usize * per_rep), |n| {
-                n.to_string()
-            })
-        };
-        let (d, ind) = (first(0), first(1));
-        let ratio = match (d, ind) {
-            (Some(d), Some(i)) => format!("{:.2}", d as f64 / i as f64),
-            _ => String::from("n/a"),
-        };
-        println!(
-            "{what} ≥ 95%: duplicate N = {}, independent N = {}, ratio {ratio}",
-            show(d),
-            show(ind)
-        );
+    println!("\n{} summary: N (matches) for 95%", game.name());
+    println!(
+        "| ordering | all six: duplicate | independent | ratio | adjacent pairs: duplicate | independent | ratio |"
+    );
+    println!("|---|---|---|---|---|---|---|");
+    let show = |n: Option<usize>| {
+        n.map_or(format!("> {}", max_reps as usize * per_rep), |n| {
+            n.to_string()
+        })
+    };
+    for (k, stat) in STATS.iter().enumerate() {
+        let mut cells = Vec::new();
+        for pick in 0..2 {
+            let first = |mode: usize| {
+                grid.iter().enumerate().find_map(|(i, &r)| {
+                    let x = totals[mode][i][k];
+                    let share = if pick == 0 {
+                        pct(x.0, leagues)
+                    } else {
+                        pct(x.1, 5 * leagues)
+                    };
+                    (share >= 95.0).then_some(r as usize * per_rep)
+                })
+            };
+            let (d, ind) = (first(0), first(1));
+            let ratio = match (d, ind) {
+                (Some(d), Some(i)) => format!("{:.2}", d as f64 / i as f64),
+                _ => String::from("n/a"),
+            };
+            cells.push(format!("{} | {} | {ratio}", show(d), show(ind)));
+        }
+        println!("| {stat} | {} | {} |", cells[0], cells[1]);
     }
 }

@@ -162,6 +162,13 @@ impl Scheduler {
             runs.retain(|id, run| leagues.iter().any(|l| l.id == *id) || !run.in_flight.is_empty());
         }
         for league in &leagues {
+            if league.total_matches > 0 && league.finished_matches >= league.total_matches {
+                // Its last results were committed at once, each seeing the other unfinished.
+                if self.store.finish_league_if_done(league.id).await? {
+                    info!(league = %league.name, "league finished");
+                }
+                continue;
+            }
             let (free, in_flight) = {
                 let mut runs = self.runs.lock().expect("scheduler lock");
                 let run = runs.entry(league.id).or_insert_with(|| {

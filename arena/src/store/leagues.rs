@@ -160,6 +160,14 @@ fn league_from_row(row: LeagueRow) -> Result<LeagueRecord, StoreError> {
     })
 }
 
+/// Marks league `$1` finished if it is running or paused and none of its matches is pending
+/// or claimed (asked that way, the index on (league_id, status, ordinal) answers without
+/// reading the finished ones).
+pub(crate) const FINISH_LEAGUE: &str = "UPDATE leagues SET status = 'finished' \
+     WHERE id = $1 AND status IN ('running', 'paused') AND NOT EXISTS \
+     (SELECT 1 FROM league_matches o WHERE o.league_id = $1 \
+      AND o.status IN ('pending', 'claimed'))";
+
 /// The columns of a league row, with its count of finished matches.
 const LEAGUE_SELECT: &str = "SELECT l.id, l.name, l.config_toml, l.bots_json, l.status, \
      l.created_at_ms, CAST(l.total_matches AS BIGINT), \
@@ -304,6 +312,22 @@ impl Store {
         Ok(rows > 0)
     }
 
+    /// Marks league `name` finished if it is running or paused and every one of its matches
+    /// is finished; whether it did. A result's own transaction does so as it commits; this
+    /// covers results committed at once by several transactions (writer tasks, or arenas
+    /// sharing the database), each of which saw the other's match unfinished.
+    pub async fn finish_league_if_done(&self, league_id: i64) -> Result<bool, StoreError> {
+        let rows = with_writer!(self, pool => {
+            sqlx::query(FINISH_LEAGUE)
+            .bind(league_id)
+            .execute(pool)
+            .await
+            .map(|r| r.rows_affected())
+        })
+        .map_err(StoreError::db("finishing a league"))?;
+        Ok(rows > 0)
+    }
+
     /// The matches of league `league_id` that can be claimed now, in schedule order, at most
     /// `limit`.
     pub async fn open_league_matches(
@@ -315,7 +339,7 @@ impl Store {
             sqlx::query_as(concat!(
                 "SELECT lm.ordinal, lm.preset, lm.rules_json, lm.set_index, lm.seats_json, lm.seed \
                  FROM league_matches lm \
-                 WHERE lm.league_id = $1 AND lm.status <> 'finished' AND ",
+                 WHERE lm.league_id = $1 AND lm.status IN ('pending', 'claimed') AND ",
                 claimable!("$2"),
                 " ORDER BY lm.ordinal LIMIT $3"
             ))

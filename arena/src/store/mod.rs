@@ -74,6 +74,10 @@ use error::redact_url;
 /// How many connections a store's pool opens at most.
 pub const MAX_CONNECTIONS: u32 = 8;
 
+/// Transactions writing match records at once on PostgreSQL (see [`Store::writers`]): half
+/// of the pool, leaving the rest for reads, claims and the heartbeat.
+pub const POSTGRES_WRITERS: usize = 4;
+
 /// How long a query waits for a free connection (or SQLite for a lock) before failing. The
 /// store's own timeout (see [`Store::with_timeout`]) is meant to cut calls off earlier.
 const WAIT: Duration = Duration::from_secs(10);
@@ -188,6 +192,16 @@ impl Store {
     /// The instance owning the matches this store starts, if one was set.
     pub fn owner(&self) -> Option<&InstanceId> {
         self.owner.as_ref()
+    }
+
+    /// How many transactions writing match records may commit at once
+    /// ([`Recorder`]'s writer tasks): [`POSTGRES_WRITERS`] on PostgreSQL, 1 on SQLite (one
+    /// writer connection).
+    pub fn writers(&self) -> usize {
+        match self.backend {
+            Backend::Sqlite { .. } => 1,
+            Backend::Postgres(_) => POSTGRES_WRITERS,
+        }
     }
 
     /// The backend in use: "sqlite" or "postgres".

@@ -75,10 +75,12 @@ pub enum Recorded {
     Refused(StoreError),
 }
 
-/// Writes match records through one task that commits whatever has queued up in one
+/// Writes match records through a task that commits whatever has queued up in one
 /// transaction ([`Store::write_matches`]), so that a busy arena pays for one commit per
 /// batch instead of one per write. A lone write is committed at once: nothing waits for a
-/// batch to fill.
+/// batch to fill. On PostgreSQL several such tasks ([`Store::writers`]) commit at once on
+/// connections of their own (the server syncs their commits together); the writes of one
+/// match always go to the same task, in order. SQLite has one writer connection: one task.
 ///
 /// [`Recorder::write`] tries once and says what came of it; [`Recorder::record`] keeps a
 /// write that failed because the database is unavailable in a backlog, retried by a second
@@ -90,7 +92,9 @@ pub enum Recorded {
 /// then is lost: see [`Recorder::drain`]).
 #[derive(Clone)]
 pub struct Recorder {
-    queue: mpsc::Sender<Job>,
+    /// One queue per writer task ([`Store::writers`]); a match's writes always take the
+    /// same one, so that they are committed in order.
+    queues: Arc<[mpsc::Sender<Job>]>,
     backlog: Backlog,
     /// How long one write may wait for the recorder and its commit.
     timeout: Duration,
@@ -122,6 +126,14 @@ fn match_id(write: &MatchWrite) -> &str {
     }
 }
 
+/// The writer task (of `writers`) that commits the writes of match `id`.
+fn writer_of(id: &str, writers: usize) -> usize {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    id.hash(&mut hasher);
+    (hasher.finish() % writers.max(1) as u64) as usize
+}
+
 impl Recorder {
     /// Starts the recorder's tasks on the current tokio runtime.
     pub fn spawn(store: Store) -> Recorder {
@@ -134,7 +146,6 @@ impl Recorder {
     }
 
     fn start(store: Store, metrics: Option<Metrics>) -> Recorder {
-        let (queue, jobs) = mpsc::channel(QUEUE);
         let (retries, backlog) = mpsc::unbounded_channel();
         let pending = Arc::new(AtomicUsize::new(0));
         // Waiting for the queue, then for the batch ahead and this one.
@@ -144,10 +155,16 @@ impl Recorder {
             pending: pending.clone(),
             metrics: metrics.clone(),
         };
-        tokio::spawn(run(store.clone(), jobs, door.clone()));
+        let queues: Vec<mpsc::Sender<Job>> = (0..store.writers())
+            .map(|_| {
+                let (queue, jobs) = mpsc::channel(QUEUE);
+                tokio::spawn(run(store.clone(), jobs, door.clone()));
+                queue
+            })
+            .collect();
         tokio::spawn(retry(store, backlog, pending, metrics));
         Recorder {
-            queue,
+            queues: queues.into(),
             backlog: door,
             timeout,
         }
@@ -185,8 +202,9 @@ impl Recorder {
     /// backlog (by the task, or here if the task is gone).
     async fn submit(&self, write: MatchWrite, keep: bool) -> Result<(), StoreError> {
         let (done, result) = oneshot::channel();
+        let queue = &self.queues[writer_of(match_id(&write), self.queues.len())];
         let job = async {
-            if let Err(refused) = self.queue.send(Job { write, done, keep }).await {
+            if let Err(refused) = queue.send(Job { write, done, keep }).await {
                 if keep {
                     self.backlog.push(refused.0.write);
                 }
@@ -223,8 +241,8 @@ impl Recorder {
     }
 }
 
-/// The recorder's task: takes every write waiting (up to [`MAX_BATCH`]), commits them
-/// together and hands each its result, until every [`Recorder`] is dropped.
+/// A writer task: takes every write waiting in its queue (up to [`MAX_BATCH`]), commits
+/// them together and hands each its result, until every [`Recorder`] is dropped.
 async fn run(store: Store, mut jobs: mpsc::Receiver<Job>, backlog: Backlog) {
     let mut batch = Vec::with_capacity(MAX_BATCH);
     while jobs.recv_many(&mut batch, MAX_BATCH).await > 0 {

@@ -76,8 +76,8 @@ impl<'a> Prepared<'a> {
 }
 
 /// Marks the league match `slot` finished by match `id`, if the match still holds its claim
-/// (else its result is stored but not counted: another attempt's counts), and the league
-/// finished once all of its matches are. Expanded in a transaction `$tx` of either backend.
+/// (else its result is stored but not counted: another attempt's counts); whether it was
+/// counted. Expanded in a transaction `$tx` of either backend.
 macro_rules! finish_league_match_sql {
     ($tx:expr, $id:expr, $slot:expr) => {{
         let counted = sqlx::query(
@@ -94,19 +94,22 @@ macro_rules! finish_league_match_sql {
         if counted == 0 {
             tracing::warn!(match_id = $id, league_id = $slot.league_id, ordinal = $slot.ordinal,
                 "a league match's result came from a match that no longer holds its claim: stored, not counted");
-        } else {
-            sqlx::query(
-                "UPDATE leagues SET status = 'finished' \
-                 WHERE id = $1 AND status IN ('running', 'paused') AND NOT EXISTS \
-                 (SELECT 1 FROM league_matches o WHERE o.league_id = $1 AND o.status <> 'finished')",
-            )
-            .bind($slot.league_id)
+        }
+        Ok::<bool, StoreError>(counted > 0)
+    }};
+}
+
+/// Marks league `$league_id` finished if all of its matches are: once per league per batch.
+/// Transactions committing at once may each miss the other's last match; the scheduler
+/// finishes such a league ([`Store::finish_league_if_done`]).
+macro_rules! finish_league_sql {
+    ($tx:expr, $league_id:expr) => {
+        sqlx::query(crate::store::leagues::FINISH_LEAGUE)
+            .bind($league_id)
             .execute(&mut *$tx)
             .await
-            .map_err(StoreError::db(LEAGUE))?;
-        }
-        Ok::<(), StoreError>(())
-    }};
+            .map_err(StoreError::db(LEAGUE))
+    };
 }
 
 /// The stored form of a match log: lz4 (block format, uncompressed length in front). JSON
@@ -347,6 +350,8 @@ impl Store {
             let mut seat_rows: Vec<SeatRow<'_>> = Vec::new();
             // The seats of every started match (match_seats), likewise.
             let mut started_seats: Vec<(&str, i32, &str, Option<i64>)> = Vec::new();
+            // The leagues a counted result of this batch may have finished.
+            let mut leagues = std::collections::BTreeSet::new();
             for prepared in &prepared {
                 let result = match prepared {
                     Prepared::Start(new, seat_names, seat_bot_ids) => {
@@ -424,8 +429,10 @@ impl Store {
                                     &seat_names,
                                     seat_bot_ids.as_deref(),
                                 )?);
-                                if let Some(slot) = league {
-                                    finish_league_match_sql!(tx, id, *slot)?;
+                                if let Some(slot) = league
+                                    && finish_league_match_sql!(tx, id, *slot)?
+                                {
+                                    leagues.insert(slot.league_id);
                                 }
                                 Ok(())
                             }
@@ -499,6 +506,9 @@ impl Store {
                         .push_bind(*bot_id);
                 });
                 insert.build().execute(&mut *tx).await.map_err(StoreError::db(FINISH))?;
+            }
+            for league_id in leagues {
+                finish_league_sql!(tx, league_id)?;
             }
             tx.commit().await.map_err(StoreError::db(COMMIT))?;
             Ok(results)
