@@ -6,15 +6,17 @@
 //! game, with ratings, scores and the paired difference of each step). Options (after
 //! `--`): `--leagues R` (default 200), `--max-reps N` (default per game), `--games
 //! schocken,zokken`, `--threads T` (default: available parallelism, at most 2), `--shares a,b,c,d`
-//! (other random shares for the four middle players, to choose a ladder).
+//! (other random shares for the four middle players, to choose a ladder), `--zokken-rounds R`
+//! (Zokken matches of R rounds; with the preset's 100 one set already suffices).
 //!
 //! Method: the six players of the ladder, strongest first, play a round robin of one game
 //! (4-seat tables for Schocken and Sjokken, 2-seat for Zokken; the default presets). A
 //! league of `n` repetitions is the first `n` repetitions of the schedule (`expand` puts
 //! repetitions first, so a longer league extends a shorter one with the same seed). For each
-//! of `R` league seeds and each `n` on the grid the per-game standings (conservative
-//! rating) are checked: are all six in the true order, and what share of the five adjacent
-//! pairs is. **Duplicate**: the schedule as `expand` makes it (the seat orders of a set share
+//! of `R` league seeds and each `n` on the grid three orderings are checked: the per-game
+//! standings' own (mean score), the match-by-match Weng-Lin rating (conservative), and a
+//! Weng-Lin rating with one update per duplicate set: are all six in the true order, and
+//! what share of the five adjacent pairs is. **Duplicate**: the schedule as `expand` makes it (the seat orders of a set share
 //! its seed). **Independent**: the same matches, each with a fresh seed.
 
 use std::sync::OnceLock;
@@ -37,7 +39,9 @@ const LADDER: [&str; 6] = [
 ];
 
 /// The repetition counts the standings are checked at.
-const GRID: [u32; 17] = [1, 2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 32, 40, 48, 56, 64];
+const GRID: [u32; 20] = [
+    1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 14, 16, 20, 24, 32, 40, 48, 56, 64,
+];
 
 /// `--shares a,b,c,d`: try other random shares for the four middle players (to choose the
 /// ladder; the names then keep their places, not their meaning).
@@ -59,11 +63,18 @@ fn table_size(game: Game) -> u32 {
     }
 }
 
+/// `--zokken-rounds R`: Zokken matches of R rounds instead of the preset's.
+static ZOKKEN_ROUNDS: OnceLock<u32> = OnceLock::new();
+
 fn schedule(game: Game, seed: u64, repetitions: u32) -> Vec<ScheduledMatch> {
     let bots: Vec<String> = LADDER.iter().map(|b| format!("\"{b}\"")).collect();
+    let settings = match (game, ZOKKEN_ROUNDS.get()) {
+        (Game::Zokken, Some(r)) => format!("settings = {{ rounds = {r} }}\n"),
+        _ => String::new(),
+    };
     let text = format!(
         "name = \"efficiency\"\nseed = {seed}\nbots = [{}]\nrepetitions = {repetitions}\n\
-         [games.{}]\ntable_size = {}\n",
+         [games.{}]\ntable_size = {}\n{settings}",
         bots.join(", "),
         game.name(),
         table_size(game)
@@ -128,6 +139,11 @@ fn args() -> Args {
                 assert_eq!(shares.len(), 4, "four shares");
                 println!("middle players' random shares: {shares:?}");
                 SHARES.set(shares).expect("once");
+            }
+            "--zokken-rounds" => {
+                let r = it.next().and_then(|v| v.parse().ok()).expect("rounds");
+                println!("zokken matches of {r} rounds");
+                ZOKKEN_ROUNDS.set(r).expect("once");
             }
             "--threads" => out.threads = it.next().and_then(|v| v.parse().ok()).expect("T"),
             "--games" => {
@@ -229,8 +245,10 @@ fn ladder(game: Game, repetitions: u32, threads: usize) {
     }
 }
 
-/// The orderings compared: the standings' own order (`rating`) and candidates.
-const STATS: [&str; 3] = ["rating", "mean score", "set rating"];
+/// The orderings compared: the standings' own order (mean score), the match-by-match
+/// Weng-Lin rating (conservative), and a Weng-Lin rating with one update per duplicate set
+/// (each bot placed by its score summed over the set's matches).
+const STATS: [&str; 3] = ["standings (mean score)", "rating", "set rating"];
 
 /// A seat's score in one match, lower is better: its place (Schocken, Sjokken), or minus
 /// its net chips per 100 rounds (Zokken).
@@ -246,48 +264,39 @@ fn seat_score(m: &PlayedMatch, i: usize) -> f64 {
 /// The bots ordered by each of [`STATS`].
 fn orders(played: &[PlayedMatch]) -> Vec<Vec<String>> {
     let s = standings(played);
-    let rating: Vec<String> = s.games[0].bots.iter().map(|b| b.bot.clone()).collect();
-    // Mean score per match.
-    let mut sums: std::collections::BTreeMap<&str, (f64, u32)> = Default::default();
+    let bots = &s.games[0].bots;
+    let standings_order: Vec<String> = bots.iter().map(|b| b.bot.clone()).collect();
+    let mut by_rating: Vec<(&str, f64)> = bots
+        .iter()
+        .map(|b| (b.bot.as_str(), b.conservative))
+        .collect();
+    by_rating.sort_by(|x, y| y.1.total_cmp(&x.1).then(x.0.cmp(y.0)));
     // Per set: bot -> summed score.
     let mut sets: std::collections::BTreeMap<u32, std::collections::BTreeMap<&str, f64>> =
         Default::default();
     for m in played {
         for (i, seat) in m.seats.iter().enumerate() {
-            let e = sums.entry(&seat.bot).or_default();
-            e.0 += seat_score(m, i);
-            e.1 += 1;
             *sets.entry(m.set).or_default().entry(&seat.bot).or_default() += seat_score(m, i);
         }
     }
-    let mut mean: Vec<(&str, f64)> = sums
-        .iter()
-        .map(|(b, (s, n))| (*b, s / f64::from(*n)))
-        .collect();
-    mean.sort_by(|x, y| x.1.total_cmp(&y.1).then(x.0.cmp(y.0)));
     let mut ratings = knobel_arena::league::ratings::Ratings::default();
     for set in sets.values() {
-        let mut sorted: Vec<f64> = set.values().copied().collect();
-        sorted.sort_by(f64::total_cmp);
         let seats: Vec<(&str, u8)> = set
             .iter()
             .map(|(bot, score)| {
-                let place = 1 + sorted.iter().filter(|x| *x < score).count() as u8;
+                let place = 1 + set.values().filter(|x| *x < score).count() as u8;
                 (*bot, place)
             })
             .collect();
         ratings.apply(&seats);
     }
-    let mut set_rating: Vec<(&str, f64)> = sums
-        .keys()
-        .map(|b| (*b, ratings.get(b).conservative()))
+    let mut by_set_rating: Vec<(&str, f64)> = bots
+        .iter()
+        .map(|b| (b.bot.as_str(), ratings.get(&b.bot).conservative()))
         .collect();
-    set_rating.sort_by(|x, y| y.1.total_cmp(&x.1).then(x.0.cmp(y.0)));
-    vec![
-        rating,
-        mean.iter().map(|(b, _)| (*b).to_owned()).collect(),
-        set_rating.iter().map(|(b, _)| (*b).to_owned()).collect(),
-    ]
+    by_set_rating.sort_by(|x, y| y.1.total_cmp(&x.1).then(x.0.cmp(y.0)));
+    let names = |v: Vec<(&str, f64)>| v.into_iter().map(|(b, _)| b.to_owned()).collect();
+    vec![standings_order, names(by_rating), names(by_set_rating)]
 }
 
 /// Per ordering of [`STATS`]: whether it ranks the ladder in order, and how many adjacent

@@ -32,6 +32,10 @@ use knobel_proto::v1 as pb;
 use knobel_proto::v1::admin_client::AdminClient;
 use knobel_proto::v1::arena_client::ArenaClient;
 
+#[path = "support/fresh.rs"]
+mod fresh;
+use fresh::Fresh;
+
 const PLAYERS: [&str; 6] = [
     "heuristic",
     "heuristic-80",
@@ -108,35 +112,9 @@ async fn connect(addr: &str) -> tonic::transport::Channel {
     }
 }
 
-/// A fresh database: its URL, and what to drop afterwards.
-async fn fresh(backend: &str) -> (String, Option<(String, String)>, Option<tempfile::TempDir>) {
-    match backend {
-        "sqlite" => {
-            let dir = tempfile::tempdir().expect("a temp dir");
-            let url = format!("sqlite://{}", dir.path().join("league.db").display());
-            (url, None, Some(dir))
-        }
-        "postgres" => {
-            let admin = std::env::var("KNOBEL_BENCH_POSTGRES_URL")
-                .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".to_owned());
-            let name = format!("knobel_bench_league_{}", std::process::id());
-            let mut conn = <sqlx::PgConnection as sqlx::Connection>::connect(&admin)
-                .await
-                .expect("connect to PostgreSQL");
-            sqlx::raw_sql(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
-                .execute(&mut conn)
-                .await
-                .expect("create the bench database");
-            let (base, _) = admin.rsplit_once('/').expect("a database in the url");
-            (format!("{base}/{name}"), Some((admin, name)), None)
-        }
-        other => panic!("unknown backend {other:?}: sqlite or postgres"),
-    }
-}
-
 /// Plays the league over gRPC; its matches per second.
 async fn over_grpc(o: &Options, file: &str) -> (f64, usize) {
-    let (url, drop_pg, _dir) = fresh(&o.backend).await;
+    let (fresh, url) = Fresh::create(&o.backend, "league").await;
     let store = Store::connect(&url).await.expect("open the store");
     let admin_token = generate_token();
     let config = ServerConfig {
@@ -205,17 +183,7 @@ async fn over_grpc(o: &Options, file: &str) -> (f64, usize) {
     bots.abort_all();
     let _ = stop.send(());
     server.await.expect("the server task").expect("serve");
-    if let Some((admin, name)) = drop_pg {
-        let mut conn = <sqlx::PgConnection as sqlx::Connection>::connect(&admin)
-            .await
-            .expect("connect to PostgreSQL");
-        sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
-            "DROP DATABASE {name} WITH (FORCE)"
-        )))
-        .execute(&mut conn)
-        .await
-        .expect("drop the bench database");
-    }
+    fresh.drop_it().await;
     (total as f64 / elapsed.as_secs_f64(), total)
 }
 

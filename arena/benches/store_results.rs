@@ -31,6 +31,10 @@ use knobel_arena::store::{
 use knobel_engine::Match;
 use knobel_engine::policy::{HeuristicPolicy, Policy, play_out};
 
+#[path = "support/fresh.rs"]
+mod fresh;
+use fresh::Fresh;
+
 const BOTS: [&str; 6] = ["ann", "ben", "cat", "dan", "eve", "fay"];
 
 /// One played match, ready to be recorded.
@@ -134,57 +138,9 @@ fn play(schedule: &[ScheduledMatch], run: usize) -> Vec<Played> {
         .collect()
 }
 
-/// A fresh database for one run, dropped by [`Fresh::drop_it`].
-enum Fresh {
-    Postgres { admin: String, name: String },
-    Sqlite { _dir: tempfile::TempDir },
-}
-
-impl Fresh {
-    async fn create(backend: &str, run: usize) -> (Fresh, String) {
-        match backend {
-            "postgres" => {
-                let admin = std::env::var("KNOBEL_BENCH_POSTGRES_URL")
-                    .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".to_owned());
-                let name = format!("knobel_bench_{}_{run}", std::process::id());
-                let mut conn = <sqlx::PgConnection as sqlx::Connection>::connect(&admin)
-                    .await
-                    .expect("connect to PostgreSQL (set KNOBEL_BENCH_POSTGRES_URL)");
-                sqlx::raw_sql(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
-                    .execute(&mut conn)
-                    .await
-                    .expect("create the bench database");
-                let (base, _) = admin.rsplit_once('/').expect("a database in the url");
-                let url = format!("{base}/{name}");
-                (Fresh::Postgres { admin, name }, url)
-            }
-            "sqlite" => {
-                let dir = tempfile::tempdir().expect("a temp dir");
-                let url = format!("sqlite://{}", dir.path().join("bench.db").display());
-                (Fresh::Sqlite { _dir: dir }, url)
-            }
-            other => panic!("unknown backend {other:?}: postgres or sqlite"),
-        }
-    }
-
-    async fn drop_it(self) {
-        if let Fresh::Postgres { admin, name } = self {
-            let mut conn = <sqlx::PgConnection as sqlx::Connection>::connect(&admin)
-                .await
-                .expect("connect to PostgreSQL");
-            sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
-                "DROP DATABASE {name} WITH (FORCE)"
-            )))
-            .execute(&mut conn)
-            .await
-            .expect("drop the bench database");
-        }
-    }
-}
-
 /// One run: results per second, and the mean size of a packed log.
 async fn run(backend: &str, concurrency: usize, file: &str, played: Arc<Vec<Played>>) -> f64 {
-    let (fresh, url) = Fresh::create(backend, concurrency).await;
+    let (fresh, url) = Fresh::create(backend, &format!("results_{concurrency}")).await;
     let store = Store::connect(&url).await.expect("open the store");
     let schedule = schedule(file, played.len());
     let bots: Vec<String> = BOTS.iter().map(|b| (*b).to_owned()).collect();

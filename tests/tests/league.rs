@@ -250,6 +250,13 @@ async fn a_league_over_grpc_gives_standings_that_recompute_from_the_store() {
         rate(&mut overall, &m.4);
     }
     let close = |a: f64, b: f64| (a - b).abs() < 1e-9 || (a.is_infinite() && b.is_infinite());
+    assert!(
+        standings
+            .overall
+            .windows(2)
+            .all(|w| w[0].mean_place < w[1].mean_place
+                || (w[0].mean_place == w[1].mean_place && w[0].conservative >= w[1].conservative))
+    );
     for b in &standings.overall {
         let r = overall[&b.bot];
         assert!(
@@ -272,12 +279,14 @@ async fn a_league_over_grpc_gives_standings_that_recompute_from_the_store() {
         for m in &ms {
             rate(&mut ratings, &m.4);
         }
-        // Rows ordered by the conservative rating.
-        assert!(
-            g.bots
-                .windows(2)
-                .all(|w| w[0].conservative >= w[1].conservative)
-        );
+        // Rows ordered by mean score: net chips per 100 rounds (Zokken, highest first) or
+        // mean place (lowest first); ties by the conservative rating.
+        let key = |b: &pb::BotStanding| match &b.chips_per_100_rounds {
+            Some(c) => -c.estimate,
+            None => b.mean_place,
+        };
+        assert!(g.bots.windows(2).all(|w| key(&w[0]) < key(&w[1])
+            || (key(&w[0]) == key(&w[1]) && w[0].conservative >= w[1].conservative)));
         for b in &g.bots {
             let r = ratings[&b.bot];
             assert!(

@@ -3,8 +3,9 @@
 //! happened to finish first, and recomputing them from the store gives the same figures.
 //!
 //! Each match is one free-for-all of single-player teams, ranked by placing (tied seats
-//! share a rank; a forfeited seat is already placed last by the engine). Standings order
-//! bots by the conservative score `mu - 3 sigma`, then by name.
+//! share a rank; a forfeited seat is already placed last by the engine). The standings show
+//! the conservative score `mu - 3 sigma` and break ties of their order (the mean score, see
+//! `standings`) with it.
 
 use std::collections::BTreeMap;
 

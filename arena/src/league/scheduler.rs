@@ -1,7 +1,8 @@
 //! The league scheduler, inside the arena: it plays the matches of running leagues among
 //! the connected bots.
 //!
-//! Every [`TICK`] it reads the running leagues from the store and, for each, starts open
+//! Every [`TICK`] (and at once when a league match ends or a league bot's stream starts
+//! waiting) it reads the running leagues from the store and, for each, starts open
 //! matches (schedule order first) whose bots all have a stream waiting that plays the
 //! match's game, up to the league's concurrency. A match is claimed in the store before it
 //! starts ([`Store::claim_league_match`]): arenas sharing a database never play one league
@@ -65,8 +66,8 @@ pub struct Scheduler {
     lobby: Arc<Lobby>,
     instance: Option<String>,
     runs: Arc<Mutex<HashMap<i64, Run>>>,
-    /// Wakes the scheduler before its next tick (a league was started).
-    wake: tokio::sync::Notify,
+    /// Wakes the scheduler before its next tick (a league was started, a match ended).
+    wake: Arc<tokio::sync::Notify>,
 }
 
 impl Scheduler {
@@ -78,7 +79,7 @@ impl Scheduler {
             lobby,
             instance,
             runs: Arc::default(),
-            wake: tokio::sync::Notify::new(),
+            wake: Arc::new(tokio::sync::Notify::new()),
         })
     }
 
@@ -132,6 +133,7 @@ impl Scheduler {
             tokio::select! {
                 _ = tokio::time::sleep(pause) => {}
                 _ = self.wake.notified() => {}
+                _ = self.lobby.league_joined().notified() => {}
                 changed = shutdown.changed() => {
                     if changed.is_err() {
                         return;
@@ -240,11 +242,14 @@ impl Scheduler {
                         };
                     let runs = self.runs.clone();
                     let store = self.store.clone();
+                    let wake = self.wake.clone();
                     let ended = move |match_id: &str, started: bool| {
                         if let Some(run) = runs.lock().expect("scheduler lock").get_mut(&league_id)
                         {
                             run.in_flight.remove(&ordinal);
                         }
+                        // Its place goes to the next match now, not at the next tick.
+                        wake.notify_one();
                         if !started {
                             tokio::spawn(release(store, league_id, ordinal, match_id.to_owned()));
                         }

@@ -1,6 +1,15 @@
 //! A league's standings, computed from its stored results: ratings (see `ratings`) and plain
 //! statistics with 95% confidence intervals, per game and overall.
 //!
+//! **Order.** Bots are ranked by their mean score over their matches: the mean place
+//! (Schocken, Sjokken, and overall), or the net chips per 100 rounds (Zokken); ties by the
+//! conservative rating, then by name. Measured (`arena/benches/league_efficiency.rs`,
+//! docs/leagues.md "Statistical efficiency"), the mean score orders six players of known
+//! strength correctly with about a fifth of the matches the match-by-match Weng-Lin
+//! rating needs, and it is where duplicate sets pay off: a bot's score summed over a set
+//! has sat in every seat with the same dice as its opponents, so the luck of the seat
+//! cancels, while a rating updated one match at a time sees each match's luck alone.
+//!
 //! - **Loss rate** (Schocken, Sjokken): the share of matches a bot lost (its place is the
 //!   worst of the match), with a Wilson score interval, beside `1/k`, the rate a bot of
 //!   average strength would have at tables of `k` seats.
@@ -123,7 +132,7 @@ pub struct BotStanding {
     pub mu: f64,
     /// Rating uncertainty.
     pub sigma: f64,
-    /// `mu - 3 sigma`, the order of the standings.
+    /// `mu - 3 sigma` (the standings' tie-break; they are ordered by mean score).
     pub conservative: f64,
     /// Mean place.
     pub mean_place: f64,
@@ -227,13 +236,25 @@ fn standing(bot: &str, tally: &Tally, rating: Rating, game: Option<Game>) -> Bot
     }
 }
 
+/// The order of the standings: by mean score, best first (see the module docs), then by
+/// the conservative rating, then by name.
 fn ranked(mut rows: Vec<BotStanding>) -> Vec<BotStanding> {
     rows.sort_by(|x, y| {
-        y.conservative
-            .total_cmp(&x.conservative)
+        order_score(x)
+            .total_cmp(&order_score(y))
+            .then_with(|| y.conservative.total_cmp(&x.conservative))
             .then_with(|| x.bot.cmp(&y.bot))
     });
     rows
+}
+
+/// What the standings are ordered by, lower first: minus the net chips per 100 rounds
+/// (Zokken), else the mean place.
+fn order_score(row: &BotStanding) -> f64 {
+    match row.chips_per_100_rounds {
+        Some(chips) => -chips.estimate,
+        None => row.mean_place,
+    }
 }
 
 /// The standings of `played` (any order: they are sorted into schedule order first).

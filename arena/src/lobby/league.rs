@@ -21,6 +21,11 @@ impl Lobby {
         *self.league_bots.lock().expect("lobby lock") = bots;
     }
 
+    /// Notified when a stream of a bot of a running league starts waiting.
+    pub fn league_joined(&self) -> &tokio::sync::Notify {
+        &self.league_joined
+    }
+
     /// Whether `bot` has a stream waiting that plays `game`.
     pub fn has_waiting(&self, bot: &str, game: Game) -> bool {
         self.waiting

@@ -113,6 +113,9 @@ pub struct Lobby {
     waiting: Mutex<Vec<Waiting>>,
     /// Bots of running leagues: their streams wait for league matches only.
     league_bots: Mutex<HashSet<String>>,
+    /// Notified when a stream of a league bot starts waiting (the league scheduler can
+    /// seat it now rather than at its next tick).
+    league_joined: tokio::sync::Notify,
     next_ticket: Mutex<u64>,
     matches: TaskTracker,
 }
@@ -141,6 +144,7 @@ impl Lobby {
             abort: watch::channel(false).0,
             waiting: Mutex::new(Vec::new()),
             league_bots: Mutex::new(HashSet::new()),
+            league_joined: tokio::sync::Notify::new(),
             next_ticket: Mutex::new(0),
             matches: TaskTracker::new(),
         })
@@ -184,6 +188,9 @@ impl Lobby {
         let first = presets.first().cloned();
         let full = {
             let league_bots = self.league_bots.lock().expect("lobby lock");
+            if league_bots.contains(&bot_name) {
+                self.league_joined.notify_one();
+            }
             let mut waiting = self.waiting.lock().expect("lobby lock");
             waiting.retain(|w| !w.claim.is_closed());
             waiting.push(Waiting {
