@@ -16,7 +16,8 @@
 //! engine policy deciding on the client side), the league is created and started over
 //! Admin, and the time runs from `StartLeague` until `GetStandings` says finished (polled
 //! every 20 ms). **In-process**: `play_schedule` plays the very same schedule on one thread
-//! with the same policies (no network, no referee deadlines, no store). Both share one
+//! with the same policies (no network, no referee deadlines, no store), over and over for
+//! a second. Both share one
 //! two-worker tokio runtime and the machine's cores.
 
 use std::time::{Duration, Instant};
@@ -203,9 +204,16 @@ async fn main() {
     let schedule = expand(&config, &bots).expect("a schedule");
     let (grpc, total) = over_grpc(&o, &file).await;
     assert_eq!(total, schedule.len());
+    // In-process: the schedule again and again for at least a second (one pass takes a few
+    // milliseconds), the same results each time.
     let began = Instant::now();
-    let played = play_schedule(&schedule, &builtin);
-    let local = played.len() as f64 / began.elapsed().as_secs_f64();
+    let mut played = 0;
+    while began.elapsed() < Duration::from_secs(1) {
+        let results = play_schedule(&schedule, &builtin);
+        assert_eq!(results.len(), schedule.len());
+        played += results.len();
+    }
+    let local = played as f64 / began.elapsed().as_secs_f64();
     println!(
         "league of {total} matches ({} backend, {} streams per bot, concurrency {}):",
         o.backend, o.streams, o.concurrency
