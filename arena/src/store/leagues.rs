@@ -160,9 +160,8 @@ fn league_from_row(row: LeagueRow) -> Result<LeagueRecord, StoreError> {
     })
 }
 
-/// Marks league `$1` finished if it is running or paused and none of its matches is pending
-/// or claimed (asked that way, the index on (league_id, status, ordinal) answers without
-/// reading the finished ones).
+/// Marks league `$1` finished if it is running or paused and no match of it is pending or
+/// claimed (the index on (league_id, status, ordinal) answers that without the finished).
 pub(crate) const FINISH_LEAGUE: &str = "UPDATE leagues SET status = 'finished' \
      WHERE id = $1 AND status IN ('running', 'paused') AND NOT EXISTS \
      (SELECT 1 FROM league_matches o WHERE o.league_id = $1 \
@@ -312,17 +311,12 @@ impl Store {
         Ok(rows > 0)
     }
 
-    /// Marks league `name` finished if it is running or paused and every one of its matches
-    /// is finished; whether it did. A result's own transaction does so as it commits; this
-    /// covers results committed at once by several transactions (writer tasks, or arenas
-    /// sharing the database), each of which saw the other's match unfinished.
+    /// Marks league `league_id` finished if every match of it is ([`FINISH_LEAGUE`]); whether
+    /// it did. For last results committed at once, each seeing the other's match unfinished.
     pub async fn finish_league_if_done(&self, league_id: i64) -> Result<bool, StoreError> {
         let rows = with_writer!(self, pool => {
-            sqlx::query(FINISH_LEAGUE)
-            .bind(league_id)
-            .execute(pool)
-            .await
-            .map(|r| r.rows_affected())
+            let done = sqlx::query(FINISH_LEAGUE).bind(league_id).execute(pool).await;
+            done.map(|r| r.rows_affected())
         })
         .map_err(StoreError::db("finishing a league"))?;
         Ok(rows > 0)
