@@ -50,6 +50,11 @@ use tonic::transport::server::TcpIncoming;
 use tonic::transport::{Channel, Endpoint};
 use tonic::{Request, Response, Status, Streaming};
 
+/// The allocator the `knobel` binary uses, so that the in-process arena runs as it ships
+/// (the echo runs on it too).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// Arena and echo measurements alternate this many times in parts (a) and (b), so that both
 /// see the same load of the shared machine; the samples of all rounds are pooled.
 const ROUNDS: usize = 6;
