@@ -32,6 +32,7 @@
 //! terminating proxy on untrusted networks.
 #![warn(missing_docs)]
 
+mod answer;
 mod auth;
 mod codec;
 mod config;
@@ -42,6 +43,7 @@ pub mod misbehave;
 mod misbehave;
 mod policy;
 mod session;
+mod summary;
 
 use std::time::Duration;
 
@@ -56,7 +58,8 @@ pub use knobel_engine::{Action, Game, Observation};
 #[cfg(feature = "testing")]
 pub use misbehave::Misbehave;
 pub use policy::{BotPolicy, EnginePolicy, STRATEGIES, strategy};
-pub use session::{Bot, MatchSummary, RunReport, run_bot};
+pub use session::{Bot, run_bot};
+pub use summary::{MatchSummary, RunReport};
 
 /// A channel that adds the bot's bearer token to every call.
 pub type AuthChannel = InterceptedService<Channel, BearerAuth>;
