@@ -23,6 +23,9 @@
 //!   [`BotConfig::max_matches`], and reconnects with exponential [`Backoff`] (none after a
 //!   refused token).
 //!
+//! - [`ExecBot`] runs the same loop for a program in any language that reads and writes
+//!   JSON lines on its stdin and stdout (`knobel-bot --exec CMD`, docs/stdio-bots.md).
+//!
 //! With the cargo feature `testing` (off by default), `misbehave` makes a bot misbehave on
 //! purpose, for testing arenas: `BotConfig::misbehave` takes a `Misbehave` mode, and
 //! `knobel-bot` gets its `--misbehave MODE` flag. Well-behaved bots never need it.
@@ -37,6 +40,7 @@ mod auth;
 mod codec;
 mod config;
 mod error;
+mod exec;
 #[cfg(feature = "testing")]
 pub mod misbehave;
 #[cfg(not(feature = "testing"))]
@@ -54,6 +58,7 @@ use tonic::transport::{Channel, Endpoint};
 pub use auth::{BearerAuth, Token};
 pub use config::{Backoff, BotConfig, CLIENT_VERSION, PING_INTERVAL};
 pub use error::BotError;
+pub use exec::{EXIT_GRACE, ExecBot, MAX_LINE_BYTES, Program, STDIN_QUEUE_LINES};
 pub use knobel_engine::{Action, Game, Observation};
 #[cfg(feature = "testing")]
 pub use misbehave::Misbehave;

@@ -29,7 +29,7 @@ use crate::summary::{MatchSummary, RunReport};
 const PLAY_PATH: &str = "/knobel.v1.Arena/Play";
 
 /// A callback for every match result.
-type MatchHook = Box<dyn FnMut(&MatchSummary) + Send>;
+pub(crate) type MatchHook = Box<dyn FnMut(&MatchSummary) + Send>;
 
 /// A bot: a configuration, a policy and an optional callback for every match result.
 ///
