@@ -139,22 +139,27 @@ fn kit(path: &str) -> String {
     workspace().join(path).display().to_string()
 }
 
+/// A starter kit, run as `interpreter path` through the bridge, plays one clean match of
+/// every game.
+async fn starter_kit_plays_every_game(interpreter: &str, path: &str) {
+    let arena = practice_arena(&[]).await;
+    let token = arena.add_bot("starter").await;
+    let bot = kit(path);
+    for game in GAMES {
+        let summaries = exec_bot(&arena, &token, game, 1, &[interpreter, &bot]).await;
+        assert_eq!(summaries.len(), 1);
+        assert_clean(&summaries[0], game);
+    }
+    assert!(arena.stop().await.success());
+}
+
 #[cfg_attr(
     knobel_without_python,
     ignore = "built with KNOBEL_TEST_WITHOUT=python: needs Python 3"
 )]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_python_starter_kit_plays_every_game() {
-    let python = python();
-    let arena = practice_arena(&[]).await;
-    let token = arena.add_bot("stdio-python").await;
-    let bot = kit("bots/stdio/bot.py");
-    for game in GAMES {
-        let summaries = exec_bot(&arena, &token, game, 1, &[&python, &bot]).await;
-        assert_eq!(summaries.len(), 1);
-        assert_clean(&summaries[0], game);
-    }
-    assert!(arena.stop().await.success());
+    starter_kit_plays_every_game(&python(), "bots/stdio/bot.py").await;
 }
 
 #[cfg_attr(
@@ -163,16 +168,7 @@ async fn the_python_starter_kit_plays_every_game() {
 )]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_javascript_starter_kit_plays_every_game() {
-    let node = node();
-    let arena = practice_arena(&[]).await;
-    let token = arena.add_bot("stdio-node").await;
-    let bot = kit("bots/stdio/bot.js");
-    for game in GAMES {
-        let summaries = exec_bot(&arena, &token, game, 1, &[&node, &bot]).await;
-        assert_eq!(summaries.len(), 1);
-        assert_clean(&summaries[0], game);
-    }
-    assert!(arena.stop().await.success());
+    starter_kit_plays_every_game(&node(), "bots/stdio/bot.js").await;
 }
 
 #[cfg_attr(
