@@ -88,7 +88,7 @@ fn the_example_lines_are_messages_the_bridge_writes_and_reads() {
     let every_game = [pb::Game::Schocken, pb::Game::Sjokken, pb::Game::Zokken].map(|g| g as i32);
     assert_eq!(games, every_game, "an example exchange for each game");
     assert!(
-        to_program > 20 && from_program > 8,
+        to_program >= 20 && from_program >= 8,
         "{to_program} {from_program}"
     );
 }
