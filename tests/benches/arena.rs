@@ -48,7 +48,7 @@ use tonic::Streaming;
 use tonic::transport::{Channel, Endpoint};
 
 mod support;
-use support::{engine_request, percentile_us};
+use support::{engine_request, percentile_us, runtime};
 
 /// Arena and echo measurements alternate this many times in parts (a) and (b), so that both
 /// see the same load of the shared machine; the samples of all rounds are pooled.
@@ -132,15 +132,6 @@ fn main() {
 // ---------------------------------------------------------------------------------------
 // Servers
 // ---------------------------------------------------------------------------------------
-
-fn runtime(name: &str) -> Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .thread_name(name)
-        .enable_all()
-        .build()
-        .expect("tokio runtime")
-}
 
 /// An in-process server on 127.0.0.1, running on the server runtime.
 struct Server {

@@ -23,14 +23,13 @@ use knobel_bots::{Action, Bot, BotConfig, ExecBot, Game, Observation, Program};
 use knobel_proto::v1 as pb;
 use pb::arena_message::Kind;
 use tokio::net::TcpListener;
-use tokio::runtime::Runtime;
 use tokio::sync::mpsc;
 use tokio_stream::StreamExt;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::Streaming;
 
 mod support;
-use support::percentile_us;
+use support::{percentile_us, runtime};
 
 /// Rounds of each way.
 const ROUNDS: usize = 6;
@@ -100,15 +99,6 @@ fn main() {
         "added by the bridge, p50: {added:.1} µs (target: at most 200 µs): {}",
         if added <= 200.0 { "met" } else { "missed" }
     );
-}
-
-fn runtime(name: &str) -> Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .thread_name(name)
-        .enable_all()
-        .build()
-        .expect("tokio runtime")
 }
 
 fn config(url: &str, way: &str) -> BotConfig {

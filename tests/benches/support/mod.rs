@@ -1,6 +1,6 @@
 //! What the benchmarks share: a bare server of the generated `Arena` service whose `Play`
 //! the benchmark supplies (every other RPC is unimplemented), served with the arena's
-//! transport settings, a DecisionRequest built from the engine, and percentiles.
+//! transport settings, a DecisionRequest built from the engine, percentiles, runtimes.
 
 use std::pin::Pin;
 
@@ -119,4 +119,14 @@ pub fn percentile_us(samples: &[u64], q: f64) -> f64 {
     sorted.sort_unstable();
     let rank = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
     sorted[rank - 1] as f64 / 1000.0
+}
+
+/// A two-worker tokio runtime whose threads are named `name`.
+pub fn runtime(name: &str) -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .thread_name(name)
+        .enable_all()
+        .build()
+        .expect("tokio runtime")
 }
