@@ -38,6 +38,16 @@ pub enum BotError {
         /// The arena's message.
         message: String,
     },
+    /// The program of an [`crate::ExecBot`] could not be started. Not retried.
+    #[error(
+        "cannot start the program {command:?}: {reason} (give a command that runs, e.g. --exec python3 bot.py)"
+    )]
+    Program {
+        /// The command line.
+        command: String,
+        /// Why it did not start.
+        reason: String,
+    },
     /// The bot gave up reconnecting after too many failed attempts in a row.
     #[error("gave up after {attempts} failed attempts in a row; last error: {last}")]
     GaveUp {
@@ -85,6 +95,7 @@ impl BotError {
             | BotError::InvalidToken
             | BotError::InvalidConfig(_)
             | BotError::Unauthenticated(_)
+            | BotError::Program { .. }
             | BotError::GaveUp { .. } => true,
             BotError::Connect(_) => false,
             BotError::Status { code, .. } => matches!(

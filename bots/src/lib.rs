@@ -23,6 +23,9 @@
 //!   [`BotConfig::max_matches`], and reconnects with exponential [`Backoff`] (none after a
 //!   refused token).
 //!
+//! - [`ExecBot`] runs the same loop for a program in any language that reads and writes
+//!   JSON lines on its stdin and stdout (`knobel-bot --exec CMD`, docs/stdio-bots.md).
+//!
 //! With the cargo feature `testing` (off by default), `misbehave` makes a bot misbehave on
 //! purpose, for testing arenas: `BotConfig::misbehave` takes a `Misbehave` mode, and
 //! `knobel-bot` gets its `--misbehave MODE` flag. Well-behaved bots never need it.
@@ -32,16 +35,19 @@
 //! terminating proxy on untrusted networks.
 #![warn(missing_docs)]
 
+mod answer;
 mod auth;
 mod codec;
 mod config;
 mod error;
+mod exec;
 #[cfg(feature = "testing")]
 pub mod misbehave;
 #[cfg(not(feature = "testing"))]
 mod misbehave;
 mod policy;
 mod session;
+mod summary;
 
 use std::time::Duration;
 
@@ -52,11 +58,13 @@ use tonic::transport::{Channel, Endpoint};
 pub use auth::{BearerAuth, Token};
 pub use config::{Backoff, BotConfig, CLIENT_VERSION, PING_INTERVAL};
 pub use error::BotError;
+pub use exec::{EXIT_GRACE, ExecBot, MAX_LINE_BYTES, Program, STDIN_QUEUE_LINES};
 pub use knobel_engine::{Action, Game, Observation};
 #[cfg(feature = "testing")]
 pub use misbehave::Misbehave;
 pub use policy::{BotPolicy, EnginePolicy, STRATEGIES, strategy};
-pub use session::{Bot, MatchSummary, RunReport, run_bot};
+pub use session::{Bot, run_bot};
+pub use summary::{MatchSummary, RunReport};
 
 /// A channel that adds the bot's bearer token to every call.
 pub type AuthChannel = InterceptedService<Channel, BearerAuth>;

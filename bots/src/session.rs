@@ -4,7 +4,6 @@ use std::fmt;
 use std::time::Duration;
 
 use http::uri::PathAndQuery;
-use knobel_engine::{Action, Game, Observation};
 use knobel_proto::v1 as pb;
 use knobel_proto::{BotHello, convert};
 use pb::arena_client::ArenaClient;
@@ -18,95 +17,19 @@ use tonic::service::interceptor::InterceptedService;
 use tonic::transport::Endpoint;
 use tracing::{debug, info, warn};
 
+use crate::answer::PolicyResponder;
 use crate::auth::BearerAuth;
 use crate::codec::{Outgoing, PlayCodec};
 use crate::config::{Backoff, BotConfig};
 use crate::error::BotError;
-use crate::misbehave::{self, Misbehave};
 use crate::policy::BotPolicy;
+use crate::summary::{MatchSummary, RunReport};
 
 /// The gRPC path of `knobel.v1.Arena/Play`.
 const PLAY_PATH: &str = "/knobel.v1.Arena/Play";
 
-/// How one match went for this bot. Its `Display` is the one-line summary
-/// `match <id> <game> place <p>/<n>` (with ` aborted` appended, and place 0, when the match
-/// was aborted).
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct MatchSummary {
-    /// The match id.
-    pub match_id: String,
-    /// The game, if the MatchStart named a known one.
-    pub game: Option<Game>,
-    /// The preset the rules started from.
-    pub preset: String,
-    /// Seats at the table.
-    pub seats: u32,
-    /// This bot's seat.
-    pub your_seat: u32,
-    /// This bot's place (1 is best); 0 when the match was aborted.
-    pub place: u32,
-    /// Whether the match was played to its end (else it was aborted).
-    pub finished: bool,
-    /// How the match ended, when it finished.
-    pub outcome: Option<pb::Outcome>,
-    /// Decision requests received.
-    pub requests: u32,
-    /// Error events received, by code, in order.
-    pub errors: Vec<pb::ErrorCode>,
-    /// Strikes collected (from the last error event).
-    pub strikes: u32,
-    /// Whether the seat was forfeited.
-    pub forfeited: bool,
-}
-
-impl MatchSummary {
-    /// The game's name ("schocken", "sjokken", "zokken"), or "unknown".
-    pub fn game_name(&self) -> &'static str {
-        self.game.map_or("unknown", |g| g.name())
-    }
-}
-
-impl fmt::Display for MatchSummary {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "match {} {} place {}/{}",
-            self.match_id,
-            self.game_name(),
-            self.place,
-            self.seats
-        )?;
-        if !self.finished {
-            f.write_str(" aborted")?;
-        }
-        write!(
-            f,
-            " requests {} strikes {} forfeited {} errors [",
-            self.requests, self.strikes, self.forfeited
-        )?;
-        for (i, code) in self.errors.iter().enumerate() {
-            if i > 0 {
-                f.write_str(",")?;
-            }
-            f.write_str(code.as_str_name())?;
-        }
-        f.write_str("]")
-    }
-}
-
-/// What a run of a bot did.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct RunReport {
-    /// Every match result received, in order.
-    pub matches: Vec<MatchSummary>,
-    /// Play streams opened (the first one and every reconnect).
-    pub connections: u32,
-    /// Pongs received (answers to the keep-alive Pings).
-    pub pongs: u32,
-}
-
 /// A callback for every match result.
-type MatchHook = Box<dyn FnMut(&MatchSummary) + Send>;
+pub(crate) type MatchHook = Box<dyn FnMut(&MatchSummary) + Send>;
 
 /// A bot: a configuration, a policy and an optional callback for every match result.
 ///
@@ -150,12 +73,6 @@ pub async fn run_bot(config: BotConfig, policy: impl BotPolicy) -> Result<RunRep
 #[derive(Default)]
 struct RunState {
     report: RunReport,
-    /// Decisions answered over the whole run.
-    answered: u64,
-    /// Whether a once-per-run misbehaviour (disconnect, garbage, oversized) has happened.
-    misbehaved: bool,
-    /// Which illegal kind to try next.
-    rotation: usize,
     /// Whether the current stream got a Welcome.
     welcomed: bool,
 }
@@ -171,15 +88,58 @@ enum SessionEnd {
     Done,
     /// The arena ended the call with status OK.
     Closed,
-    /// The bot dropped the stream on purpose (misbehaving); reconnect at once.
+    /// The responder dropped the stream (misbehaving, or its program must be restarted);
+    /// reconnect once it is ready.
     Dropped,
 }
 
-/// What to do with one decision request.
-enum Step {
+/// What a [`Responder`] does.
+pub(crate) enum Step {
+    /// Send a message to the arena.
     Send(Outgoing),
+    /// Send a message to the arena after a delay (the reading goes on meanwhile).
     SendAfter(Duration, Outgoing),
+    /// Drop the stream without a word; the run connects again once the responder is
+    /// [`ready`](Responder::ready).
     Drop,
+}
+
+/// What answers the arena on a Play stream: a [`BotPolicy`] (`crate::answer`), or a
+/// program behind the stdin/stdout bridge (`crate::exec`). The [`Runner`] does the rest:
+/// connecting, the Hello, pings, match summaries, reconnecting.
+pub(crate) trait Responder: Send {
+    /// Waits until the responder can play; awaited before every connection. An error ends
+    /// the run.
+    fn ready(&mut self) -> impl Future<Output = Result<(), BotError>> + Send {
+        async { Ok(()) }
+    }
+
+    /// Whether the next stream sends through the raw codec (`Misbehave::Garbage`).
+    fn raw_stream(&self) -> bool {
+        false
+    }
+
+    /// What to do about `message`: called with every message from the arena, in order.
+    fn on_message(&mut self, message: &pb::ArenaMessage) -> Vec<Step>;
+
+    /// The next step the responder takes on its own (not in answer to a message); never
+    /// resolves for one that takes none. Cancel safe: the runner polls it beside the stream.
+    fn next_step(&mut self) -> impl Future<Output = Step> + Send {
+        std::future::pending()
+    }
+
+    /// The run is over (also after an error).
+    fn finish(&mut self) -> impl Future<Output = ()> + Send {
+        async {}
+    }
+}
+
+/// What the runner's loop woke up for (one at a time, on the stack: its size is no cost).
+#[allow(clippy::large_enum_variant)]
+enum Wake {
+    Message(Result<Option<pb::ArenaMessage>, tonic::Status>),
+    Ping,
+    Step(Step),
 }
 
 impl<P: BotPolicy> Bot<P> {
@@ -198,6 +158,27 @@ impl<P: BotPolicy> Bot<P> {
         self
     }
 
+    /// Plays until enough matches have been played (see [`run_bot`]).
+    pub async fn run(self) -> Result<RunReport, BotError> {
+        let responder = PolicyResponder::new(self.policy, self.config.misbehave());
+        Runner {
+            config: self.config,
+            responder,
+            on_match_end: self.on_match_end,
+        }
+        .run()
+        .await
+    }
+}
+
+/// Plays the Play loop of one run for a [`Responder`].
+pub(crate) struct Runner<R> {
+    pub(crate) config: BotConfig,
+    pub(crate) responder: R,
+    pub(crate) on_match_end: Option<MatchHook>,
+}
+
+impl<R: Responder> Runner<R> {
     /// The Hello this bot sends, checked as the arena checks it.
     fn hello(&self) -> Result<pb::Hello, BotError> {
         if self.config.games.is_empty() {
@@ -227,8 +208,15 @@ impl<P: BotPolicy> Bot<P> {
             .is_some_and(|max| run.report.matches.len() as u64 >= u64::from(max))
     }
 
-    /// Plays until enough matches have been played (see [`run_bot`]).
-    pub async fn run(mut self) -> Result<RunReport, BotError> {
+    /// Plays until enough matches have been played (see [`run_bot`]), then lets the
+    /// responder finish.
+    pub(crate) async fn run(mut self) -> Result<RunReport, BotError> {
+        let result = self.play().await;
+        self.responder.finish().await;
+        result
+    }
+
+    async fn play(&mut self) -> Result<RunReport, BotError> {
         let hello = self.hello()?;
         let endpoint = crate::endpoint(&self.config.server)?;
         let auth = BearerAuth::new(&self.config.token)?;
@@ -240,6 +228,7 @@ impl<P: BotPolicy> Bot<P> {
             if self.enough(&run) {
                 return Ok(run.report);
             }
+            self.responder.ready().await?;
             run.welcomed = false;
             let result = self
                 .session(&endpoint, &auth, &hello, &mut backoff, &mut run)
@@ -247,7 +236,7 @@ impl<P: BotPolicy> Bot<P> {
             let last = match result {
                 Ok(SessionEnd::Done) => return Ok(run.report),
                 Ok(SessionEnd::Dropped) => {
-                    info!("dropped the stream on purpose; reconnecting");
+                    info!("dropped the stream on purpose; reconnecting when ready");
                     continue;
                 }
                 Ok(SessionEnd::Closed) => {
@@ -297,7 +286,7 @@ impl<P: BotPolicy> Bot<P> {
             .send(Outgoing::from(pb::bot_message::Kind::Hello(hello)))
             .await;
         run.report.connections += 1;
-        let raw = matches!(self.config.misbehave(), Some(Misbehave::Garbage)) && !run.misbehaved;
+        let raw = self.responder.raw_stream();
         let mut inbound: Streaming<pb::ArenaMessage> = if raw {
             let service = InterceptedService::new(channel, auth.clone());
             let mut grpc = tonic::client::Grpc::new(service);
@@ -324,13 +313,28 @@ impl<P: BotPolicy> Bot<P> {
         let mut nonce = 0u64;
         let mut current: Option<CurrentMatch> = None;
         loop {
-            let message = tokio::select! {
-                message = inbound.message() => message,
-                _ = tick(&mut ping) => {
+            let wake = tokio::select! {
+                message = inbound.message() => Wake::Message(message),
+                _ = tick(&mut ping) => Wake::Ping,
+                step = self.responder.next_step() => Wake::Step(step),
+            };
+            let message = match wake {
+                Wake::Ping => {
                     nonce += 1;
-                    let _ = tx.send(Outgoing::from(pb::bot_message::Kind::Ping(pb::Ping { nonce }))).await;
+                    let _ = tx
+                        .send(Outgoing::from(pb::bot_message::Kind::Ping(pb::Ping {
+                            nonce,
+                        })))
+                        .await;
                     continue;
                 }
+                Wake::Step(step) => {
+                    if execute(step, &tx).await {
+                        return Ok(SessionEnd::Dropped);
+                    }
+                    continue;
+                }
+                Wake::Message(message) => message,
             };
             let message = match message {
                 Ok(Some(message)) => message,
@@ -340,6 +344,8 @@ impl<P: BotPolicy> Bot<P> {
             for event in &message.events {
                 debug!(event = ?event.kind, "event");
             }
+            let steps = self.responder.on_message(&message);
+            let mut done = false;
             match message.kind {
                 Some(Kind::Welcome(welcome)) => {
                     run.welcomed = true;
@@ -374,24 +380,9 @@ impl<P: BotPolicy> Bot<P> {
                         },
                     });
                 }
-                Some(Kind::DecisionRequest(request)) => {
+                Some(Kind::DecisionRequest(_)) => {
                     if let Some(current) = current.as_mut() {
                         current.summary.requests += 1;
-                    }
-                    for step in self.answer(&request, run) {
-                        match step {
-                            Step::Send(message) => {
-                                let _ = tx.send(message).await;
-                            }
-                            Step::SendAfter(delay, message) => {
-                                let tx = tx.clone();
-                                tokio::spawn(async move {
-                                    tokio::time::sleep(delay).await;
-                                    let _ = tx.send(message).await;
-                                });
-                            }
-                            Step::Drop => return Ok(SessionEnd::Dropped),
-                        }
                     }
                 }
                 Some(Kind::Error(error)) => {
@@ -443,9 +434,7 @@ impl<P: BotPolicy> Bot<P> {
                         hook(&summary);
                     }
                     run.report.matches.push(summary);
-                    if self.enough(run) {
-                        return Ok(SessionEnd::Done);
-                    }
+                    done = self.enough(run);
                 }
                 Some(Kind::Pong(pong)) => {
                     run.report.pongs += 1;
@@ -453,113 +442,34 @@ impl<P: BotPolicy> Bot<P> {
                 }
                 None => debug!("a message of a kind this client does not know"),
             }
-        }
-    }
-
-    /// The policy's answer to `request` as a wire action: the request's default action
-    /// when the observation cannot be read or the policy picks an action that is not legal.
-    fn decide(&mut self, request: &pb::DecisionRequest) -> (pb::Action, Vec<Action>) {
-        let fallback = request
-            .default_action
-            .clone()
-            .or_else(|| request.legal_actions.first().cloned())
-            .unwrap_or_else(|| Action::STOP.into());
-        let legal: Vec<Action> = request
-            .legal_actions
-            .iter()
-            .filter_map(|a| Action::try_from(a).ok())
-            .collect();
-        let observation = match request.observation.as_ref() {
-            Some(observation) => Observation::try_from(observation),
-            None => {
-                warn!(
-                    request_id = request.request_id,
-                    "a decision request without an observation; sending the default action"
-                );
-                return (fallback, legal);
+            if done {
+                return Ok(SessionEnd::Done);
             }
-        };
-        let action = match observation {
-            Ok(observation) => {
-                let action = self.policy.decide(&observation, &legal);
-                if legal.contains(&action) {
-                    action.into()
-                } else {
-                    warn!(%action, "the policy chose an action that is not legal; sending the default action");
-                    fallback
+            for step in steps {
+                if execute(step, &tx).await {
+                    return Ok(SessionEnd::Dropped);
                 }
             }
-            Err(error) => {
-                warn!(error = %error, "cannot read the observation; sending the default action");
-                fallback
-            }
-        };
-        (action, legal)
-    }
-
-    /// What to send for `request`, misbehaving as configured.
-    fn answer(&mut self, request: &pb::DecisionRequest, run: &mut RunState) -> Vec<Step> {
-        let id = request.request_id;
-        let decision = |request_id: u64, action: pb::Action| {
-            Outgoing::from(pb::bot_message::Kind::Decision(pb::Decision {
-                request_id,
-                action: Some(action),
-            }))
-        };
-        let once = !run.misbehaved;
-        let steps = match self.config.misbehave() {
-            Some(Misbehave::NeverAnswer) => Vec::new(),
-            Some(Misbehave::DisconnectAfter(n)) if once && run.answered >= u64::from(n) => {
-                run.misbehaved = true;
-                vec![Step::Drop]
-            }
-            Some(Misbehave::Garbage) if once => {
-                run.misbehaved = true;
-                vec![Step::Send(Outgoing::Raw(misbehave::GARBAGE.to_vec()))]
-            }
-            Some(Misbehave::Oversized) if once => {
-                run.misbehaved = true;
-                let padded = pb::Action {
-                    kind: Some(pb::action::Kind::Reroll(pb::Reroll {
-                        dice: vec![0; misbehave::OVERSIZED_SLOTS],
-                        turn: Vec::new(),
-                    })),
-                };
-                vec![Step::Send(decision(id, padded))]
-            }
-            Some(Misbehave::Illegal) => {
-                let (action, legal) = self.decide(request);
-                let illegal = misbehave::illegal_action(&legal, run.rotation);
-                run.rotation += 1;
-                vec![Step::Send(decision(
-                    id,
-                    illegal.map_or(action, pb::Action::from),
-                ))]
-            }
-            Some(Misbehave::Late(delay)) => {
-                let (action, _) = self.decide(request);
-                vec![Step::SendAfter(delay, decision(id, action))]
-            }
-            Some(Misbehave::Stale) => {
-                let (action, _) = self.decide(request);
-                vec![
-                    Step::Send(decision(id.wrapping_sub(1), action.clone())),
-                    Step::Send(decision(id, action)),
-                ]
-            }
-            _ => {
-                let (action, _) = self.decide(request);
-                vec![Step::Send(decision(id, action))]
-            }
-        };
-        if steps
-            .iter()
-            .any(|s| matches!(s, Step::Send(_) | Step::SendAfter(..)))
-        {
-            run.answered += 1;
         }
-        steps
     }
+}
+
+/// Takes `step`; true if it drops the stream.
+async fn execute(step: Step, tx: &mpsc::Sender<Outgoing>) -> bool {
+    match step {
+        Step::Send(message) => {
+            let _ = tx.send(message).await;
+        }
+        Step::SendAfter(delay, message) => {
+            let tx = tx.clone();
+            tokio::spawn(async move {
+                tokio::time::sleep(delay).await;
+                let _ = tx.send(message).await;
+            });
+        }
+        Step::Drop => return true,
+    }
+    false
 }
 
 /// Waits for the next tick of `interval`, or forever without one.

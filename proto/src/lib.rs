@@ -12,6 +12,9 @@
 //!   uniqueness key.
 //! - [`outbound`] is the arena's server half of the Play stream: the same wire messages,
 //!   with events encoded once per match and shared by every seat.
+//! - `json` (cargo feature `json`) writes and reads the Play stream's messages as JSON
+//!   lines, by the proto3 JSON mapping with the `.proto` file's field names: the line
+//!   format of `knobel-bot --exec` (docs/stdio-bots.md).
 //! - [`FILE_DESCRIPTOR_SET`] is the encoded descriptor set of the contract, for gRPC server
 //!   reflection.
 //!
@@ -38,6 +41,8 @@
 #![warn(missing_docs)]
 
 pub mod convert;
+#[cfg(feature = "json")]
+pub mod json;
 pub mod names;
 pub mod outbound;
 

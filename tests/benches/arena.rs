@@ -21,7 +21,6 @@
 //! the figures.
 
 use std::path::PathBuf;
-use std::pin::Pin;
 use std::process::Stdio;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -29,14 +28,13 @@ use std::time::{Duration, Instant};
 
 use knobel_arena::auth;
 use knobel_arena::lobby::LobbyConfig;
-use knobel_arena::server::{MAX_MESSAGE_BYTES, ServerConfig, serve};
+use knobel_arena::server::{ServerConfig, serve};
 use knobel_arena::store::Store;
 use knobel_e2e::{authorized, workspace};
+use knobel_engine::Observation;
 use knobel_engine::policy::{HeuristicPolicy, Policy};
-use knobel_engine::{Match, Observation, Rules};
 use knobel_proto::v1 as pb;
 use knobel_proto::v1::arena_client::ArenaClient;
-use knobel_proto::v1::arena_server::{Arena, ArenaServer};
 use pb::arena_message::Kind;
 use prost::Message;
 use tokio::io::{AsyncBufReadExt, BufReader};
@@ -44,11 +42,18 @@ use tokio::net::TcpListener;
 use tokio::runtime::Runtime;
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinHandle;
+use tokio_stream::StreamExt;
 use tokio_stream::wrappers::ReceiverStream;
-use tokio_stream::{Stream, StreamExt};
-use tonic::transport::server::TcpIncoming;
+use tonic::Streaming;
 use tonic::transport::{Channel, Endpoint};
-use tonic::{Request, Response, Status, Streaming};
+
+mod support;
+use support::{engine_request, percentile_us, runtime};
+
+/// The allocator the `knobel` binary uses, so that the in-process arena runs as it ships
+/// (the echo runs on it too).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 /// Arena and echo measurements alternate this many times in parts (a) and (b), so that both
 /// see the same load of the shared machine; the samples of all rounds are pooled.
@@ -133,15 +138,6 @@ fn main() {
 // Servers
 // ---------------------------------------------------------------------------------------
 
-fn runtime(name: &str) -> Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .thread_name(name)
-        .enable_all()
-        .build()
-        .expect("tokio runtime")
-}
-
 /// An in-process server on 127.0.0.1, running on the server runtime.
 struct Server {
     url: String,
@@ -200,90 +196,19 @@ fn start_arena(servers: &Runtime, lobby: LobbyConfig, bots: usize) -> Server {
     })
 }
 
-/// The bare echo: the generated `Arena` service whose `play` answers every BotMessage with
-/// one prebuilt ArenaMessage. No lobby, no referee, no store.
-struct Echo {
-    reply: Arc<pb::ArenaMessage>,
-}
-
-type EchoStream = Pin<Box<dyn Stream<Item = Result<pb::ArenaMessage, Status>> + Send>>;
-
-#[tonic::async_trait]
-impl Arena for Echo {
-    type PlayStream = EchoStream;
-
-    async fn play(
-        &self,
-        request: Request<Streaming<pb::BotMessage>>,
-    ) -> Result<Response<EchoStream>, Status> {
-        let reply = self.reply.clone();
-        let answers = request
-            .into_inner()
-            .map(move |message| message.map(|_| pb::ArenaMessage::clone(&reply)));
-        Ok(Response::new(Box::pin(answers)))
-    }
-
-    async fn list_matches(
-        &self,
-        _request: Request<pb::ListMatchesRequest>,
-    ) -> Result<Response<pb::ListMatchesResponse>, Status> {
-        Err(Status::unimplemented("echo"))
-    }
-
-    async fn get_match_log(
-        &self,
-        _request: Request<pb::GetMatchLogRequest>,
-    ) -> Result<Response<pb::MatchLogResponse>, Status> {
-        Err(Status::unimplemented("echo"))
-    }
-
-    type StreamMatchLogStream =
-        Pin<Box<dyn Stream<Item = Result<pb::MatchLogChunk, Status>> + Send>>;
-
-    async fn stream_match_log(
-        &self,
-        _request: Request<pb::GetMatchLogRequest>,
-    ) -> Result<Response<Self::StreamMatchLogStream>, Status> {
-        Err(Status::unimplemented("echo"))
-    }
-
-    async fn get_standings(
-        &self,
-        _request: Request<pb::GetStandingsRequest>,
-    ) -> Result<Response<pb::GetStandingsResponse>, Status> {
-        Err(Status::unimplemented("no leagues here"))
-    }
-
-    async fn list_leagues(
-        &self,
-        _request: Request<pb::ListLeaguesRequest>,
-    ) -> Result<Response<pb::ListLeaguesResponse>, Status> {
-        Err(Status::unimplemented("no leagues here"))
-    }
-}
-
-/// Serves the echo on `listener` with the arena's transport settings (TCP_NODELAY on, as a
-/// tonic server should have it).
+/// Serves the bare echo on `listener`: every BotMessage is answered with `reply`. No lobby,
+/// no referee, no store.
 async fn serve_echo(
     listener: TcpListener,
     reply: pb::ArenaMessage,
     shutdown: impl Future<Output = ()> + Send,
 ) {
-    let echo = ArenaServer::new(Echo {
-        reply: Arc::new(reply),
-    })
-    .max_decoding_message_size(MAX_MESSAGE_BYTES)
-    .max_encoding_message_size(4 * 1024 * 1024);
-    tonic::transport::Server::builder()
-        .http2_keepalive_interval(Some(Duration::from_secs(30)))
-        .http2_keepalive_timeout(Some(Duration::from_secs(10)))
-        .add_service(echo)
-        .serve_with_incoming_shutdown(
-            TcpIncoming::from(listener).with_nodelay(Some(true)),
-            shutdown,
-        )
-        .await
-        .expect("the echo server failed");
+    let reply = Arc::new(reply);
+    let play = move |inbound: Streaming<pb::BotMessage>| -> support::PlayStream {
+        let reply = reply.clone();
+        Box::pin(inbound.map(move |message| message.map(|_| pb::ArenaMessage::clone(&reply))))
+    };
+    support::serve_play(listener, play, shutdown).await;
 }
 
 fn start_echo(servers: &Runtime, reply: pb::ArenaMessage) -> Server {
@@ -316,16 +241,6 @@ fn echo_child() {
         println!("echo listening on {addr}");
         serve_echo(listener, engine_request(), std::future::pending()).await;
     });
-}
-
-/// A DecisionRequest built from the engine: the first request of a two-seat Schocken match.
-fn engine_request() -> pb::ArenaMessage {
-    let rules = Rules::preset("schocken").expect("the schocken preset");
-    let m = Match::new(rules, 7, 2).expect("a match");
-    let seat = m.to_act().iter().next().expect("a seat to act");
-    let request = knobel_proto::convert::decision_request(&m, seat, 1, 1000, 10_000)
-        .expect("a decision request");
-    pb::ArenaMessage::from(Kind::DecisionRequest(request))
 }
 
 /// The captured DecisionRequest of median encoded size.
@@ -539,17 +454,6 @@ async fn echo_latency_client(url: &str) -> Latency {
 
 fn nanos(d: Duration) -> u64 {
     d.as_nanos().try_into().unwrap_or(u64::MAX)
-}
-
-/// The nearest-rank percentile `q` (0..=1) of unsorted samples, in microseconds.
-fn percentile_us(samples: &[u64], q: f64) -> f64 {
-    if samples.is_empty() {
-        return f64::NAN;
-    }
-    let mut sorted = samples.to_vec();
-    sorted.sort_unstable();
-    let rank = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
-    sorted[rank - 1] as f64 / 1000.0
 }
 
 // ---------------------------------------------------------------------------------------

@@ -2,16 +2,19 @@
 //!
 //! Plays with one of the engine's built-in strategies and prints one line per match on
 //! stdout: `match <id> <game> place <p>/<n>` (with ` aborted` appended when the match was
-//! aborted). Logs go to stderr (`RUST_LOG`, default `info`). Built with the feature
+//! aborted). Logs go to stderr (`RUST_LOG`, default `info`). With `--exec CMD [ARGS...]`
+//! a program decides instead, over JSON lines on its stdin and stdout (docs/stdio-bots.md).
+//! Built with the feature
 //! `testing`, it takes `--misbehave MODE` to break the rules on purpose, for testing arenas.
 
+use std::ffi::OsString;
 use std::io::IsTerminal;
 use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
 use clap::Parser;
-use knobel_bots::{Bot, BotConfig, Game, STRATEGIES, Token, strategy};
+use knobel_bots::{Bot, BotConfig, ExecBot, Game, Program, STRATEGIES, Token, strategy};
 #[cfg(feature = "testing")]
 use knobel_bots::{Misbehave, misbehave};
 use knobel_engine::RulesError;
@@ -59,6 +62,11 @@ struct Cli {
     #[cfg(feature = "testing")]
     #[arg(long, value_parser = parse_misbehave)]
     misbehave: Option<Misbehave>,
+    /// Let a program decide instead of a strategy: it reads the arena's messages as JSON
+    /// lines on its stdin and prints one Decision per line (docs/stdio-bots.md). The last
+    /// option: every word after it is the program's command line.
+    #[arg(long, num_args = 1.., allow_hyphen_values = true, value_name = "CMD [ARGS]...")]
+    exec: Vec<OsString>,
 }
 
 fn parse_game(text: &str) -> Result<Game, String> {
@@ -106,9 +114,14 @@ fn try_main() -> Result<()> {
 async fn run(cli: Cli) -> Result<()> {
     let seed = cli.seed.unwrap_or_else(rand::random);
     let policy = strategy(&cli.strategy, seed).context("unknown strategy")?;
-    let name = cli
-        .name
-        .unwrap_or_else(|| format!("knobel-bot-{}", cli.strategy));
+    let exec = !cli.exec.is_empty();
+    let name = cli.name.unwrap_or_else(|| {
+        if exec {
+            "knobel-bot-exec".to_owned()
+        } else {
+            format!("knobel-bot-{}", cli.strategy)
+        }
+    });
     let mut config = BotConfig::new(cli.server, Token::new(cli.token), name, cli.games);
     config.preset = cli.preset;
     config.max_matches = cli.matches;
@@ -121,9 +134,21 @@ async fn run(cli: Cli) -> Result<()> {
             info!(%mode, "misbehaving on purpose");
         }
     }
-    let bot = Bot::new(config, policy).on_match_end(|summary| println!("{summary}"));
+    let print = |summary: &knobel_bots::MatchSummary| println!("{summary}");
+    let play = if exec {
+        let mut words = cli.exec.into_iter();
+        let program = Program {
+            command: words.next().expect("--exec takes at least one word"),
+            args: words.collect(),
+        };
+        info!(program = %program.display(), "a program decides (stdin/stdout bridge)");
+        Box::pin(ExecBot::new(config, program).on_match_end(print).run())
+            as std::pin::Pin<Box<dyn std::future::Future<Output = _> + Send>>
+    } else {
+        Box::pin(Bot::new(config, policy).on_match_end(print).run())
+    };
     tokio::select! {
-        report = bot.run() => {
+        report = play => {
             let report = report.context("the bot stopped")?;
             info!(matches = report.matches.len(), connections = report.connections, "done");
             Ok(())
