@@ -224,10 +224,13 @@ pub async fn run(args: DemoArgs) -> Result<()> {
         .ok()
         .and_then(|r| r.into_inner().matches.into_iter().next())
         .map(|m| m.match_id);
-    println!("\nRatings are Weng-Lin (mu ± sd, ordered by mu - 3 sd), computed in schedule order;");
     println!(
-        "intervals are 95%. Luck is shared: each table played the same dice in every seat order.\n"
+        "\nRanked by mean place (Zokken: by chips per 100 rounds); ratings are Weng-Lin (mu ± sd),"
     );
+    println!(
+        "computed in schedule order; intervals are 95%. Luck is shared: each table played the"
+    );
+    println!("same dice in every seat order.\n");
     let id = example.unwrap_or_else(|| "<match id>".to_owned());
     if args.serve {
         println!("Look around (the arena keeps running):");

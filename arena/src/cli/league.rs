@@ -326,8 +326,8 @@ pub fn render(s: &pb::GetStandingsResponse, format: Format) -> String {
                 let _ = writeln!(out, "{} ({} matches)", game_name(g.game), g.matches);
                 let _ = writeln!(
                     out,
-                    "{:<4} {:<24} {:>7} {:>14} {:>10}  {}",
-                    "rank", "bot", "matches", "rating mu±sd", "mu-3sd", score
+                    "{:<4} {:<24} {:>7} {:>10} {:>14} {:>10}  {}",
+                    "rank", "bot", "matches", "mean place", "rating mu±sd", "mu-3sd", score
                 );
                 for (i, b) in g.bots.iter().enumerate() {
                     let figure = if zokken {
@@ -341,10 +341,11 @@ pub fn render(s: &pb::GetStandingsResponse, format: Format) -> String {
                     };
                     let _ = writeln!(
                         out,
-                        "{:<4} {:<24} {:>7} {:>14} {:>10.2}  {}",
+                        "{:<4} {:<24} {:>7} {:>10.3} {:>14} {:>10.2}  {}",
                         i + 1,
                         b.bot,
                         b.matches,
+                        b.mean_place,
                         format!("{:.1}±{:.1}", b.mu, b.sigma),
                         b.conservative,
                         figure
@@ -357,10 +358,11 @@ pub fn render(s: &pb::GetStandingsResponse, format: Format) -> String {
                 for (i, b) in s.overall.iter().enumerate() {
                     let _ = writeln!(
                         out,
-                        "{:<4} {:<24} {:>7} {:>14} {:>10.2}",
+                        "{:<4} {:<24} {:>7} {:>10.3} {:>14} {:>10.2}",
                         i + 1,
                         b.bot,
                         b.matches,
+                        b.mean_place,
                         format!("{:.1}±{:.1}", b.mu, b.sigma),
                         b.conservative
                     );
