@@ -1,0 +1,227 @@
+//! The Schocken and Sjokken expert: after every throw, the exact best play for the rest of
+//! the turn.
+//!
+//! **Objective.** The expert minimises the tokens it expects to receive in the round: the
+//! chance of being the round's loser times the tokens the winning hand moves.
+//!
+//! - A player who is not the starter is the loser when its final is at or below the worst
+//!   hand shown before it (a later equal hand is worse; Schocken's default ranks fewer throws
+//!   first) and every player after it ends above it. The hands before it are known where they
+//!   are face up; a die under the cup (Schocken) or blind (Sjokken) is taken as uniformly
+//!   random (the expert reads nothing into a choice to stop). The players after it are the
+//!   [`super::tables`] model: each plays this same policy, computed exactly for each worst
+//!   hand it may face. The tokens moved are then taken as fixed by the hands already shown,
+//!   so the player minimises its chance of being the loser.
+//! - The starter has nobody before it; its loss is the chance that all later players end
+//!   above it times the expected value of the best of their hands given that, both under the
+//!   throw limit its own throws set: the limit it leaves the others is part of its choice.
+//! - A SJOK1 counts as not losing (0); Schocken's Schock out moves every token of the game.
+//!
+//! The loss of every possible final is put into a payoff table and the turn is solved by
+//! [`super::turn::Solver`]: exact expectimax over all rerolls, turns and stops the variant
+//! and the throw limit allow. Pot and stock caps (the `min` of RULES.md §1.4) and the
+//! passing phase's winner are not part of the objective.
+
+use std::sync::Arc;
+
+use super::tables::{Model, Variant, model};
+use super::turn::{Choice, Multi, Scratch, Solver, State};
+use crate::action::Action;
+use crate::rules::{Game, Rules};
+use crate::shake::ShakeObservation;
+use crate::types::DieMask;
+
+/// The rules the expert plays Schocken or Sjokken by: the game's settings that an
+/// observation does not show (`turn_on_last_throw` it reads from each decision).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) struct ShakeRules {
+    jule: bool,
+    straight_in_one_throw: bool,
+    tie_later_loses: bool,
+}
+
+impl ShakeRules {
+    /// The settings of `rules` (defaults for Zokken rules).
+    pub(crate) fn of(rules: &Rules) -> ShakeRules {
+        match rules {
+            Rules::Schocken(r) => ShakeRules {
+                jule: r.jule,
+                straight_in_one_throw: r.straight_in_one_throw,
+                tie_later_loses: r.tie_later_loses,
+            },
+            _ => ShakeRules::default(),
+        }
+    }
+}
+
+impl Default for ShakeRules {
+    /// The `schocken` preset's settings.
+    fn default() -> ShakeRules {
+        ShakeRules {
+            jule: false,
+            straight_in_one_throw: false,
+            tie_later_loses: false,
+        }
+    }
+}
+
+/// The expert's state for Schocken and Sjokken: memo tables and the model in use.
+#[derive(Default)]
+pub(crate) struct ShakeExpert {
+    scratch: Scratch,
+    model: Option<(Variant, Arc<Model>)>,
+    payoff: Vec<f64>,
+}
+
+impl ShakeExpert {
+    fn model(&mut self, variant: Variant) -> Arc<Model> {
+        match &self.model {
+            Some((v, m)) if *v == variant => m.clone(),
+            _ => {
+                let m = model(variant);
+                self.model = Some((variant, m.clone()));
+                m
+            }
+        }
+    }
+
+    /// The expert's action for `o`.
+    pub(crate) fn decide(&mut self, o: &ShakeObservation, rules: ShakeRules) -> Action {
+        let Some(decision) = &o.decision else {
+            return Action::STOP;
+        };
+        let Some(me) = o.turns.get(o.seat.index()) else {
+            return Action::STOP;
+        };
+        let [Some(a), Some(b), Some(c)] = me.dice else {
+            return Action::STOP;
+        };
+        let dice = [a, b, c];
+        let Some(pos) = o.turn_order.iter().position(|&s| s == o.seat) else {
+            return Action::STOP;
+        };
+        let sjokken = o.game == Game::Sjokken;
+        let tokens =
+            o.pot as u32 + o.removed as u32 + o.tokens.iter().map(|&t| t as u32).sum::<u32>();
+        let variant = Variant {
+            sjokken,
+            jule: !sjokken && rules.jule,
+            straight_in_one_throw: !sjokken && rules.straight_in_one_throw,
+            ties_by_throws: !sjokken && !rules.tie_later_loses,
+            turn_on_last_throw: sjokken || !decision.turn_needs_reroll,
+            tokens: tokens.min(u8::MAX as u32) as u8,
+        };
+        let model = self.model(variant);
+        let later = o.turn_order.len() - pos - 1;
+        let limit = decision.max_throws;
+        let starter = pos == 0;
+        let starter_payoff;
+        let payoff: &[f64] = if starter {
+            starter_payoff = model.starter_payoff(later);
+            &starter_payoff
+        } else {
+            self.non_starter_payoff(&model, o, pos, later, limit);
+            &self.payoff
+        };
+
+        let locked = decision.locked;
+        let free: Vec<u8> = (0..3)
+            .filter(|&i| !locked.contains(i))
+            .map(|i| dice[i])
+            .collect();
+        let state = State {
+            t: me.throws,
+            locked: locked.len() as u8,
+            free: Multi::of(&free),
+            turnable: if decision.max_turn > 0 {
+                decision.turnable.len() as u8
+            } else {
+                0
+            },
+            all_rolled: me.rolled == DieMask::ALL,
+        };
+        let (_, choice) = Solver::new(&model.hands, payoff, limit, &mut self.scratch).solve(&state);
+        to_action(choice, dice, decision.turnable, locked)
+    }
+
+    /// Fills `self.payoff` for a player at `pos` in the turn order with `later` players
+    /// after it: the chance that every hand before it is at least as good as its final
+    /// (its tie-break rank), times the chance that the later players all end above it.
+    fn non_starter_payoff(
+        &mut self,
+        model: &Model,
+        o: &ShakeObservation,
+        pos: usize,
+        later: usize,
+        limit: u8,
+    ) {
+        let h = &model.hands;
+        let ranks = h.ranks();
+        // survive[r]: the chance that every earlier final is at rank r or above.
+        let mut survive = vec![1.0f64; ranks + 1];
+        let mut mass = vec![0.0f64; ranks];
+        for &seat in &o.turn_order[..pos] {
+            let Some(view) = o.turns.get(seat.index()) else {
+                continue;
+            };
+            mass.fill(0.0);
+            let all_rolled = view.rolled == DieMask::ALL;
+            let hidden: Vec<usize> = (0..3).filter(|&i| view.dice[i].is_none()).collect();
+            let known = view.dice.map(|d| d.unwrap_or(1));
+            let ways = 6usize.pow(hidden.len() as u32);
+            for i in 0..ways {
+                let mut d = known;
+                for (k, &slot) in hidden.iter().enumerate() {
+                    d[slot] = (i / 6usize.pow(k as u32) % 6) as u8 + 1;
+                }
+                let s = h.strength_index(Multi::of(&d), all_rolled);
+                mass[h.rank(s, view.throws.clamp(1, 3))] += 1.0 / ways as f64;
+            }
+            // P(rank >= r), as a suffix sum.
+            let mut at_least = 0.0;
+            for r in (0..ranks).rev() {
+                at_least += mass[r];
+                survive[r] *= at_least;
+            }
+        }
+        let after = model.after(limit, later);
+        let ns = h.strengths;
+        self.payoff.clear();
+        self.payoff.resize(ns * 3, 0.0);
+        for s in 0..ns {
+            if Some(s) == h.sjok1 {
+                continue;
+            }
+            for t in 1..=limit {
+                let r = h.rank(s, t);
+                let a = after.as_ref().map_or(1.0, |l| l.a_next[r]);
+                self.payoff[s * 3 + t as usize - 1] = survive[r] * a;
+            }
+        }
+    }
+}
+
+/// The action of a canonical choice for the seat's `dice`.
+fn to_action(choice: Choice, dice: [u8; 3], turnable: DieMask, locked: DieMask) -> Action {
+    let pick_turn = |m: u8| {
+        turnable
+            .slots()
+            .take(m as usize)
+            .fold(DieMask::EMPTY, |acc, s| acc.union(DieMask::single(s)))
+    };
+    match choice {
+        Choice::Stop { turn } => Action::Stop {
+            turn: pick_turn(turn),
+        },
+        Choice::Reroll { turn, keep } => {
+            let turn = pick_turn(turn);
+            let mut free = DieMask::ALL.minus(locked).minus(turn);
+            for &value in keep.dice() {
+                if let Some(slot) = free.slots().find(|&s| dice[s] == value) {
+                    free = free.minus(DieMask::single(slot));
+                }
+            }
+            Action::Reroll { dice: free, turn }
+        }
+    }
+}
