@@ -355,6 +355,9 @@ impl<P: BotPolicy> Bot<P> {
                 }
                 Some(Kind::MatchStart(start)) => {
                     let game = convert::game_from_wire("match_start.game", start.game).ok();
+                    if let Some(rules) = start_rules(&start) {
+                        self.policy.begin_match(&rules);
+                    }
                     info!(
                         match_id = %start.match_id,
                         game = game.map_or("unknown", |g| g.name()),
@@ -570,4 +573,18 @@ async fn tick(interval: &mut Option<Interval>) {
         }
         None => std::future::pending::<()>().await,
     }
+}
+
+/// The rules a MatchStart names: its preset with its variants and numeric settings (`None`
+/// for an unknown preset; a variant or setting the engine refuses is left as the preset has
+/// it).
+fn start_rules(start: &pb::MatchStart) -> Option<knobel_engine::Rules> {
+    let mut rules = knobel_engine::Rules::preset(&start.preset).ok()?;
+    for variant in &start.variants {
+        let _ = rules.set_variant(variant, true);
+    }
+    for (name, &value) in &start.settings {
+        let _ = rules.set_number(name, value);
+    }
+    Some(rules)
 }

@@ -23,8 +23,8 @@ use std::sync::OnceLock;
 use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
 
-use crate::action::Action;
 use super::super::zokken::{OUTCOMES, REROLLS, outcome_dice, outcome_of};
+use crate::action::Action;
 use crate::hand::Hand;
 use crate::rules::Rules;
 use crate::types::DieMask;
@@ -136,7 +136,7 @@ fn tables() -> &'static Tables {
 pub(crate) struct ZokkenExpert {
     rng: SmallRng,
     score: Vec<f64>,
-    memo: Vec<Option<(f64, u8)>>,
+    values: Vec<[f64; OUTCOMES]>,
 }
 
 impl ZokkenExpert {
@@ -144,7 +144,7 @@ impl ZokkenExpert {
         ZokkenExpert {
             rng: SmallRng::seed_from_u64(seed),
             score: vec![1.0; OUTCOMES],
-            memo: vec![None; OUTCOMES],
+            values: vec![[0.0; OUTCOMES]; 3],
         }
     }
 
@@ -178,7 +178,6 @@ impl ZokkenExpert {
             let dist = &t.finals[left.min(2)][theirs];
             beat_chances(t, dist, &mut self.score);
         }
-        self.memo.fill(None);
         let (equity, bits) = self.value(mine, left);
         if choosing {
             return Action::reroll(DieMask::from_bits(bits).unwrap_or(DieMask::EMPTY));
@@ -189,28 +188,28 @@ impl ZokkenExpert {
     /// The expected score of outcome `o` with `left` rerolls to come under optimal rerolls,
     /// and the best reroll now.
     fn value(&mut self, o: usize, left: usize) -> (f64, u8) {
-        if left == 0 {
-            return (self.score[o], 0);
+        // values[k]: the expected score of every outcome with k rerolls to come.
+        let mut values = std::mem::take(&mut self.values);
+        values[0].copy_from_slice(&self.score);
+        for k in 1..left {
+            let (done, rest) = values.split_at_mut(k);
+            best_of_rerolls(&done[k - 1], &mut rest[0]);
         }
-        if let (1, Some(v)) = (left, self.memo[o]) {
-            return v;
-        }
+        let next = &values[left.max(1) - 1];
         let mut best = (f64::MIN, 0u8);
-        for bits in REROLLS {
-            let mut sum = 0.0;
-            let mut next = Vec::with_capacity(36);
-            reachable(o, bits, |x| next.push(x));
-            for x in next {
-                sum += self.value(x, left - 1).0;
-            }
-            let v = sum / count(bits);
-            if v > best.0 + 1e-12 {
-                best = (v, bits);
+        if left == 0 {
+            best = (next[o], 0);
+        } else {
+            for bits in REROLLS {
+                let mut sum = 0.0;
+                reachable(o, bits, |x| sum += next[x]);
+                let v = sum / count(bits);
+                if v > best.0 + 1e-12 {
+                    best = (v, bits);
+                }
             }
         }
-        if left == 1 {
-            self.memo[o] = Some(best);
-        }
+        self.values = values;
         best
     }
 
@@ -267,5 +266,43 @@ fn beat_chances(t: &Tables, dist: &[f32; OUTCOMES], score: &mut [f64]) {
         }
         below += equal;
         i = j;
+    }
+}
+
+/// `out[o]`: the best expected `next` over the rerolls of `o` (one reroll to come), for every
+/// outcome at once: the mean over each set of rerolled dice is summed once per kept faces.
+fn best_of_rerolls(next: &[f64; OUTCOMES], out: &mut [f64; OUTCOMES]) {
+    let at = |a: usize, b: usize, c: usize| next[a * 36 + b * 6 + c];
+    let mut s0 = [[0.0; 6]; 6]; // slot 0 rerolled: by (b, c)
+    let mut s1 = [[0.0; 6]; 6]; // slot 1: by (a, c)
+    let mut s2 = [[0.0; 6]; 6]; // slot 2: by (a, b)
+    let mut s01 = [0.0; 6]; // slots 0, 1: by c
+    let mut s02 = [0.0; 6]; // slots 0, 2: by b
+    let mut s12 = [0.0; 6]; // slots 1, 2: by a
+    for a in 0..6 {
+        for b in 0..6 {
+            for c in 0..6 {
+                let v = at(a, b, c);
+                s0[b][c] += v / 6.0;
+                s1[a][c] += v / 6.0;
+                s2[a][b] += v / 6.0;
+                s01[c] += v / 36.0;
+                s02[b] += v / 36.0;
+                s12[a] += v / 36.0;
+            }
+        }
+    }
+    for a in 0..6 {
+        for b in 0..6 {
+            for c in 0..6 {
+                out[a * 36 + b * 6 + c] = at(a, b, c)
+                    .max(s0[b][c])
+                    .max(s1[a][c])
+                    .max(s2[a][b])
+                    .max(s01[c])
+                    .max(s02[b])
+                    .max(s12[a]);
+            }
+        }
     }
 }
