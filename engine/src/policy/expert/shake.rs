@@ -22,7 +22,8 @@
 //! and the throw limit allow. Pot and stock caps (the `min` of RULES.md §1.4) and the
 //! passing phase's winner are not part of the objective.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, LazyLock, Mutex};
 
 use super::tables::{Model, Variant, model};
 use super::turn::{Choice, Multi, Scratch, Solver, State};
@@ -111,19 +112,9 @@ impl ShakeExpert {
             turn_on_last_throw: sjokken || !decision.turn_needs_reroll,
             tokens: tokens.min(u8::MAX as u32) as u8,
         };
-        let model = self.model(variant);
         let later = o.turn_order.len() - pos - 1;
         let limit = decision.max_throws;
         let starter = pos == 0;
-        let starter_payoff;
-        let payoff: &[f64] = if starter {
-            starter_payoff = model.starter_payoff(later);
-            &starter_payoff
-        } else {
-            self.non_starter_payoff(&model, o, pos, later, limit);
-            &self.payoff
-        };
-
         let locked = decision.locked;
         let free: Vec<u8> = (0..3)
             .filter(|&i| !locked.contains(i))
@@ -140,7 +131,29 @@ impl ShakeExpert {
             },
             all_rolled: me.rolled == DieMask::ALL,
         };
+        let key = turn_key(variant, o, pos, later, limit, &state);
+        if let Some(key) = key
+            && let Some(&bits) = SOLVED.lock().unwrap_or_else(|e| e.into_inner()).get(&key)
+        {
+            return to_action(Choice::unpack(bits), dice, decision.turnable, locked);
+        }
+        let model = self.model(variant);
+        let starter_payoff;
+        let payoff: &[f64] = if starter {
+            starter_payoff = model.starter_payoff(later);
+            &starter_payoff
+        } else {
+            self.non_starter_payoff(&model, o, pos, later, limit);
+            &self.payoff
+        };
         let (_, choice) = Solver::new(&model.hands, payoff, limit, &mut self.scratch).solve(&state);
+        if let Some(key) = key {
+            let mut solved = SOLVED.lock().unwrap_or_else(|e| e.into_inner());
+            if solved.len() >= SOLVED_CAP {
+                solved.clear();
+            }
+            solved.insert(key, choice.pack());
+        }
         to_action(choice, dice, decision.turnable, locked)
     }
 
@@ -199,6 +212,64 @@ impl ShakeExpert {
             }
         }
     }
+}
+
+/// Solved decisions shared by every expert in the process, by [`turn_key`]: a decision
+/// is a function of its key alone, so a hit replays exactly what solving would choose.
+static SOLVED: LazyLock<Mutex<HashMap<(u64, u128), u16>>> =
+    LazyLock::new(|| Mutex::new(HashMap::new()));
+
+/// The most entries [`SOLVED`] holds before it starts afresh (about 64 MB at most).
+const SOLVED_CAP: usize = 1 << 20;
+
+/// Everything a decision depends on, packed: the variant, the throw limit, the seat's
+/// place in the turn order and the players after it, the canonical state of its turn, and
+/// what it sees of every earlier turn (the multiset of its visible dice, the hidden ones
+/// as 0, whether it rolled all three, its throws), sorted, as the payoff is a product over
+/// them. `None` (not cached) past 10 earlier turns.
+fn turn_key(
+    variant: Variant,
+    o: &ShakeObservation,
+    pos: usize,
+    later: usize,
+    limit: u8,
+    state: &State,
+) -> Option<(u64, u128)> {
+    if pos > 10 || later > 255 {
+        return None;
+    }
+    let v = variant.sjokken as u64
+        | (variant.jule as u64) << 1
+        | (variant.straight_in_one_throw as u64) << 2
+        | (variant.ties_by_throws as u64) << 3
+        | (variant.turn_on_last_throw as u64) << 4
+        | (variant.tokens as u64) << 5;
+    let s = state.t as u64
+        | (state.locked as u64) << 2
+        | (state.free.code() as u64) << 4
+        | (state.turnable as u64) << 13
+        | (state.all_rolled as u64) << 16;
+    let header = v | (limit as u64) << 13 | (pos as u64) << 16 | (later as u64) << 24 | s << 32;
+    let mut views = [0u16; 10];
+    for (slot, &seat) in views.iter_mut().zip(&o.turn_order[..pos]) {
+        // 0 for a seat without a view (skipped by the payoff, as an empty view would be).
+        let Some(view) = o.turns.get(seat.index()) else {
+            continue;
+        };
+        let mut d = view.dice.map(|d| d.unwrap_or(0) as u16);
+        d.sort_unstable();
+        // Never 0: throws count at least 1.
+        *slot = d[0]
+            | d[1] << 3
+            | d[2] << 6
+            | ((view.rolled == DieMask::ALL) as u16) << 9
+            | (view.throws.clamp(1, 3) as u16) << 10;
+    }
+    views[..pos].sort_unstable();
+    let packed = views
+        .iter()
+        .fold(0u128, |acc, &x| acc << 12 | (x as u128 & 0xfff));
+    Some((header, packed))
 }
 
 /// The action of a canonical choice for the seat's `dice`.

@@ -169,14 +169,14 @@ pub(crate) enum Choice {
 }
 
 impl Choice {
-    fn pack(self) -> u16 {
+    pub(crate) fn pack(self) -> u16 {
         match self {
             Choice::Stop { turn } => 0x8000 | turn as u16,
             Choice::Reroll { turn, keep } => (turn as u16) << 9 | keep.code() as u16,
         }
     }
 
-    fn unpack(bits: u16) -> Choice {
+    pub(crate) fn unpack(bits: u16) -> Choice {
         if bits & 0x8000 != 0 {
             Choice::Stop {
                 turn: (bits & 3) as u8,
