@@ -25,7 +25,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, LazyLock, Mutex};
 
-use super::tables::{Model, Variant, model};
+use super::tables::{Hands, Model, Variant, model};
 use super::turn::{Choice, Multi, Scratch, Solver, State};
 use crate::action::Action;
 use crate::rules::{Game, Rules};
@@ -139,7 +139,27 @@ impl ShakeExpert {
         }
         let model = self.model(variant);
         let starter_payoff;
-        let payoff: &[f64] = if starter {
+        let own = o.tokens.get(o.seat.index()).copied().unwrap_or(0) as f64;
+        let payoff: &[f64] = if starter && o.pot == 0 && own > 0.0 {
+            // The passing phase: minus the chance that every later player ends below its
+            // final (under the limit its throws set) times the tokens it would pass on.
+            let base = model.starter_payoff(later);
+            let h = &model.hands;
+            self.payoff.clear();
+            self.payoff.extend_from_slice(&base);
+            for t in 1..=3u8 {
+                let layers: Vec<_> = (0..later).map(|j| model.layer(t, j)).collect();
+                for s in 0..h.strengths {
+                    if Some(s) == h.sjok1 || later == 0 {
+                        continue;
+                    }
+                    let r = h.rank(s, t);
+                    let below: f64 = layers.iter().map(|l| 1.0 - l.p[r]).product();
+                    self.payoff[s * 3 + t as usize - 1] -= below * h.values[s].min(own);
+                }
+            }
+            &self.payoff
+        } else if starter {
             starter_payoff = model.starter_payoff(later);
             &starter_payoff
         } else {
@@ -173,6 +193,8 @@ impl ShakeExpert {
         // survive[r]: the chance that every earlier final is at rank r or above.
         let mut survive = vec![1.0f64; ranks + 1];
         let mut mass = vec![0.0f64; ranks];
+        // best_mass: every earlier seat's distribution by rank, for the passing phase.
+        let mut best_mass: Vec<Vec<f64>> = Vec::new();
         for &seat in &o.turn_order[..pos] {
             let Some(view) = o.turns.get(seat.index()) else {
                 continue;
@@ -190,6 +212,7 @@ impl ShakeExpert {
                 let s = h.strength_index(Multi::of(&d), all_rolled);
                 mass[h.rank(s, view.throws.clamp(1, 3))] += 1.0 / ways as f64;
             }
+            best_mass.push(mass.clone());
             // P(rank >= r), as a suffix sum.
             let mut at_least = 0.0;
             for r in (0..ranks).rev() {
@@ -201,6 +224,27 @@ impl ShakeExpert {
         let ns = h.strengths;
         self.payoff.clear();
         self.payoff.resize(ns * 3, 0.0);
+        // The passing phase (§1.4, the pot is empty): winning the round passes
+        // `min(value, own tokens)` on, so the payoff is in tokens: the chance of being the
+        // loser times the tokens the best earlier hand moves, minus the chance of winning
+        // times the tokens it would pass on.
+        let own = o.tokens.get(o.seat.index()).copied().unwrap_or(0) as f64;
+        let passing = o.pot == 0 && own > 0.0;
+        let (lose_value, beats, later_below) = if passing {
+            let (lose_value, beats) = earlier_outlook(h, &best_mass, ranks);
+            // Each later player ends below a final of rank r with about 1 - p_j(r): the
+            // chance it does not end above r when it faces r as the worst hand.
+            let mut below = vec![1.0f64; ranks];
+            for j in 0..later {
+                let layer = model.layer(limit, j);
+                for (b, p) in below.iter_mut().zip(&layer.p) {
+                    *b *= 1.0 - p;
+                }
+            }
+            (lose_value, beats, below)
+        } else {
+            (1.0, Vec::new(), Vec::new())
+        };
         for s in 0..ns {
             if Some(s) == h.sjok1 {
                 continue;
@@ -208,7 +252,11 @@ impl ShakeExpert {
             for t in 1..=limit {
                 let r = h.rank(s, t);
                 let a = after.as_ref().map_or(1.0, |l| l.a_next[r]);
-                self.payoff[s * 3 + t as usize - 1] = survive[r] * a;
+                let mut loss = survive[r] * a * lose_value;
+                if passing {
+                    loss -= beats[r] * later_below[r] * h.values[s].min(own);
+                }
+                self.payoff[s * 3 + t as usize - 1] = loss;
             }
         }
     }
@@ -249,7 +297,15 @@ fn turn_key(
         | (state.free.code() as u64) << 4
         | (state.turnable as u64) << 13
         | (state.all_rolled as u64) << 16;
-    let header = v | (limit as u64) << 13 | (pos as u64) << 16 | (later as u64) << 24 | s << 32;
+    let own = o.tokens.get(o.seat.index()).copied().unwrap_or(0) as u64;
+    let passing = (o.pot == 0 && own > 0) as u64;
+    let header = v
+        | (limit as u64) << 13
+        | (pos as u64) << 16
+        | (later as u64) << 24
+        | s << 32
+        | passing << 49
+        | (own * passing) << 50;
     let mut views = [0u16; 10];
     for (slot, &seat) in views.iter_mut().zip(&o.turn_order[..pos]) {
         // 0 for a seat without a view (skipped by the payoff, as an empty view would be).
@@ -270,6 +326,29 @@ fn turn_key(
         .iter()
         .fold(0u128, |acc, &x| acc << 12 | (x as u128 & 0xfff));
     Some((header, packed))
+}
+
+/// From the earlier seats' distributions by rank (`masses`): the expected value of the best
+/// earlier hand (what the loser would receive; at least 1), and by rank `r` the chance that
+/// every earlier final is below `r` (a later equal hand is worse, so equal is not below).
+fn earlier_outlook(h: &Hands, masses: &[Vec<f64>], ranks: usize) -> (f64, Vec<f64>) {
+    // below[r]: P(every earlier final has rank < r).
+    let mut below = vec![1.0f64; ranks + 1];
+    for mass in masses {
+        let mut cdf = 0.0;
+        for r in 0..ranks {
+            below[r] *= cdf;
+            cdf += mass[r];
+        }
+        below[ranks] *= cdf;
+    }
+    // E[value of the best earlier final]: P(best = r) = below[r + 1] - below[r].
+    let mut ev = 0.0;
+    for r in 0..ranks {
+        ev += (below[r + 1] - below[r]) * h.values[h.strength_of_rank(r)];
+    }
+    below.truncate(ranks);
+    (if masses.is_empty() { 1.0 } else { ev.max(1.0) }, below)
 }
 
 /// The action of a canonical choice for the seat's `dice`.

@@ -117,6 +117,12 @@ impl Hands {
         }
     }
 
+    /// The strength index of a rank.
+    #[inline]
+    pub(crate) fn strength_of_rank(&self, r: usize) -> usize {
+        if self.ties_by_throws { r / 3 } else { r }
+    }
+
     /// How many ranks there are.
     pub(crate) fn ranks(&self) -> usize {
         if self.ties_by_throws {
