@@ -19,8 +19,11 @@
 //!
 //! The loss of every possible final is put into a payoff table and the turn is solved by
 //! [`super::turn::Solver`]: exact expectimax over all rerolls, turns and stops the variant
-//! and the throw limit allow. Pot and stock caps (the `min` of RULES.md §1.4) and the
-//! passing phase's winner are not part of the objective.
+//! and the throw limit allow. In the passing phase (the pot is empty, the seat holds
+//! tokens) the payoff is in tokens: being the loser costs the expected value of the best
+//! earlier hand, winning gains `min(value, own tokens)` (its chance exact against earlier
+//! hands, approximated for later players by the model's `1 - p_j(r)`). The first phase's
+//! pot cap (the `min` of RULES.md §1.4) is not part of the objective.
 
 use std::collections::HashMap;
 use std::sync::{Arc, LazyLock, Mutex};
