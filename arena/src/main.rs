@@ -73,6 +73,10 @@ struct ServeArgs {
     practice: bool,
     #[arg(long, env = settings::PRACTICE_WAIT_MS.env, help = settings::PRACTICE_WAIT_MS.help("How long a bot waits for other bots before practice mode fills its match"), default_value_t = RawSettings::default().practice_wait_ms)]
     practice_wait_ms: u64,
+    /// The built-in player practice mode seats: heuristic, or expert for the strongest (any
+    /// built-in player name).
+    #[arg(long, default_value = "heuristic", value_parser = clap::builder::PossibleValuesParser::new(knobel_engine::policy::POLICY_NAMES))]
+    practice_opponent: String,
     #[arg(long, env = settings::SEATS.env, help = settings::SEATS.help("Seats per match"), default_value_t = RawSettings::default().seats)]
     seats: u64,
     #[arg(long, env = settings::DECISION_MS.env, help = settings::DECISION_MS.help("Deadline of each decision"), default_value_t = RawSettings::default().decision_ms)]
@@ -106,6 +110,10 @@ impl ServeArgs {
             seats: self.seats,
             practice: self.practice,
             practice_wait_ms: self.practice_wait_ms,
+            practice_opponent: knobel_engine::policy::POLICY_NAMES
+                .into_iter()
+                .find(|&name| name == self.practice_opponent)
+                .unwrap_or("heuristic"),
             decision_ms: self.decision_ms,
             time_bank_ms: self.time_bank_ms,
             zokken_rounds: self.zokken_rounds,

@@ -148,6 +148,13 @@ impl<P: BotPolicy> Responder for PolicyResponder<P> {
     fn on_message(&mut self, message: &pb::ArenaMessage) -> Vec<Step> {
         match &message.kind {
             Some(pb::arena_message::Kind::DecisionRequest(request)) => self.answer(request),
+            Some(pb::arena_message::Kind::MatchStart(start)) => {
+                // The policy learns the match's rules (the expert plans with them).
+                if let Some(rules) = crate::session::start_rules(start) {
+                    self.policy.begin_match(&rules);
+                }
+                Vec::new()
+            }
             _ => Vec::new(),
         }
     }

@@ -1,7 +1,9 @@
 //! What decides: [`BotPolicy`], implemented for closures and the engine's policies.
 
-use knobel_engine::policy::{self, HeuristicPolicy, Policy, RandomPolicy, TimidPolicy};
-use knobel_engine::{Action, Observation};
+use knobel_engine::policy::{
+    self, ExpertPolicy, HeuristicPolicy, Policy, RandomPolicy, TimidPolicy,
+};
+use knobel_engine::{Action, Observation, Rules};
 
 /// Decides what a bot does. [`crate::run_bot`] calls it for every decision request with the
 /// seat's observation and the legal actions, converted to engine types.
@@ -15,6 +17,10 @@ use knobel_engine::{Action, Observation};
 /// action instead (and logs a warning) rather than collect a strike. A decision should be
 /// quick: it runs on the connection's task, and the arena's clock is ticking.
 pub trait BotPolicy: Send {
+    /// Told the rules of a match as it starts (from the MatchStart's preset, variants and
+    /// settings). Policies that play the same under every variant ignore it.
+    fn begin_match(&mut self, _rules: &Rules) {}
+
     /// The action to take.
     fn decide(&mut self, observation: &Observation, legal: &[Action]) -> Action;
 }
@@ -33,12 +39,20 @@ where
 pub struct EnginePolicy<P>(pub P);
 
 impl<P: Policy + Send> BotPolicy for EnginePolicy<P> {
+    fn begin_match(&mut self, rules: &Rules) {
+        self.0.begin_match(rules)
+    }
+
     fn decide(&mut self, observation: &Observation, legal: &[Action]) -> Action {
         self.0.decide(observation, legal)
     }
 }
 
 impl BotPolicy for Box<dyn Policy + Send> {
+    fn begin_match(&mut self, rules: &Rules) {
+        self.as_mut().begin_match(rules)
+    }
+
     fn decide(&mut self, observation: &Observation, legal: &[Action]) -> Action {
         self.as_mut().decide(observation, legal)
     }
@@ -47,6 +61,10 @@ impl BotPolicy for Box<dyn Policy + Send> {
 macro_rules! engine_policy {
     ($($policy:ty),*) => {$(
         impl BotPolicy for $policy {
+            fn begin_match(&mut self, rules: &Rules) {
+                Policy::begin_match(self, rules)
+            }
+
             fn decide(&mut self, observation: &Observation, legal: &[Action]) -> Action {
                 Policy::decide(self, observation, legal)
             }
@@ -54,10 +72,10 @@ macro_rules! engine_policy {
     )*};
 }
 
-engine_policy!(RandomPolicy, TimidPolicy, HeuristicPolicy);
+engine_policy!(RandomPolicy, TimidPolicy, HeuristicPolicy, ExpertPolicy);
 
-/// The reference strategies by name: `heuristic`, `random` (seeded with `seed`) or
-/// `timid`. `None` for any other name.
+/// The reference strategies by name: `heuristic`, `expert`, `random` (seeded with `seed`),
+/// `timid` or a graded `heuristic-NN`. `None` for any other name.
 pub fn strategy(name: &str, seed: u64) -> Option<Box<dyn Policy + Send>> {
     policy::by_name(name, seed)
 }

@@ -481,3 +481,17 @@ async fn tick(interval: &mut Option<Interval>) {
         None => std::future::pending::<()>().await,
     }
 }
+
+/// The rules a MatchStart names: its preset with its variants and numeric settings (`None`
+/// for an unknown preset; a variant or setting the engine refuses is left as the preset has
+/// it).
+pub(crate) fn start_rules(start: &pb::MatchStart) -> Option<knobel_engine::Rules> {
+    let mut rules = knobel_engine::Rules::preset(&start.preset).ok()?;
+    for variant in &start.variants {
+        let _ = rules.set_variant(variant, true);
+    }
+    for (name, &value) in &start.settings {
+        let _ = rules.set_number(name, value);
+    }
+    Some(rules)
+}

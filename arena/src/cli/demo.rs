@@ -22,7 +22,8 @@ use tokio::net::TcpListener;
 use super::league::{self, ArenaArgs, Format};
 
 /// The demo's bots: name and built-in strategy, strongest first.
-pub const DEMO_BOTS: [(&str, &str); 6] = [
+pub const DEMO_BOTS: [(&str, &str); 7] = [
+    ("maven", "expert"),
     ("ace", "heuristic"),
     ("bold", HEURISTIC_LADDER[0].0),
     ("canny", HEURISTIC_LADDER[1].0),

@@ -3,7 +3,7 @@
 //! Bots wait per preset. As soon as `seats` distinct bots wait for the same preset they play
 //! each other: a match never seats one bot twice (two streams of one bot wait for separate
 //! matches, the earliest waiting streams of distinct bots first). In practice mode a bot that has waited `practice_wait` without company is seated
-//! at once against built-in heuristic players, so a bot author sees a full match within
+//! at once against built-in players (`practice_opponent`: heuristic by default, or expert), so a bot author sees a full match within
 //! seconds of connecting.
 //!
 //! A match starts only once its start is recorded: if the store cannot record it (the
@@ -17,7 +17,7 @@ use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use knobel_engine::policy::HeuristicPolicy;
+use knobel_engine::policy::by_name;
 use knobel_engine::{Game, Rules};
 use rand::RngExt;
 use tokio::sync::{oneshot, watch};
@@ -42,6 +42,9 @@ pub struct LobbyConfig {
     pub practice: bool,
     /// How long a bot waits for other bots before practice fills its match.
     pub practice_wait: Duration,
+    /// The built-in player practice seats (one of `knobel_engine::policy::POLICY_NAMES`;
+    /// `heuristic` by default, `expert` for the strongest).
+    pub practice_opponent: &'static str,
     /// The time control of every match.
     pub time_control: TimeControl,
     /// The rules of every preset, checked when they were built (e.g. Zokken's rounds, see
@@ -55,6 +58,7 @@ impl Default for LobbyConfig {
             seats: 4,
             practice: false,
             practice_wait: Duration::from_millis(500),
+            practice_opponent: "heuristic",
             time_control: TimeControl::default(),
             presets: PresetRules::default(),
         }
@@ -97,7 +101,8 @@ const HANDOFF_TIMEOUT: Duration = Duration::from_secs(1);
 /// built-in player.
 enum Planned {
     Bot(Claim),
-    Builtin,
+    /// A built-in player of this strategy.
+    Builtin(&'static str),
 }
 
 /// Seats waiting bots into matches and runs them.
@@ -258,9 +263,10 @@ impl Lobby {
         while players.len() < self.config.seats {
             builtin += 1;
             // In the reserved name space: no registered bot can have this name.
-            seat_names.push(knobel_proto::names::builtin_name("heuristic", builtin));
+            let strategy = self.config.practice_opponent;
+            seat_names.push(knobel_proto::names::builtin_name(strategy, builtin));
             seat_bot_ids.push(None);
-            players.push(Planned::Builtin);
+            players.push(Planned::Builtin(strategy));
         }
         let info = Arc::new(MatchInfo {
             match_id: new_match_id(),
@@ -286,7 +292,7 @@ impl Lobby {
         players: Vec<Planned>,
         league: Option<crate::store::LeagueSlot>,
     ) -> bool {
-        let players = claim_all(players).await;
+        let players = claim_all(players, &info.rules, seed).await;
         if *self.shutdown.borrow() {
             // Shutting down while the streams were being claimed: no new match.
             hand_back(players);
@@ -453,7 +459,8 @@ fn take_group_where(
 
 /// Claims the streams of the planned bots (all at once) and builds the players; a bot
 /// whose connection is gone, or does not hand its stream over in time, is absent.
-async fn claim_all(planned: Vec<Planned>) -> Vec<Player> {
+/// Built-in players are told the rules and seeded from the match seed and their seat.
+async fn claim_all(planned: Vec<Planned>, rules: &Rules, seed: u64) -> Vec<Player> {
     // `None`: a built-in player. A claim that cannot be sent (the connection is gone) drops
     // its sender, so the handoff fails at once.
     let handoffs: Vec<_> = planned
@@ -462,16 +469,22 @@ async fn claim_all(planned: Vec<Planned>) -> Vec<Player> {
             Planned::Bot(claim) => {
                 let (give, taken) = oneshot::channel::<Box<dyn BotLink>>();
                 let _ = claim.send(give);
-                Some(taken)
+                Ok(taken)
             }
-            Planned::Builtin => None,
+            Planned::Builtin(strategy) => Err(strategy),
         })
         .collect();
     let mut players = Vec::with_capacity(handoffs.len());
-    for handoff in handoffs {
+    for (seat, handoff) in handoffs.into_iter().enumerate() {
         players.push(match handoff {
-            None => Player::Builtin(Box::new(HeuristicPolicy)),
-            Some(taken) => match tokio::time::timeout(HANDOFF_TIMEOUT, taken).await {
+            Err(strategy) => {
+                let mut policy = by_name(strategy, seed ^ (seat as u64) << 32)
+                    .or_else(|| by_name("heuristic", seed))
+                    .expect("heuristic is a built-in player");
+                policy.begin_match(rules);
+                Player::Builtin(policy)
+            }
+            Ok(taken) => match tokio::time::timeout(HANDOFF_TIMEOUT, taken).await {
                 Ok(Ok(link)) => Player::Bot(link),
                 _ => Player::Bot(Box::new(AbsentBot)),
             },

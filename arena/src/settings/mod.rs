@@ -325,6 +325,8 @@ pub struct RawSettings {
     pub practice: bool,
     /// Practice mode's wait, in milliseconds.
     pub practice_wait_ms: u64,
+    /// The built-in player practice seats (one of `knobel_engine::policy::POLICY_NAMES`).
+    pub practice_opponent: &'static str,
     /// The decision deadline, in milliseconds.
     pub decision_ms: u64,
     /// The time bank, in milliseconds.
@@ -349,6 +351,7 @@ impl Default for RawSettings {
             seats: 4,
             practice: false,
             practice_wait_ms: 500,
+            practice_opponent: "heuristic",
             decision_ms: 1_000,
             time_bank_ms: 10_000,
             zokken_rounds: None,
@@ -429,6 +432,7 @@ impl RawSettings {
                 seats: seats as usize,
                 practice: self.practice,
                 practice_wait: Duration::from_millis(practice_wait_ms),
+                practice_opponent: self.practice_opponent,
                 time_control: TimeControl {
                     decision: Duration::from_millis(decision_ms),
                     bank: Duration::from_millis(time_bank_ms),

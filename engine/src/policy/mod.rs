@@ -1,16 +1,19 @@
 //! Built-in players for tests, benchmarks and the simulator: [`RandomPolicy`] (a uniformly
-//! random legal action), [`TimidPolicy`] (stops at once, never bets) and
-//! [`HeuristicPolicy`] (keeps ones, turns sixes, bets on strong figures), and between the
+//! random legal action), [`TimidPolicy`] (stops at once, never bets),
+//! [`HeuristicPolicy`] (keeps ones, turns sixes, bets on strong figures), [`ExpertPolicy`]
+//! (exact turn play and equity-based betting, the strongest), and between the
 //! heuristic and random the graded [`NoisyHeuristicPolicy`] players of
 //! [`HEURISTIC_LADDER`] (`heuristic-80` ... `heuristic-20`: the number is the
 //! share of decisions, in percent, played as the heuristic).
 //!
 //! A policy sees only what a bot would: its [`Observation`] and the legal actions.
 
+mod expert;
 mod noisy;
 mod shake;
 mod zokken;
 
+pub use expert::{BLUFF_RATE, ExpertPolicy};
 pub use noisy::{HEURISTIC_LADDER, NoisyHeuristicPolicy};
 
 use rand::rngs::SmallRng;
@@ -18,6 +21,7 @@ use rand::{RngExt, SeedableRng};
 
 use crate::action::Action;
 use crate::play::{Match, Observation};
+use crate::rules::Rules;
 use crate::types::Seat;
 
 /// A player that decides from its observation.
@@ -30,6 +34,10 @@ pub trait Policy {
     fn wants_legal_actions(&self) -> bool {
         true
     }
+
+    /// Tells the policy the rules of the match it is about to play (before its first
+    /// decision). Policies that play the same under every variant ignore it.
+    fn begin_match(&mut self, _rules: &Rules) {}
 
     /// The action to take, given what this player sees and (if wanted) the legal actions.
     fn decide(&mut self, observation: &Observation, legal: &[Action]) -> Action;
@@ -107,33 +115,41 @@ impl Policy for HeuristicPolicy {
     }
 }
 
-/// The names [`by_name`] knows: `random`, `timid`, `heuristic` and the
+/// The names [`by_name`] knows: `random`, `timid`, `heuristic`, `expert` and the
 /// [`HEURISTIC_LADDER`], strongest first.
-pub const POLICY_NAMES: [&str; 7] = [
+pub const POLICY_NAMES: [&str; 8] = [
     "random",
     "timid",
     "heuristic",
+    "expert",
     HEURISTIC_LADDER[0].0,
     HEURISTIC_LADDER[1].0,
     HEURISTIC_LADDER[2].0,
     HEURISTIC_LADDER[3].0,
 ];
 
-/// A built-in policy by name (`random` and the ladder players are seeded with `seed`).
+/// A built-in policy by name (`random`, `expert` and the ladder players are seeded with
+/// `seed`). The expert plays Schocken by the `schocken` preset until
+/// [`Policy::begin_match`] tells it the rules ([`play_out`] does).
 pub fn by_name(name: &str, seed: u64) -> Option<Box<dyn Policy + Send>> {
     match name {
         "random" => Some(Box::new(RandomPolicy::new(seed))),
         "timid" => Some(Box::new(TimidPolicy)),
         "heuristic" => Some(Box::new(HeuristicPolicy)),
+        "expert" => Some(Box::new(ExpertPolicy::new(seed))),
         _ => NoisyHeuristicPolicy::from_ladder(name, seed)
             .map(|p| Box::new(p) as Box<dyn Policy + Send>),
     }
 }
 
 /// Plays `m` to its end with `players[seat]` deciding for each seat. An illegal choice is
-/// replaced by the seat's default action, as the arena would.
+/// replaced by the seat's default action, as the arena would. Every player is first told
+/// the rules ([`Policy::begin_match`]).
 pub fn play_out<P: Policy + ?Sized>(m: &mut Match, players: &mut [Box<P>]) {
     assert_eq!(players.len(), m.seats(), "one policy per seat");
+    for player in players.iter_mut() {
+        player.begin_match(m.rules());
+    }
     let mut observation = m.observe(Seat(0));
     let mut legal = Vec::new();
     while !m.is_over() {

@@ -15,10 +15,10 @@ use crate::types::DieMask;
 use crate::zokken::{ZokkenObservation, ZokkenPhase, ZokkenSeatStatus};
 
 /// Ways one Miwin set can land (6 × 6 × 6 face indices).
-const OUTCOMES: usize = 216;
+pub(super) const OUTCOMES: usize = 216;
 
 /// The rerolls Zokken allows: none, one or two dice (bits of a [`DieMask`]).
-const REROLLS: [u8; 7] = [0b000, 0b001, 0b010, 0b100, 0b011, 0b101, 0b110];
+pub(super) const REROLLS: [u8; 7] = [0b000, 0b001, 0b010, 0b100, 0b011, 0b101, 0b110];
 
 /// `FACE_INDEX[slot][value]`: the face index of `value` on the die in `slot`, or 255.
 const FACE_INDEX: [[u8; 10]; 3] = {
@@ -54,7 +54,7 @@ struct Plan {
     sorted: [u32; OUTCOMES],
 }
 
-fn outcome_dice(outcome: usize) -> [u8; 3] {
+pub(super) fn outcome_dice(outcome: usize) -> [u8; 3] {
     [
         MIWIN_FACES[0][outcome / 36],
         MIWIN_FACES[1][outcome / 6 % 6],
@@ -62,7 +62,7 @@ fn outcome_dice(outcome: usize) -> [u8; 3] {
     ]
 }
 
-fn outcome_of(dice: [u8; 3]) -> Option<usize> {
+pub(super) fn outcome_of(dice: [u8; 3]) -> Option<usize> {
     let mut outcome = 0;
     for (slot, &die) in dice.iter().enumerate() {
         let face = *FACE_INDEX[slot].get(die as usize)?;

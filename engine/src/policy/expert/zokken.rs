@@ -1,0 +1,308 @@
+//! The Zokken expert: rerolls and bets from exact showdown equity.
+//!
+//! **Equity.** Every die of every seat still in the round is public. The expert models each
+//! other seat as rerolling to maximise its own expected final percentile among all 216 ways
+//! a Miwin set can land (a table computed once), so each seat's figure at the showdown has an
+//! exact distribution over the 216 outcomes, from its dice now and the throws left (every
+//! reroll outcome enumerated). Against those, the expert's *score* for a final of its own is
+//! the product over the other seats of the chance it beats that seat (a tie counts half;
+//! a Schlumpf beats a Kelm, RULES.md §4.4). Its equity is the expected score when it rerolls
+//! optimally for that score, by exact expectimax over its own remaining throws; its reroll
+//! choices are the choices of that expectimax.
+//!
+//! **Betting** (with `e` the equity, `n` the seats still in the round, and the pot and the
+//! chips to call from the observation):
+//! - facing a bet: fold when `e` is below the pot odds, `to_call / (pot + to_call)`; raise
+//!   when `e >= 1/n + VALUE_MARGIN` and the cap allows another raise; else call;
+//! - no bet yet: bet when `e >= 1/n + VALUE_MARGIN`; with a hand below its fair share
+//!   (`e < 1/n`) bet as a bluff with probability [`BLUFF_RATE`] (drawn from its seeded
+//!   generator), else check.
+
+use std::sync::OnceLock;
+
+use rand::rngs::SmallRng;
+use rand::{RngExt, SeedableRng};
+
+use super::super::zokken::{OUTCOMES, REROLLS, outcome_dice, outcome_of};
+use crate::action::Action;
+use crate::hand::Hand;
+use crate::rules::Rules;
+use crate::types::DieMask;
+use crate::zokken::{ZokkenObservation, ZokkenPhase, ZokkenSeatStatus};
+
+/// How often the expert bets a weak hand as a bluff when it could check.
+pub const BLUFF_RATE: f64 = 0.10;
+
+/// How far above its fair share of the pot (`1/n`) its equity must be to bet or raise.
+const VALUE_MARGIN: f64 = 0.15;
+
+/// The outcomes reachable from `o` by rerolling `bits` (1, 6 or 36 of them, equally likely).
+fn reachable(o: usize, bits: u8, mut each: impl FnMut(usize)) {
+    let faces = [o / 36, o / 6 % 6, o % 6];
+    let range = |slot: usize| {
+        if bits & (1 << slot) != 0 {
+            0..6
+        } else {
+            faces[slot]..faces[slot] + 1
+        }
+    };
+    for a in range(0) {
+        for b in range(1) {
+            for c in range(2) {
+                each(a * 36 + b * 6 + c);
+            }
+        }
+    }
+}
+
+fn count(bits: u8) -> f64 {
+    6f64.powi(bits.count_ones() as i32)
+}
+
+/// The tables computed once: strengths, the order of the outcomes, and the model of the other
+/// seats (their final distributions).
+struct Tables {
+    strength: [u32; OUTCOMES],
+    /// Outcomes sorted by strength, ascending.
+    order: [u16; OUTCOMES],
+    kelm: usize,
+    schlumpf: usize,
+    /// `finals[left][o]`: the final outcome distribution of a model seat at `o` with `left`
+    /// (0..=2) rerolls to come.
+    finals: Vec<Vec<[f32; OUTCOMES]>>,
+}
+
+fn tables() -> &'static Tables {
+    static TABLES: OnceLock<Tables> = OnceLock::new();
+    TABLES.get_or_init(|| {
+        let mut strength = [0u32; OUTCOMES];
+        for (o, s) in strength.iter_mut().enumerate() {
+            *s = Hand::zokken(outcome_dice(o)).strength();
+        }
+        let mut order = [0u16; OUTCOMES];
+        for (i, o) in order.iter_mut().enumerate() {
+            *o = i as u16;
+        }
+        order.sort_by_key(|&o| strength[o as usize]);
+        let mut sorted: Vec<u32> = strength.to_vec();
+        sorted.sort_unstable();
+        let percentile = |s: u32| {
+            let below = sorted.partition_point(|&x| x < s);
+            let equal = sorted[below..].partition_point(|&x| x == s);
+            (below as f64 + equal as f64 / 2.0) / OUTCOMES as f64
+        };
+        let mut value = vec![[0f64; OUTCOMES]; 3];
+        for o in 0..OUTCOMES {
+            value[0][o] = percentile(strength[o]);
+        }
+        let mut finals = vec![vec![[0f32; OUTCOMES]; OUTCOMES]; 3];
+        for (o, dist) in finals[0].iter_mut().enumerate() {
+            dist[o] = 1.0;
+        }
+        for left in 1..3 {
+            for o in 0..OUTCOMES {
+                let mut best = (f64::MIN, 0u8);
+                for bits in REROLLS {
+                    let mut sum = 0.0;
+                    reachable(o, bits, |x| sum += value[left - 1][x]);
+                    let v = sum / count(bits);
+                    if v > best.0 + 1e-12 {
+                        best = (v, bits);
+                    }
+                }
+                value[left][o] = best.0;
+                let mut dist = [0f32; OUTCOMES];
+                let w = 1.0 / count(best.1) as f32;
+                reachable(o, best.1, |x| {
+                    for (d, f) in dist.iter_mut().zip(&finals[left - 1][x]) {
+                        *d += w * f;
+                    }
+                });
+                finals[left][o] = dist;
+            }
+        }
+        let find = |dice: [u8; 3]| outcome_of(dice).expect("on Miwin's dice");
+        Tables {
+            strength,
+            order,
+            kelm: find([9, 3, 3]),
+            schlumpf: find([2, 5, 7]),
+            finals,
+        }
+    })
+}
+
+/// The expert's state for Zokken.
+pub(crate) struct ZokkenExpert {
+    rng: SmallRng,
+    score: Vec<f64>,
+    values: Vec<[f64; OUTCOMES]>,
+}
+
+impl ZokkenExpert {
+    pub(crate) fn new(seed: u64) -> ZokkenExpert {
+        ZokkenExpert {
+            rng: SmallRng::seed_from_u64(seed),
+            score: vec![1.0; OUTCOMES],
+            values: vec![[0.0; OUTCOMES]; 3],
+        }
+    }
+
+    pub(crate) fn begin_match(&mut self, _rules: &Rules) {}
+
+    /// The expert's action for `o`.
+    pub(crate) fn decide(&mut self, o: &ZokkenObservation) -> Action {
+        let Some(me) = o.seats.get(o.seat.index()) else {
+            return Action::Check;
+        };
+        let Some(mine) = outcome_of(me.dice) else {
+            return self.fallback(o);
+        };
+        let (left, choosing) = match o.phase {
+            ZokkenPhase::Choosing(n) => (4 - n as usize, true),
+            ZokkenPhase::Betting(n) => (3usize.saturating_sub(n as usize), false),
+            ZokkenPhase::Over => return Action::Check,
+        };
+        let mut others = 0;
+        self.score.fill(1.0);
+        let t = tables();
+        for (i, seat) in o.seats.iter().enumerate() {
+            if i == o.seat.index() || seat.status != ZokkenSeatStatus::InRound {
+                continue;
+            }
+            let Some(theirs) = outcome_of(seat.dice) else {
+                continue;
+            };
+            others += 1;
+            // While choosing, the others choose this throw too.
+            let dist = &t.finals[left.min(2)][theirs];
+            beat_chances(t, dist, &mut self.score);
+        }
+        let (equity, bits) = self.value(mine, left);
+        if choosing {
+            return Action::reroll(DieMask::from_bits(bits).unwrap_or(DieMask::EMPTY));
+        }
+        self.bet(o, equity, others + 1)
+    }
+
+    /// The expected score of outcome `o` with `left` rerolls to come under optimal rerolls,
+    /// and the best reroll now.
+    fn value(&mut self, o: usize, left: usize) -> (f64, u8) {
+        // values[k]: the expected score of every outcome with k rerolls to come.
+        let mut values = std::mem::take(&mut self.values);
+        values[0].copy_from_slice(&self.score);
+        for k in 1..left {
+            let (done, rest) = values.split_at_mut(k);
+            best_of_rerolls(&done[k - 1], &mut rest[0]);
+        }
+        let next = &values[left.max(1) - 1];
+        let mut best = (f64::MIN, 0u8);
+        if left == 0 {
+            best = (next[o], 0);
+        } else {
+            for bits in REROLLS {
+                let mut sum = 0.0;
+                reachable(o, bits, |x| sum += next[x]);
+                let v = sum / count(bits);
+                if v > best.0 + 1e-12 {
+                    best = (v, bits);
+                }
+            }
+        }
+        self.values = values;
+        best
+    }
+
+    fn bet(&mut self, o: &ZokkenObservation, equity: f64, n: usize) -> Action {
+        let fair = 1.0 / n.max(1) as f64;
+        let strong = equity >= fair + VALUE_MARGIN;
+        if o.bets > 0 {
+            let odds = o.to_call as f64 / (o.pot + o.to_call).max(1) as f64;
+            if equity < odds {
+                Action::Fold
+            } else if strong && o.bets < o.max_bets {
+                Action::Raise
+            } else {
+                Action::Call
+            }
+        } else if strong || (equity < fair && self.rng.random_bool(BLUFF_RATE)) {
+            Action::Bet
+        } else {
+            Action::Check
+        }
+    }
+
+    /// Dice off Miwin's faces (only a script can throw them): keep all, check or call.
+    fn fallback(&self, o: &ZokkenObservation) -> Action {
+        match o.phase {
+            ZokkenPhase::Choosing(_) => Action::reroll(DieMask::EMPTY),
+            _ if o.bets > 0 => Action::Call,
+            _ => Action::Check,
+        }
+    }
+}
+
+/// Multiplies `score[x]` by the chance that outcome `x` beats a final drawn from `dist`.
+fn beat_chances(t: &Tables, dist: &[f32; OUTCOMES], score: &mut [f64]) {
+    let mut below = 0.0f64;
+    let mut i = 0;
+    while i < OUTCOMES {
+        let s = t.strength[t.order[i] as usize];
+        let mut j = i;
+        let mut equal = 0.0f64;
+        while j < OUTCOMES && t.strength[t.order[j] as usize] == s {
+            equal += dist[t.order[j] as usize] as f64;
+            j += 1;
+        }
+        for k in i..j {
+            let x = t.order[k] as usize;
+            let mut q = below + equal / 2.0;
+            if x == t.schlumpf {
+                q += dist[t.kelm] as f64;
+            } else if x == t.kelm {
+                q -= dist[t.schlumpf] as f64;
+            }
+            score[x] *= q;
+        }
+        below += equal;
+        i = j;
+    }
+}
+
+/// `out[o]`: the best expected `next` over the rerolls of `o` (one reroll to come), for every
+/// outcome at once: the mean over each set of rerolled dice is summed once per kept faces.
+fn best_of_rerolls(next: &[f64; OUTCOMES], out: &mut [f64; OUTCOMES]) {
+    let at = |a: usize, b: usize, c: usize| next[a * 36 + b * 6 + c];
+    let mut s0 = [[0.0; 6]; 6]; // slot 0 rerolled: by (b, c)
+    let mut s1 = [[0.0; 6]; 6]; // slot 1: by (a, c)
+    let mut s2 = [[0.0; 6]; 6]; // slot 2: by (a, b)
+    let mut s01 = [0.0; 6]; // slots 0, 1: by c
+    let mut s02 = [0.0; 6]; // slots 0, 2: by b
+    let mut s12 = [0.0; 6]; // slots 1, 2: by a
+    for a in 0..6 {
+        for b in 0..6 {
+            for c in 0..6 {
+                let v = at(a, b, c);
+                s0[b][c] += v / 6.0;
+                s1[a][c] += v / 6.0;
+                s2[a][b] += v / 6.0;
+                s01[c] += v / 36.0;
+                s02[b] += v / 36.0;
+                s12[a] += v / 36.0;
+            }
+        }
+    }
+    for a in 0..6 {
+        for b in 0..6 {
+            for c in 0..6 {
+                out[a * 36 + b * 6 + c] = at(a, b, c)
+                    .max(s0[b][c])
+                    .max(s1[a][c])
+                    .max(s2[a][b])
+                    .max(s01[c])
+                    .max(s02[b])
+                    .max(s12[a]);
+            }
+        }
+    }
+}
