@@ -15,12 +15,6 @@ use knobel_arena::store::Store;
 use tokio::net::TcpListener;
 use tracing::info;
 
-/// mimalloc rather than glibc's malloc: under the load of many short matches glibc's
-/// allocator took most of the SQLite writer's time (docs/benchmarks.md). The arena
-/// benchmark runs the in-process arena on the same allocator.
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 /// Knobel: a tournament arena for bots playing Schocken, Sjokken and Zokken.
 #[derive(Parser, Debug)]
 #[command(name = "knobel", version, about)]

@@ -50,11 +50,6 @@ use tonic::transport::{Channel, Endpoint};
 mod support;
 use support::{engine_request, percentile_us, runtime};
 
-/// The allocator the `knobel` binary uses, so that the in-process arena runs as it ships
-/// (the echo runs on it too).
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 /// Arena and echo measurements alternate this many times in parts (a) and (b), so that both
 /// see the same load of the shared machine; the samples of all rounds are pooled.
 const ROUNDS: usize = 6;
