@@ -8,7 +8,7 @@
 //! Method: `expert`, `heuristic`, `timid` and `random` play a round robin of each game
 //! (4-seat tables for Schocken and Sjokken, so all four sit at every table; 2-seat tables
 //! for Zokken, 100 rounds a match; the default presets). Every table is a duplicate set:
-//! its seat orders share the dice. The standings rank the bots (conservative rating), and
+//! its seat orders share the dice. The standings rank the bots (mean place; Zokken: chips), and
 //! the paired difference of the expert against each other bot (loss rate in percentage
 //! points for Schocken and Sjokken, lower is better; net chips per 100 rounds for Zokken,
 //! higher is better) is printed with its 95% interval. The bench says `ok` for a game when
@@ -20,6 +20,10 @@ use knobel_arena::league::simulate::play_schedule;
 use knobel_arena::league::{LeagueConfig, expand, standings};
 use knobel_engine::Game;
 use knobel_engine::policy::{Policy, by_name};
+
+#[path = "support/table.rs"]
+mod table;
+use table::score_cell;
 
 const BOTS: [&str; 4] = ["expert", "heuristic", "timid", "random"];
 
@@ -74,19 +78,7 @@ fn main() {
         println!("| place | player | conservative rating | score (95% CI) |");
         println!("|---|---|---|---|");
         for (i, b) in g.bots.iter().enumerate() {
-            let score = match (b.loss_rate, b.chips_per_100_rounds) {
-                (Some(l), _) => format!(
-                    "loss {:.1}% ({:.1}–{:.1})",
-                    100.0 * l.estimate,
-                    100.0 * l.low,
-                    100.0 * l.high
-                ),
-                (_, Some(c)) => format!(
-                    "{:+.1} chips/100 rounds ({:+.1}…{:+.1})",
-                    c.estimate, c.low, c.high
-                ),
-                _ => String::new(),
-            };
+            let score = score_cell(b);
             println!(
                 "| {} | {} | {:.2} | {score} |",
                 i + 1,
@@ -98,23 +90,10 @@ fn main() {
         println!("| expert vs | paired difference (95% CI) | sets | excludes 0 in its favour |");
         println!("|---|---|---|---|");
         for other in &BOTS[1..] {
-            let (lo, hi) = if "expert" < *other {
-                ("expert", *other)
-            } else {
-                (*other, "expert")
-            };
-            let p = g
-                .pairs
-                .iter()
-                .find(|p| p.a == lo && p.b == hi)
-                .expect("a pair");
+            let p = g.pair("expert", other).expect("a pair");
             // Expert minus the other, in the game's score.
-            let d = p.paired_difference;
-            let (e, l, h) = if lo == "expert" {
-                (d.estimate, d.low, d.high)
-            } else {
-                (-d.estimate, -d.high, -d.low)
-            };
+            let d = g.paired_difference("expert", other).expect("a pair");
+            let (e, l, h) = (d.estimate, d.low, d.high);
             let zokken = game == Game::Zokken;
             let k = if zokken { 1.0 } else { 100.0 };
             let favour = if zokken { l > 0.0 } else { h < 0.0 };

@@ -28,15 +28,13 @@ use knobel_arena::league::{LeagueConfig, PlayedMatch, ScheduledMatch, expand, st
 use knobel_engine::Game;
 use knobel_engine::policy::{NoisyHeuristicPolicy, Policy, by_name};
 
-/// The six players, strongest first.
-const LADDER: [&str; 6] = [
-    "heuristic",
-    "heuristic-80",
-    "heuristic-60",
-    "heuristic-40",
-    "heuristic-20",
-    "random",
-];
+#[path = "support/table.rs"]
+mod table;
+use table::score_cell;
+
+#[path = "support/ladder.rs"]
+mod ladder;
+use ladder::LADDER;
 
 /// The repetition counts the standings are checked at.
 const GRID: [u32; 20] = [
@@ -197,37 +195,12 @@ fn ladder(game: Game, repetitions: u32, threads: usize) {
     for (i, bot) in LADDER.iter().enumerate() {
         let b = g.bots.iter().find(|b| b.bot == *bot).expect("a rated bot");
         let place = g.bots.iter().position(|b| b.bot == *bot).expect("ranked") + 1;
-        let score = match (b.loss_rate, b.chips_per_100_rounds) {
-            (Some(l), _) => format!(
-                "loss {:.1}% ({:.1}–{:.1})",
-                100.0 * l.estimate,
-                100.0 * l.low,
-                100.0 * l.high
-            ),
-            (_, Some(c)) => format!(
-                "{:+.1} chips/100 rounds ({:+.1}…{:+.1})",
-                c.estimate, c.low, c.high
-            ),
-            _ => String::new(),
-        };
+        let score = score_cell(b);
         let next = LADDER.get(i + 1).map_or(String::from("–"), |next| {
-            let (a, b2, sign) = if bot < next {
-                (*bot, *next, 1.0)
-            } else {
-                (*next, *bot, -1.0)
-            };
-            let p = g
-                .pairs
-                .iter()
-                .find(|p| p.a == a && p.b == b2)
-                .expect("a pair");
-            let d = p.paired_difference;
+            let p = g.pair(bot, next).expect("a pair");
             // Shown as this player's score minus the next one's.
-            let (e, lo, hi) = if sign > 0.0 {
-                (d.estimate, d.low, d.high)
-            } else {
-                (-d.estimate, -d.high, -d.low)
-            };
+            let d = g.paired_difference(bot, next).expect("a pair");
+            let (e, lo, hi) = (d.estimate, d.low, d.high);
             let unit = if game == Game::Zokken { "" } else { " pp" };
             let k = if game == Game::Zokken { 1.0 } else { 100.0 };
             format!(

@@ -37,14 +37,9 @@ use knobel_proto::v1::arena_client::ArenaClient;
 mod fresh;
 use fresh::Fresh;
 
-const PLAYERS: [&str; 6] = [
-    "heuristic",
-    "heuristic-80",
-    "heuristic-60",
-    "heuristic-40",
-    "heuristic-20",
-    "random",
-];
+#[path = "support/ladder.rs"]
+mod ladder;
+use ladder::LADDER as PLAYERS;
 
 struct Options {
     repetitions: u32,
@@ -79,7 +74,7 @@ fn options() -> Options {
     o
 }
 
-/// Bot names: the players' names with '-' kept (valid bot names).
+/// The league file: the players' names are the bots' names.
 fn league_file(o: &Options) -> String {
     let bots: Vec<String> = PLAYERS.iter().map(|b| format!("\"{b}\"")).collect();
     format!(
@@ -94,23 +89,6 @@ fn league_file(o: &Options) -> String {
 
 fn builtin(name: &str, seed: u64) -> Box<dyn Policy + Send> {
     by_name(name, seed).expect("a built-in player")
-}
-
-async fn connect(addr: &str) -> tonic::transport::Channel {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        match tonic::transport::Channel::from_shared(addr.to_owned())
-            .expect("a url")
-            .connect()
-            .await
-        {
-            Ok(c) => return c,
-            Err(e) => {
-                assert!(Instant::now() < deadline, "cannot connect: {e}");
-                tokio::time::sleep(Duration::from_millis(20)).await;
-            }
-        }
-    }
 }
 
 /// Plays the league over gRPC; its matches per second.
@@ -130,7 +108,12 @@ async fn over_grpc(o: &Options, file: &str) -> (f64, usize) {
     let server = tokio::spawn(serve(config, store, listener, None, async {
         let _ = stopped.await;
     }));
-    let channel = connect(&addr).await;
+    // The listener is bound before the server runs: the connection waits for it.
+    let channel = knobel_bots::endpoint(&addr)
+        .expect("an address")
+        .connect()
+        .await
+        .expect("connect to the arena");
     let auth = BearerAuth::new(&Token::new(admin_token)).expect("a token");
     let mut admin = AdminClient::with_interceptor(channel.clone(), auth);
     let mut arena = ArenaClient::new(channel);

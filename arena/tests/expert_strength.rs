@@ -34,22 +34,8 @@ fn league(game: Game, reps: u32, rounds: &str) -> Vec<(String, f64, f64)> {
     BOTS[1..]
         .iter()
         .map(|other| {
-            let (lo, hi) = if "expert" < *other {
-                ("expert", *other)
-            } else {
-                (*other, "expert")
-            };
-            let p = g
-                .pairs
-                .iter()
-                .find(|p| p.a == lo && p.b == hi)
-                .expect("a pair");
-            let d = p.paired_difference;
-            if lo == "expert" {
-                ((*other).to_owned(), d.low, d.high)
-            } else {
-                ((*other).to_owned(), -d.high, -d.low)
-            }
+            let d = g.paired_difference("expert", other).expect("a pair");
+            ((*other).to_owned(), d.low, d.high)
         })
         .collect()
 }

@@ -178,6 +178,30 @@ pub struct GameStandings {
     pub pairs: Vec<PairComparison>,
 }
 
+impl GameStandings {
+    /// The comparison of bots `x` and `y` (in either order), if they met.
+    pub fn pair(&self, x: &str, y: &str) -> Option<&PairComparison> {
+        let (a, b) = if x < y { (x, y) } else { (y, x) };
+        self.pairs.iter().find(|p| p.a == a && p.b == b)
+    }
+
+    /// `x`'s score minus `y`'s over the duplicate sets they shared (the pair is stored once,
+    /// by name: the other way round its interval is negated); `None` if they never met.
+    pub fn paired_difference(&self, x: &str, y: &str) -> Option<Interval> {
+        let pair = self.pair(x, y)?;
+        let d = pair.paired_difference;
+        Some(if pair.a == x {
+            d
+        } else {
+            Interval {
+                estimate: -d.estimate,
+                low: -d.high,
+                high: -d.low,
+            }
+        })
+    }
+}
+
 /// A league's standings.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct Standings {

@@ -311,6 +311,19 @@ fn standings_count_losses_chips_and_pairs() {
     // Set 0: a lost once, b once: 0; set 1: a never, b twice: -1 per match. Mean -0.5.
     assert_eq!(pair.sets, 2);
     assert_eq!(pair.paired_difference.estimate, -0.5);
+    // Either way round: b minus a is the negation, its interval mirrored.
+    assert_eq!(schocken.pair("b", "a"), Some(pair));
+    assert_eq!(
+        schocken.paired_difference("a", "b"),
+        Some(pair.paired_difference)
+    );
+    let b_minus_a = schocken.paired_difference("b", "a").unwrap();
+    assert_eq!(b_minus_a.estimate, 0.5);
+    assert_eq!(
+        (b_minus_a.low, b_minus_a.high),
+        (-pair.paired_difference.high, -pair.paired_difference.low)
+    );
+    assert_eq!(schocken.paired_difference("a", "nobody"), None);
     let zokken = &s.games[1];
     // a: +10 and -4 chips over 20 rounds: +50 and -20 per 100 rounds.
     let a = zokken.bots.iter().find(|b| b.bot == "a").unwrap();

@@ -73,48 +73,7 @@ mod tests {
     use crate::play::Match;
     use crate::rules::Rules;
 
-    /// Plays a match of `preset` with ladder players `name` in every seat, checking that
-    /// every action is legal, and returns the actions in order and the placings.
-    fn play(preset: &str, seats: usize, name: &str, seed: u64) -> (Vec<Action>, Vec<u8>) {
-        let mut m = Match::new(Rules::preset(preset).unwrap(), 99, seats).unwrap();
-        let mut players: Vec<NoisyHeuristicPolicy> = (0..seats as u64)
-            .map(|s| NoisyHeuristicPolicy::from_ladder(name, seed ^ s).unwrap())
-            .collect();
-        let mut actions = Vec::new();
-        while !m.is_over() {
-            for seat in m.to_act().iter() {
-                let legal = m.legal_actions(seat);
-                let action = players[seat.index()].decide(&m.observe(seat), &legal);
-                assert!(
-                    legal.contains(&action),
-                    "{name} played {action:?}, not legal"
-                );
-                m.apply(seat, action).expect("a legal action applies");
-                actions.push(action);
-            }
-        }
-        (actions, m.outcome().unwrap().placings)
-    }
-
-    #[test]
-    fn ladder_players_play_only_legal_actions() {
-        for (name, _) in HEURISTIC_LADDER {
-            for (preset, seats) in [("schocken", 4), ("sjokken", 4), ("zokken", 2)] {
-                for seed in 0..3 {
-                    play(preset, seats, name, seed);
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn ladder_players_are_deterministic_from_their_seed() {
-        for (preset, seats) in [("schocken", 4), ("sjokken", 3), ("zokken", 2)] {
-            let a = play(preset, seats, "heuristic-40", 7);
-            assert_eq!(a, play(preset, seats, "heuristic-40", 7), "{preset}");
-            assert_ne!(a.0, play(preset, seats, "heuristic-40", 8).0, "{preset}");
-        }
-    }
+    // Legal, deterministic play of every ladder player: engine/tests/built_in_players.rs.
 
     #[test]
     fn the_random_share_sets_how_often_it_leaves_the_heuristic() {

@@ -125,9 +125,9 @@ impl Plan {
     }
 }
 
-/// The mean of `next` over the outcomes reachable from `outcome` by rerolling `bits`.
-fn expected_after(next: &[f32; OUTCOMES], outcome: usize, bits: u8) -> f32 {
-    let faces = [outcome / 36, outcome / 6 % 6, outcome % 6];
+/// The outcomes reachable from `o` by rerolling `bits` (1, 6 or 36 of them, equally likely).
+pub(super) fn reachable(o: usize, bits: u8, mut each: impl FnMut(usize)) {
+    let faces = [o / 36, o / 6 % 6, o % 6];
     let range = |slot: usize| {
         if bits & (1 << slot) != 0 {
             0..6
@@ -135,16 +135,23 @@ fn expected_after(next: &[f32; OUTCOMES], outcome: usize, bits: u8) -> f32 {
             faces[slot]..faces[slot] + 1
         }
     };
-    let mut sum = 0.0;
-    let mut count = 0u32;
     for a in range(0) {
         for b in range(1) {
             for c in range(2) {
-                sum += next[a * 36 + b * 6 + c];
-                count += 1;
+                each(a * 36 + b * 6 + c);
             }
         }
     }
+}
+
+/// The mean of `next` over the outcomes reachable from `outcome` by rerolling `bits`.
+fn expected_after(next: &[f32; OUTCOMES], outcome: usize, bits: u8) -> f32 {
+    let mut sum = 0.0;
+    let mut count = 0u32;
+    reachable(outcome, bits, |x| {
+        sum += next[x];
+        count += 1;
+    });
     sum / count as f32
 }
 

@@ -23,7 +23,7 @@ use std::sync::OnceLock;
 use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
 
-use super::super::zokken::{OUTCOMES, REROLLS, outcome_dice, outcome_of};
+use super::super::zokken::{OUTCOMES, REROLLS, outcome_dice, outcome_of, reachable};
 use crate::action::Action;
 use crate::hand::Hand;
 use crate::rules::Rules;
@@ -35,25 +35,6 @@ pub const BLUFF_RATE: f64 = 0.10;
 
 /// How far above its fair share of the pot (`1/n`) its equity must be to bet or raise.
 const VALUE_MARGIN: f64 = 0.15;
-
-/// The outcomes reachable from `o` by rerolling `bits` (1, 6 or 36 of them, equally likely).
-fn reachable(o: usize, bits: u8, mut each: impl FnMut(usize)) {
-    let faces = [o / 36, o / 6 % 6, o % 6];
-    let range = |slot: usize| {
-        if bits & (1 << slot) != 0 {
-            0..6
-        } else {
-            faces[slot]..faces[slot] + 1
-        }
-    };
-    for a in range(0) {
-        for b in range(1) {
-            for c in range(2) {
-                each(a * 36 + b * 6 + c);
-            }
-        }
-    }
-}
 
 fn count(bits: u8) -> f64 {
     6f64.powi(bits.count_ones() as i32)
