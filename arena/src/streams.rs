@@ -20,7 +20,7 @@ use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 use tracing::{info, warn};
 
-use crate::metrics::Metrics;
+use crate::metrics::{Metrics, StreamGauge};
 use crate::store::Store;
 
 /// How often the arena checks the database for connected bots revoked by another process;
@@ -46,7 +46,7 @@ pub struct StreamSlot {
     registry: StreamRegistry,
     bot_id: i64,
     revoked: CancellationToken,
-    metrics: Metrics,
+    _gauge: StreamGauge,
 }
 
 impl StreamSlot {
@@ -65,14 +65,19 @@ impl Drop for StreamSlot {
                 bots.remove(&self.bot_id);
             }
         }
-        self.metrics.stream_delta(-1);
     }
 }
 
 impl StreamRegistry {
-    /// A slot for one more stream of `bot_id`; `Err` with the number open if the bot has
-    /// `max` open already.
-    pub fn acquire(&self, bot_id: i64, max: usize, metrics: &Metrics) -> Result<StreamSlot, usize> {
+    /// A slot for one more stream of `bot_id` (named `bot_name`); `Err` with the number open
+    /// if the bot has `max` open already.
+    pub fn acquire(
+        &self,
+        bot_id: i64,
+        bot_name: &str,
+        max: usize,
+        metrics: &Metrics,
+    ) -> Result<StreamSlot, usize> {
         let mut bots = self.bots.lock().expect("streams lock");
         let entry = bots.entry(bot_id).or_insert_with(|| Entry {
             streams: 0,
@@ -82,12 +87,11 @@ impl StreamRegistry {
             return Err(entry.streams);
         }
         entry.streams += 1;
-        metrics.stream_delta(1);
         Ok(StreamSlot {
             registry: self.clone(),
             bot_id,
             revoked: entry.revoked.clone(),
-            metrics: metrics.clone(),
+            _gauge: metrics.stream_opened(bot_name),
         })
     }
 
@@ -151,11 +155,11 @@ mod tests {
     #[test]
     fn slots_are_bounded_per_bot_and_revoked_together() {
         let registry = StreamRegistry::default();
-        let metrics = Metrics::new();
-        let a1 = registry.acquire(1, 2, &metrics).unwrap();
-        let a2 = registry.acquire(1, 2, &metrics).unwrap();
-        assert_eq!(registry.acquire(1, 2, &metrics).err(), Some(2));
-        let b = registry.acquire(2, 2, &metrics).unwrap();
+        let metrics = Metrics::default();
+        let a1 = registry.acquire(1, "bot", 2, &metrics).unwrap();
+        let a2 = registry.acquire(1, "bot", 2, &metrics).unwrap();
+        assert_eq!(registry.acquire(1, "bot", 2, &metrics).err(), Some(2));
+        let b = registry.acquire(2, "bot", 2, &metrics).unwrap();
         let mut connected = registry.connected();
         connected.sort();
         assert_eq!(connected, [1, 2]);
@@ -169,7 +173,7 @@ mod tests {
         drop((a1, a2));
         // All of bot 1's streams are gone: a new stream (of a bot registered again) starts
         // afresh.
-        let again = registry.acquire(1, 2, &metrics).unwrap();
+        let again = registry.acquire(1, "bot", 2, &metrics).unwrap();
         assert!(!again.revoked().is_cancelled());
     }
 }

@@ -318,6 +318,18 @@ pub fn metric(text: &str, name: &str) -> f64 {
         .unwrap_or(0.0)
 }
 
+/// The sum of every series of metric `name` in Prometheus text `text`, whatever its labels
+/// (0 if it has none).
+pub fn metric_sum(text: &str, name: &str) -> f64 {
+    text.lines()
+        .filter(|line| {
+            line.strip_prefix(name)
+                .is_some_and(|rest| rest.starts_with([' ', '{']))
+        })
+        .filter_map(|line| line.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum()
+}
+
 /// Adds `authorization: Bearer <token>` to a request.
 pub fn authorized<T>(message: T, token: &str) -> tonic::Request<T> {
     let mut request = tonic::Request::new(message);

@@ -278,14 +278,6 @@ impl Arena {
 
     /// The sum of the samples of metric `name` (over all its labels); 0 if it has none.
     pub async fn metric(&self, name: &str) -> f64 {
-        self.metrics_text()
-            .await
-            .lines()
-            .filter(|line| {
-                line.strip_prefix(name)
-                    .is_some_and(|rest| rest.starts_with([' ', '{']))
-            })
-            .filter_map(|line| line.rsplit(' ').next()?.parse::<f64>().ok())
-            .sum()
+        crate::metric_sum(&self.metrics_text().await, name)
     }
 }

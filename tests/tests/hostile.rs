@@ -613,7 +613,9 @@ async fn streams_without_a_hello_do_not_hold_a_bots_slots() {
     wait_until(
         Duration::from_secs(30),
         "the bot's streams are closed",
-        || async { metric_of(&arena, "knobel_play_streams").await == 0.0 },
+        || async {
+            knobel_e2e::metric_sum(&scrape(&arena.metrics_url).await, "knobel_play_streams") == 0.0
+        },
     )
     .await;
     for stream in &mut mute {

@@ -68,7 +68,7 @@ async fn rust_bots_play_full_matches_of_every_game() {
         let line = format!("knobel_matches_ended_total{{game=\"{game}\",status=\"finished\"}} 1");
         assert!(metrics.contains(&line), "no {line:?} in:\n{metrics}");
     }
-    assert!(metrics.contains("knobel_decision_seconds_bucket"));
+    assert!(metrics.contains("knobel_decision_duration_seconds_bucket"));
     assert!(!metrics.contains("match_id"));
     assert!(arena.stop().await.success());
 }

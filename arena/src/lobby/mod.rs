@@ -348,8 +348,7 @@ impl Lobby {
         report: &MatchReport,
         league: Option<crate::store::LeagueSlot>,
     ) {
-        let game = info.rules.game();
-        self.metrics.match_ended(game, report);
+        self.metrics.match_ended(info, report);
         let log_json = report.log.to_json();
         let match_id = info.match_id.clone();
         let write = if let Some(outcome) = &report.outcome {

@@ -50,7 +50,7 @@ pub use link::{
     AbsentBot, BotLink, DecisionRequest, FromSeat, MatchInfo, Notice, Player, Problem, TimeControl,
     ToSeat,
 };
-pub use report::{Announcement, MatchReport};
+pub use report::{Announcement, DecisionOutcome, MatchReport, SeatDecisions};
 
 use events::{broadcast, flush_due, next_flush};
 use seat::{Answer, SeatState, poll_deadlines, read_seat, record_forfeits, strike};
@@ -307,6 +307,7 @@ impl Referee {
             match state.answer.take().unwrap_or(Answer::Disconnected) {
                 Answer::Action(action) => self.answers.push((seat, Some(action))),
                 Answer::Disconnected => {
+                    state.decisions.add(DecisionOutcome::Forfeited);
                     state.gone();
                     self.answers.push((seat, None));
                 }
@@ -339,7 +340,19 @@ impl Referee {
                 .expect("a seat to act has a default action");
             let applied = match action {
                 Some(action) => match m.apply(seat, action) {
-                    Ok(_) => None,
+                    Ok(_) => {
+                        // A bot's answer (a built-in player's action is not a decision
+                        // asked).
+                        let state = &mut seats[seat.index()];
+                        if state.is_bot() {
+                            state.decisions.add(if state.late {
+                                DecisionOutcome::Late
+                            } else {
+                                DecisionOutcome::Ok
+                            });
+                        }
+                        None
+                    }
                     Err(error) => {
                         let state = &mut seats[seat.index()];
                         let request_id = state.open_request.unwrap_or(0);
@@ -380,7 +393,8 @@ impl Referee {
     /// Stops the match before its end: the report as it stands, the bots' pending events
     /// sent, and the abort notice for them.
     fn abort(mut self) -> (MatchReport, Announcement) {
-        let report = MatchReport::new(&self.game, self.decisions);
+        let seats = self.seat_decisions();
+        let report = MatchReport::new(&self.game, self.decisions, seats);
         self.seats.iter_mut().for_each(SeatState::flush);
         let announcement = Announcement::new(
             self.seats,
@@ -391,10 +405,19 @@ impl Referee {
         (report, announcement)
     }
 
+    /// How each seat's decisions went (taken out of the seats).
+    fn seat_decisions(&mut self) -> Vec<SeatDecisions> {
+        self.seats
+            .iter_mut()
+            .map(|seat| std::mem::take(&mut seat.decisions))
+            .collect()
+    }
+
     /// The report of the ended match, and its result for the bots.
-    fn finish(self) -> (MatchReport, Announcement) {
+    fn finish(mut self) -> (MatchReport, Announcement) {
         let outcome = self.game.outcome().expect("an ended match has an outcome");
-        let mut report = MatchReport::new(&self.game, self.decisions);
+        let seats = self.seat_decisions();
+        let mut report = MatchReport::new(&self.game, self.decisions, seats);
         report.outcome = Some(outcome.clone());
         let result = ToSeat::Result { outcome };
         (report, Announcement::new(self.seats, result))

@@ -1,6 +1,6 @@
 //! The end of a match: the report the arena records and the last message to its bots.
 
-use knobel_engine::{Match, MatchLog, Outcome, Seat};
+use knobel_engine::{ForfeitReason, Match, MatchLog, Outcome, Seat};
 
 use super::link::{BotLink, Player, ToSeat};
 use super::seat::SeatState;
@@ -19,18 +19,97 @@ pub struct MatchReport {
     pub timeouts: u64,
     /// Seats forfeited (from the engine; also for an aborted match).
     pub forfeits: u64,
+    /// Why each seat forfeited, in seat order (`None`: it did not).
+    pub forfeit_reasons: Vec<Option<ForfeitReason>>,
+    /// How each seat's decisions went, in seat order (empty for a built-in player).
+    pub seats: Vec<SeatDecisions>,
+}
+
+/// How one decision asked of a bot ended. Every decision asked ends in exactly one, unless
+/// its match is aborted while the bot thinks.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum DecisionOutcome {
+    /// A legal action within the deadline.
+    Ok,
+    /// A legal action after the deadline, paid for from the seat's time bank.
+    Late,
+    /// No answer within the deadline and the time bank: a strike.
+    Timeout,
+    /// An action that is not legal now: a strike.
+    Illegal,
+    /// An answer that could not be read as an action: a strike.
+    Malformed,
+    /// The seat forfeited before it answered: its bot was gone, stopped reading or was
+    /// revoked.
+    Forfeited,
+}
+
+impl DecisionOutcome {
+    /// Every outcome, in the order of [`SeatDecisions::counts`].
+    pub const ALL: [DecisionOutcome; 6] = [
+        DecisionOutcome::Ok,
+        DecisionOutcome::Late,
+        DecisionOutcome::Timeout,
+        DecisionOutcome::Illegal,
+        DecisionOutcome::Malformed,
+        DecisionOutcome::Forfeited,
+    ];
+
+    /// The outcome's name, as the metrics spell it.
+    pub fn name(self) -> &'static str {
+        match self {
+            DecisionOutcome::Ok => "ok",
+            DecisionOutcome::Late => "late",
+            DecisionOutcome::Timeout => "timeout",
+            DecisionOutcome::Illegal => "illegal",
+            DecisionOutcome::Malformed => "malformed",
+            DecisionOutcome::Forfeited => "forfeited",
+        }
+    }
+
+    fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// How a bot seat's decisions of one match went.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SeatDecisions {
+    /// Decisions by outcome, indexed in the order of [`DecisionOutcome::ALL`].
+    pub counts: [u64; DecisionOutcome::ALL.len()],
+    /// The time from each request to its answer, in seconds, for every decision that was
+    /// answered or timed out (a timeout counts the whole deadline and bank it waited).
+    pub seconds: Vec<f64>,
+}
+
+impl SeatDecisions {
+    /// Decisions that ended in `outcome`.
+    pub fn count(&self, outcome: DecisionOutcome) -> u64 {
+        self.counts[outcome.index()]
+    }
+
+    /// Counts one more decision that ended in `outcome`.
+    pub fn add(&mut self, outcome: DecisionOutcome) {
+        self.counts[outcome.index()] += 1;
+    }
 }
 
 impl MatchReport {
     /// The report of `m` as it stands, without an outcome (an aborted match).
-    pub(super) fn new(m: &Match, decisions: u64) -> MatchReport {
+    pub(super) fn new(
+        m: &Match,
+        decisions: u64,
+        seat_decisions: Vec<SeatDecisions>,
+    ) -> MatchReport {
         let seats = (0..m.seats()).map(|s| Seat(s as u8));
         MatchReport {
             log: m.log().expect("logged").clone(),
             outcome: None,
             decisions,
             timeouts: seats.clone().map(|s| u64::from(m.timeouts_of(s))).sum(),
-            forfeits: seats.filter(|&s| m.forfeit_of(s).is_some()).count() as u64,
+            forfeits: seats.clone().filter(|&s| m.forfeit_of(s).is_some()).count() as u64,
+            forfeit_reasons: seats.map(|s| m.forfeit_of(s)).collect(),
+            seats: seat_decisions,
         }
     }
 }

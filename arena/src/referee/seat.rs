@@ -14,6 +14,7 @@ use super::MAX_STRIKES;
 use super::events::EventBatch;
 use super::events::broadcast;
 use super::link::{FromSeat, Notice, Player, Problem, TimeControl, ToSeat};
+use super::report::{DecisionOutcome, SeatDecisions};
 use super::waker::SeatWaker;
 
 /// One seat of a match, as the referee keeps it.
@@ -38,6 +39,10 @@ pub(super) struct SeatState {
     pub(super) pending_since: Option<Instant>,
     /// The bot's connection is gone.
     gone: bool,
+    /// The answer to the open request came after its deadline (paid from the bank).
+    pub(super) late: bool,
+    /// How this seat's decisions have gone so far.
+    pub(super) decisions: SeatDecisions,
     /// What this seat's link is polled with: it marks the seat as ready to read.
     pub(super) waker: Arc<SeatWaker>,
 }
@@ -56,6 +61,8 @@ impl SeatState {
             pending: Vec::new(),
             pending_since: None,
             gone: false,
+            late: false,
+            decisions: SeatDecisions::default(),
             waker,
         }
     }
@@ -146,6 +153,8 @@ pub(super) fn read_seat(
                 let open = state.open_request.unwrap_or(0);
                 if request_id == open {
                     let elapsed = state.asked_at.elapsed();
+                    state.late = elapsed > time.decision;
+                    state.decisions.seconds.push(elapsed.as_secs_f64());
                     state.bank = state
                         .bank
                         .saturating_sub(elapsed.saturating_sub(time.decision));
@@ -210,6 +219,10 @@ pub(super) fn poll_deadlines(
         for seat in asked {
             let state = &mut seats[seat.index()];
             if state.answer.is_none() && hard_deadline(state, time) <= now {
+                state
+                    .decisions
+                    .seconds
+                    .push((now - state.asked_at).as_secs_f64());
                 state.bank = Duration::ZERO;
                 state.answer = Some(Answer::Timeout);
             }
@@ -280,8 +293,17 @@ pub(super) fn strike(
         StrikeReason::Malformed => Problem::Malformed,
     };
     // Refused only for a forfeited seat or an ended match: then it is no strike.
-    if m.strike(seat, reason).is_ok() && m.strikes_of(seat) >= u32::from(MAX_STRIKES) {
-        state.forfeit.get_or_insert(ForfeitReason::Strikes);
+    if m.strike(seat, reason).is_ok() {
+        state.decisions.add(match reason {
+            StrikeReason::Timeout => DecisionOutcome::Timeout,
+            StrikeReason::IllegalAction => DecisionOutcome::Illegal,
+            StrikeReason::Malformed => DecisionOutcome::Malformed,
+        });
+        if m.strikes_of(seat) >= u32::from(MAX_STRIKES) {
+            state.forfeit.get_or_insert(ForfeitReason::Strikes);
+        }
+    } else {
+        state.decisions.add(DecisionOutcome::Forfeited);
     }
     state.notice = Some(Notice {
         request_id,

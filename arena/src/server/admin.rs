@@ -19,6 +19,8 @@ use crate::streams::StreamRegistry;
 /// The `knobel.v1.Admin` service: bot registration for the arena's organiser. Its calls
 /// reach it only through [`AdminAuth`].
 pub(super) struct AdminService {
+    /// A registered bot gets its metric series at once.
+    pub(super) metrics: crate::metrics::Metrics,
     pub(super) store: Store,
     /// To end a revoked bot's streams at once.
     pub(super) streams: StreamRegistry,
@@ -85,6 +87,7 @@ impl Admin for AdminService {
             Err(error) => return Err(internal(error)),
         };
         info!(bot = %bot.name, "bot registered");
+        self.metrics.bot_registered(&bot.name);
         Ok(Response::new(pb::AddBotResponse {
             bot: Some(bot_info(bot)),
             token,

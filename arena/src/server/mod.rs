@@ -136,7 +136,12 @@ pub async fn serve(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServeError> {
     config.net.validate()?;
-    let metrics = Metrics::new();
+    // Metrics are counted only where they are served.
+    let metrics = if metrics_listener.is_some() {
+        Metrics::new(config.lobby.time_control)
+    } else {
+        Metrics::disabled()
+    };
     let instance = crate::instance::Instance::register(&store, config.instance_lease).await?;
     let store = store.owned_by(instance.id.clone());
     let (stop_heartbeat, heartbeat_stopped) = watch::channel(false);
@@ -163,10 +168,29 @@ pub async fn serve(
     // Leagues: the scheduler plays their matches among the connected bots.
     let scheduler = Scheduler::new(store.clone(), lobby.clone(), Some(instance.id.to_string()));
     tokio::spawn(scheduler.clone().run(shutdown_rx.clone()));
+    if metrics.enabled() {
+        // Registered bots have their series from start-up, in registration order.
+        match store.list_bots().await {
+            Ok(bots) => bots
+                .iter()
+                .filter(|bot| bot.revoked_at_ms.is_none())
+                .for_each(|bot| metrics.bot_registered(&bot.name)),
+            Err(error) => {
+                warn!(%error, "cannot list the bots for the metrics: their series appear as they connect")
+            }
+        }
+        tokio::spawn(crate::metrics::leagues::refresh(
+            metrics.clone(),
+            store.clone(),
+            scheduler.clone(),
+            shutdown_rx.clone(),
+        ));
+    }
     let leagues = Leagues::new(store.clone(), scheduler, status::internal);
     let throttle = Arc::new(AuthThrottle::from_limits(&config.net));
     let net_metrics = net::NetMetrics::new(metrics.registry());
     let admin = AdminService {
+        metrics: metrics.clone(),
         store: store.clone(),
         streams: streams.clone(),
         leagues: leagues.clone(),

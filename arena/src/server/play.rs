@@ -2,7 +2,7 @@
 //! connection task of each stream, which waits in the lobby and lends the stream (a
 //! [`StreamLink`]) to each match the bot is seated in.
 
-use std::collections::HashMap;
+use std::collections::HashSet;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
@@ -23,7 +23,6 @@ use super::stream_link::StreamLink;
 use super::{ArenaService, MAX_MESSAGE_BYTES, MAX_PINGS_PER_MINUTE};
 use crate::auth;
 use crate::lobby::{Handoff, Lobby};
-use crate::metrics::Metrics;
 use crate::referee::{FromSeat, MAX_STRIKES};
 use crate::streams::StreamSlot;
 
@@ -83,7 +82,12 @@ pub(super) async fn play(
     drop(pending);
     let slot = service
         .streams
-        .acquire(bot.id, service.max_streams_per_bot, &service.metrics)
+        .acquire(
+            bot.id,
+            &bot.name,
+            service.max_streams_per_bot,
+            &service.metrics,
+        )
         .map_err(|count| {
             Status::resource_exhausted(format!(
                 "bot {} already has {} open Play streams: at most {} are allowed",
@@ -95,7 +99,6 @@ pub(super) async fn play(
         bot_id: bot.id,
         bot_name: bot.name,
         lobby: service.lobby.clone(),
-        metrics: service.metrics.clone(),
         shutdown: service.shutdown.clone(),
         hello_timeout: service.hello_timeout,
         slot,
@@ -170,7 +173,6 @@ struct Connection {
     bot_id: i64,
     bot_name: String,
     lobby: Arc<Lobby>,
-    metrics: Metrics,
     shutdown: watch::Receiver<bool>,
     /// The bot's stream slot, freed when the connection ends; cancelled if it is revoked.
     slot: StreamSlot,
@@ -220,9 +222,8 @@ impl Connection {
             revocation: Box::pin(self.slot.revoked().clone().cancelled_owned()),
             inbound,
             out,
-            metrics: self.metrics.clone(),
             pings: PingLimiter::default(),
-            open: HashMap::new(),
+            open: HashSet::new(),
             match_id: String::new(),
             game: hello.games[0],
             seat: Seat(0),

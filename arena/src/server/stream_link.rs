@@ -2,7 +2,7 @@
 //! [`BotLink`]), converting the referee's messages to wire messages and answering pings,
 //! stale answers and a second Hello on the way.
 
-use std::collections::HashMap;
+use std::collections::HashSet;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, ready};
@@ -12,7 +12,6 @@ use knobel_proto::outbound::{self, OutboundMessage};
 use knobel_proto::v1 as pb;
 use knobel_proto::{BotDecision, convert};
 use tokio::sync::{mpsc, oneshot};
-use tokio::time::Instant;
 use tokio_stream::Stream;
 use tokio_util::sync::WaitForCancellationFutureOwned;
 use tonic::{Status, Streaming};
@@ -21,7 +20,6 @@ use tracing::{info, warn};
 use super::MAX_PINGS_PER_MINUTE;
 use super::play::{Handled, MatchEnd, PingLimiter, wire_ms};
 use super::status::broken_stream;
-use crate::metrics::Metrics;
 use crate::referee::{BotLink, EventBatch, FromSeat, Problem, ToSeat};
 
 /// A Play stream: its two directions and what the arena tracks about them.
@@ -32,10 +30,9 @@ pub(super) struct StreamLink {
     pub(super) revocation: Pin<Box<WaitForCancellationFutureOwned>>,
     pub(super) inbound: Streaming<pb::BotMessage>,
     pub(super) out: mpsc::Sender<Result<OutboundMessage, Status>>,
-    pub(super) metrics: Metrics,
     pub(super) pings: PingLimiter,
-    /// Requests sent and not yet answered, with when they were sent (for the metrics).
-    pub(super) open: HashMap<u64, Instant>,
+    /// Requests sent and not yet answered.
+    pub(super) open: HashSet<u64>,
     /// The current match.
     pub(super) match_id: String,
     pub(super) game: Game,
@@ -127,7 +124,7 @@ impl StreamLink {
                 ))
             }
             ToSeat::Request(request) => {
-                self.open.insert(request.request_id, Instant::now());
+                self.open.insert(request.request_id);
                 pb::arena_message::Kind::DecisionRequest(convert::decision_request_from(
                     request.request_id,
                     &request.observation,
@@ -170,7 +167,7 @@ impl StreamLink {
         let sent = match message.kind {
             Some(pb::bot_message::Kind::Decision(decision)) => {
                 let request_id = decision.request_id;
-                let Some(asked) = self.open.remove(&request_id) else {
+                if !self.open.remove(&request_id) {
                     // Not a request this stream was sent (another seat's, an answered one,
                     // a made-up id): refused here, the seat's referee never sees it.
                     return if self.error(
@@ -184,9 +181,7 @@ impl StreamLink {
                     } else {
                         Handled::Gone
                     };
-                };
-                self.metrics
-                    .decision_answered(self.game, asked.elapsed().as_secs_f64());
+                }
                 let action = BotDecision::try_from(&decision)
                     .map(|d| d.action)
                     .map_err(|e| e.to_string());

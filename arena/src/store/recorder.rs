@@ -250,7 +250,14 @@ async fn run(store: Store, mut jobs: mpsc::Receiver<Job>, backlog: Backlog) {
             .drain(..)
             .map(|job| (job.write, (job.done, job.keep)))
             .unzip();
+        let started = std::time::Instant::now();
         let results = store.write_matches(&writes).await;
+        if let Some(metrics) = &backlog.metrics {
+            let unavailable = results
+                .iter()
+                .any(|r| r.as_ref().is_err_and(StoreError::is_unavailable));
+            metrics.store_committed(!unavailable, started.elapsed());
+        }
         for ((write, (done, keep)), result) in writes.into_iter().zip(rest).zip(results) {
             if let Err(error) = &result
                 && error.is_unavailable()

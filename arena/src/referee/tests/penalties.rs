@@ -9,8 +9,8 @@ use knobel_engine::{Event, ForfeitReason, LogEntry, Rules, Seat, StrikeReason};
 use tokio::sync::watch;
 
 use crate::referee::{
-    AbsentBot, BotLink, EventBatch, FromSeat, MatchInfo, MatchReport, Player, TimeControl, ToSeat,
-    run_match,
+    AbsentBot, BotLink, DecisionOutcome, EventBatch, FromSeat, MatchInfo, MatchReport, Player,
+    SeatDecisions, TimeControl, ToSeat, run_match,
 };
 
 /// What a silent bot received: every event and every message.
@@ -98,6 +98,22 @@ async fn three_timeouts_forfeit_and_everything_agrees() {
             "{preset}: the forfeited seat is last"
         );
         assert_eq!((report.timeouts, report.forfeits), (3, 1));
+        // The metrics' view: three timeouts, each waited for the deadline (the first also
+        // the bank), and nothing for the built-in seats.
+        let decisions = &report.seats[0];
+        assert_eq!(decisions.count(DecisionOutcome::Timeout), 3, "{preset}");
+        assert_eq!(decisions.counts.iter().sum::<u64>(), 3, "{preset}");
+        let waited: Vec<u64> = decisions
+            .seconds
+            .iter()
+            .map(|s| (s * 1000.0).round() as u64)
+            .collect();
+        assert_eq!(waited, [150, 100, 100], "{preset}");
+        assert_eq!(report.seats[1], SeatDecisions::default());
+        assert_eq!(
+            report.forfeit_reasons,
+            [Some(ForfeitReason::Strikes), None, None]
+        );
         let log = &report.log;
         let strikes = log
             .entries

@@ -1,0 +1,483 @@
+//! Prometheus metrics, served on their own port (`--metrics-listen`).
+//!
+//! Labels come from small, bounded sets: the game, fixed outcome and reason names, the
+//! registered bots (at most [`MAX_BOT_LABELS`]; later ones share the label value
+//! [`OTHER_BOTS`]), and the leagues shown ([`leagues::MAX_LEAGUE_LABELS`]). Never a match id.
+//! Series whose labels are known at start-up (every game, outcome and reason; the registered
+//! bots; the leagues) exist from start-up, at zero. docs/metrics.md lists every series.
+//!
+//! Metrics cost the arena time on its hot path only once per seat of a match: the referee
+//! keeps a seat's decisions in its report ([`SeatDecisions`]) and they are counted here when
+//! the match ends. When the arena runs without a metrics listener, nothing is counted.
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use knobel_engine::{ForfeitReason, Game, StrikeReason};
+use prometheus::{
+    Encoder, HistogramOpts, HistogramVec, IntCounterVec, IntGauge, IntGaugeVec, Opts, Registry,
+    TextEncoder,
+};
+use tokio::net::TcpListener;
+
+use crate::referee::{DecisionOutcome, MatchInfo, MatchReport, TimeControl};
+
+pub mod leagues;
+
+/// Registered bots that get a label value of their own, in the order the arena learns of
+/// them (at start-up, by registration; then as they are added or first connect).
+pub const MAX_BOT_LABELS: usize = 200;
+
+/// The label value the bots beyond [`MAX_BOT_LABELS`] share.
+pub const OTHER_BOTS: &str = "(other)";
+
+/// The store's write operations, as the metrics name them.
+pub const STORE_OPERATIONS: [&str; 8] = [
+    "start",
+    "finish",
+    "abort",
+    "heartbeat",
+    "sweep",
+    "auth",
+    "list_matches",
+    "get_match_log",
+];
+
+/// Every strike reason.
+const STRIKE_REASONS: [StrikeReason; 3] = [
+    StrikeReason::Timeout,
+    StrikeReason::IllegalAction,
+    StrikeReason::Malformed,
+];
+
+/// Bucket bounds of the decision latency histogram below the deadline, in seconds; the
+/// deadline itself, twice it and the deadline plus the whole time bank are added, so that
+/// late answers and timeouts fall into buckets of their own.
+const DECISION_BUCKETS: [f64; 11] = [
+    0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0,
+];
+
+/// The arena's metrics.
+#[derive(Clone)]
+pub struct Metrics {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    /// False: nothing is counted (the arena serves no metrics).
+    enabled: bool,
+    registry: Registry,
+    bots: Mutex<HashSet<String>>,
+    matches_started: IntCounterVec,
+    matches_ended: IntCounterVec,
+    decisions: IntCounterVec,
+    decision_seconds: HistogramVec,
+    strikes: IntCounterVec,
+    forfeits: IntCounterVec,
+    streams: IntGaugeVec,
+    store_commit_seconds: HistogramVec,
+    store_errors: IntCounterVec,
+    store_pending: IntGauge,
+    leagues: leagues::LeagueGauges,
+}
+
+impl Default for Metrics {
+    fn default() -> Metrics {
+        Metrics::new(TimeControl::default())
+    }
+}
+
+/// Registers metrics in one registry, panicking on a programming error (a bad or duplicate
+/// name), which the unit tests catch.
+pub(crate) struct Register<'a>(pub(crate) &'a Registry);
+
+impl Register<'_> {
+    pub(crate) fn counter(&self, name: &str, help: &str, labels: &[&str]) -> IntCounterVec {
+        let c = IntCounterVec::new(Opts::new(name, help), labels).expect("valid metric");
+        self.0.register(Box::new(c.clone())).expect("unique metric");
+        c
+    }
+
+    pub(crate) fn gauge(&self, name: &str, help: &str, labels: &[&str]) -> IntGaugeVec {
+        let g = IntGaugeVec::new(Opts::new(name, help), labels).expect("valid metric");
+        self.0.register(Box::new(g.clone())).expect("unique metric");
+        g
+    }
+
+    pub(crate) fn float_gauge(
+        &self,
+        name: &str,
+        help: &str,
+        labels: &[&str],
+    ) -> prometheus::GaugeVec {
+        let g = prometheus::GaugeVec::new(Opts::new(name, help), labels).expect("valid metric");
+        self.0.register(Box::new(g.clone())).expect("unique metric");
+        g
+    }
+
+    pub(crate) fn histogram(
+        &self,
+        name: &str,
+        help: &str,
+        buckets: Vec<f64>,
+        labels: &[&str],
+    ) -> HistogramVec {
+        let h = HistogramVec::new(HistogramOpts::new(name, help).buckets(buckets), labels)
+            .expect("valid metric");
+        self.0.register(Box::new(h.clone())).expect("unique metric");
+        h
+    }
+}
+
+/// The decision histogram's buckets for `time`: [`DECISION_BUCKETS`] up to the deadline,
+/// then the deadline, twice it, and the deadline plus the bank.
+fn decision_buckets(time: TimeControl) -> Vec<f64> {
+    let deadline = time.decision.as_secs_f64();
+    let mut buckets: Vec<f64> = DECISION_BUCKETS
+        .into_iter()
+        .filter(|&b| b < deadline)
+        .collect();
+    buckets.extend([
+        deadline,
+        2.0 * deadline,
+        (time.decision + time.bank).as_secs_f64(),
+    ]);
+    buckets.sort_by(f64::total_cmp);
+    buckets.dedup();
+    buckets
+}
+
+impl Metrics {
+    /// Fresh metrics in their own registry; decision buckets fit `time`.
+    pub fn new(time: TimeControl) -> Metrics {
+        Metrics::build(time, true)
+    }
+
+    /// Metrics that count nothing (the arena serves none): their registry stays empty of
+    /// values.
+    pub fn disabled() -> Metrics {
+        Metrics::build(TimeControl::default(), false)
+    }
+
+    fn build(time: TimeControl, enabled: bool) -> Metrics {
+        let registry = Registry::new_custom(Some("knobel".to_owned()), None).expect("valid prefix");
+        let r = Register(&registry);
+        let build_info = r.gauge(
+            "build_info",
+            "The arena's version: always 1, the version in a label.",
+            &["version"],
+        );
+        build_info
+            .with_label_values(&[env!("CARGO_PKG_VERSION")])
+            .set(1);
+        let matches_started = r.counter("matches_started_total", "Matches started.", &["game"]);
+        let matches_ended = r.counter(
+            "matches_ended_total",
+            "Matches ended, by status (finished or aborted).",
+            &["game", "status"],
+        );
+        let decisions = r.counter(
+            "decisions_total",
+            "Decisions asked of connected bots, by how they ended: ok (a legal action within \
+             the deadline), late (legal, after the deadline, paid from the time bank), timeout, \
+             illegal, malformed (the last three are strikes), forfeited (the seat forfeited \
+             before it answered). Counted when the match ends.",
+            &["game", "bot", "outcome"],
+        );
+        let decision_seconds = r.histogram(
+            "decision_duration_seconds",
+            "Time from a decision request to the bot's answer; a timeout counts the whole \
+             deadline and time bank it waited. Buckets include the deadline, twice it, and the \
+             deadline plus the bank.",
+            decision_buckets(time),
+            &["game", "bot"],
+        );
+        let strikes = r.counter(
+            "strikes_total",
+            "Strikes given to bots, by reason (timeout, illegal_action, malformed).",
+            &["game", "bot", "reason"],
+        );
+        let forfeits = r.counter(
+            "forfeits_total",
+            "Seats forfeited by bots, by reason (strikes, disconnected, not_reading, revoked, \
+             absent).",
+            &["game", "bot", "reason"],
+        );
+        let streams = r.gauge("play_streams", "Open Play streams, per bot.", &["bot"]);
+        let store_commit_seconds = r.histogram(
+            "store_commit_duration_seconds",
+            "Time to commit one batch of match records (starts, results, aborts), by whether \
+             it went through.",
+            vec![
+                0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0,
+            ],
+            &["result"],
+        );
+        let store_errors = r.counter(
+            "store_errors_total",
+            "Store calls that failed because the database was unavailable (down, unreachable \
+             or too slow), by operation.",
+            &["operation"],
+        );
+        let store_pending = IntGauge::new(
+            "store_pending_writes",
+            "Match records kept for a retry while the database is unavailable.",
+        )
+        .expect("valid metric");
+        registry
+            .register(Box::new(store_pending.clone()))
+            .expect("unique metric");
+        let leagues = leagues::LeagueGauges::new(&r);
+
+        // Series known at start-up exist from start-up.
+        for game in Game::ALL {
+            let g = game.name();
+            matches_started.with_label_values(&[g]);
+            for status in ["finished", "aborted"] {
+                matches_ended.with_label_values(&[g, status]);
+            }
+        }
+        for operation in STORE_OPERATIONS {
+            store_errors.with_label_values(&[operation]);
+        }
+        for result in ["ok", "error"] {
+            store_commit_seconds.with_label_values(&[result]);
+        }
+        Metrics {
+            inner: Arc::new(Inner {
+                enabled,
+                registry,
+                bots: Mutex::new(HashSet::new()),
+                matches_started,
+                matches_ended,
+                decisions,
+                decision_seconds,
+                strikes,
+                forfeits,
+                streams,
+                store_commit_seconds,
+                store_errors,
+                store_pending,
+                leagues,
+            }),
+        }
+    }
+
+    /// Whether anything is counted.
+    pub fn enabled(&self) -> bool {
+        self.inner.enabled
+    }
+
+    /// The registry the metrics are in (other modules register theirs here).
+    pub fn registry(&self) -> &Registry {
+        &self.inner.registry
+    }
+
+    /// The label value of bot `name`: its name if it has (or now gets) a label of its own,
+    /// [`OTHER_BOTS`] once [`MAX_BOT_LABELS`] are taken.
+    fn bot_label(&self, name: &str) -> String {
+        let mut bots = self.inner.bots.lock().expect("metrics lock");
+        if bots.contains(name) {
+            return name.to_owned();
+        }
+        if bots.len() >= MAX_BOT_LABELS {
+            return OTHER_BOTS.to_owned();
+        }
+        bots.insert(name.to_owned());
+        drop(bots);
+        self.create_bot_series(name);
+        name.to_owned()
+    }
+
+    /// Every per-bot series of `bot`, at zero.
+    fn create_bot_series(&self, bot: &str) {
+        let inner = &self.inner;
+        for game in Game::ALL {
+            let g = game.name();
+            for outcome in DecisionOutcome::ALL {
+                inner.decisions.with_label_values(&[g, bot, outcome.name()]);
+            }
+            inner.decision_seconds.with_label_values(&[g, bot]);
+            for reason in STRIKE_REASONS {
+                inner.strikes.with_label_values(&[g, bot, reason.name()]);
+            }
+            for reason in ForfeitReason::ALL {
+                inner.forfeits.with_label_values(&[g, bot, reason.name()]);
+            }
+        }
+        inner.streams.with_label_values(&[bot]);
+    }
+
+    /// Bot `name` is registered (at start-up, in registration order, or by AddBot): it gets
+    /// its series now if there is room for its label.
+    pub fn bot_registered(&self, name: &str) {
+        if self.inner.enabled {
+            self.bot_label(name);
+        }
+    }
+
+    /// A match of `game` started.
+    pub fn match_started(&self, game: Game) {
+        if !self.inner.enabled {
+            return;
+        }
+        self.inner
+            .matches_started
+            .with_label_values(&[game.name()])
+            .inc();
+    }
+
+    /// The match of `info` ended with `report`: its status, and every bot seat's decisions,
+    /// strikes and forfeit.
+    pub fn match_ended(&self, info: &MatchInfo, report: &MatchReport) {
+        let inner = &self.inner;
+        if !inner.enabled {
+            return;
+        }
+        let game = info.rules.game().name();
+        let status = if report.outcome.is_some() {
+            "finished"
+        } else {
+            "aborted"
+        };
+        inner.matches_ended.with_label_values(&[game, status]).inc();
+        for (seat, decisions) in report.seats.iter().enumerate() {
+            if info.seat_bot_ids.get(seat).is_none_or(Option::is_none) {
+                continue;
+            }
+            let bot = self.bot_label(&info.seat_names[seat]);
+            for outcome in DecisionOutcome::ALL {
+                let n = decisions.count(outcome);
+                if n > 0 {
+                    inner
+                        .decisions
+                        .with_label_values(&[game, &bot, outcome.name()])
+                        .inc_by(n);
+                }
+            }
+            let histogram = inner.decision_seconds.with_label_values(&[game, &bot]);
+            for &seconds in &decisions.seconds {
+                histogram.observe(seconds);
+            }
+            for (reason, outcome) in [
+                (StrikeReason::Timeout, DecisionOutcome::Timeout),
+                (StrikeReason::IllegalAction, DecisionOutcome::Illegal),
+                (StrikeReason::Malformed, DecisionOutcome::Malformed),
+            ] {
+                let n = decisions.count(outcome);
+                if n > 0 {
+                    inner
+                        .strikes
+                        .with_label_values(&[game, &bot, reason.name()])
+                        .inc_by(n);
+                }
+            }
+            if let Some(Some(reason)) = report.forfeit_reasons.get(seat) {
+                inner
+                    .forfeits
+                    .with_label_values(&[game, &bot, reason.name()])
+                    .inc();
+            }
+        }
+    }
+
+    /// A Play stream of bot `name` opened; the gauge goes down again when the returned
+    /// handle is dropped.
+    pub fn stream_opened(&self, name: &str) -> StreamGauge {
+        if !self.inner.enabled {
+            return StreamGauge(None);
+        }
+        let gauge = self
+            .inner
+            .streams
+            .with_label_values(&[&self.bot_label(name)]);
+        gauge.inc();
+        StreamGauge(Some(gauge))
+    }
+
+    /// A batch of match records was committed (`ok`) or failed after `elapsed`.
+    pub fn store_committed(&self, ok: bool, elapsed: Duration) {
+        if !self.inner.enabled {
+            return;
+        }
+        self.inner
+            .store_commit_seconds
+            .with_label_values(&[if ok { "ok" } else { "error" }])
+            .observe(elapsed.as_secs_f64());
+    }
+
+    /// A store call failed because the database was unavailable. `operation` is one of
+    /// [`STORE_OPERATIONS`].
+    pub fn store_error(&self, operation: &'static str) {
+        if !self.inner.enabled {
+            return;
+        }
+        self.inner
+            .store_errors
+            .with_label_values(&[operation])
+            .inc();
+    }
+
+    /// `pending` match records wait for a retry.
+    pub fn store_pending(&self, pending: usize) {
+        if !self.inner.enabled {
+            return;
+        }
+        self.inner
+            .store_pending
+            .set(i64::try_from(pending).unwrap_or(i64::MAX));
+    }
+
+    /// The league gauges.
+    pub(crate) fn leagues(&self) -> Option<&leagues::LeagueGauges> {
+        self.inner.enabled.then_some(&self.inner.leagues)
+    }
+
+    /// The metrics in Prometheus' text format.
+    pub fn render(&self) -> String {
+        let mut buffer = Vec::new();
+        let encoder = TextEncoder::new();
+        encoder
+            .encode(&self.inner.registry.gather(), &mut buffer)
+            .expect("text encoding cannot fail");
+        String::from_utf8(buffer).unwrap_or_default()
+    }
+
+    /// Serves `GET /metrics` on `listener` until `shutdown` resolves.
+    pub async fn serve(
+        self,
+        listener: TcpListener,
+        shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+    ) -> std::io::Result<()> {
+        let app = axum::Router::new().route(
+            "/metrics",
+            axum::routing::get(move || {
+                let metrics = self.clone();
+                async move {
+                    (
+                        [(axum::http::header::CONTENT_TYPE, prometheus::TEXT_FORMAT)],
+                        metrics.render(),
+                    )
+                }
+            }),
+        );
+        axum::serve(crate::net::MetricsListener::new(listener), app)
+            .with_graceful_shutdown(shutdown)
+            .await
+    }
+}
+
+/// One open Play stream, counted in `knobel_play_streams` until dropped.
+pub struct StreamGauge(Option<prometheus::IntGauge>);
+
+impl Drop for StreamGauge {
+    fn drop(&mut self) {
+        if let Some(gauge) = &self.0 {
+            gauge.dec();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

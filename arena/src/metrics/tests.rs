@@ -1,0 +1,197 @@
+use std::time::Duration;
+
+use knobel_engine::{ForfeitReason, Match, Rules};
+
+use super::*;
+use crate::referee::{MatchInfo, MatchReport, SeatDecisions, TimeControl};
+
+fn info(seat_names: &[&str], seat_bot_ids: Vec<Option<i64>>) -> MatchInfo {
+    MatchInfo {
+        match_id: "m1".to_owned(),
+        preset: "schocken".to_owned(),
+        rules: Rules::preset("schocken").unwrap(),
+        seat_names: seat_names.iter().map(|s| s.to_string()).collect(),
+        seat_bot_ids,
+        time_control: TimeControl::default(),
+    }
+}
+
+fn report(seats: Vec<SeatDecisions>, forfeit_reasons: Vec<Option<ForfeitReason>>) -> MatchReport {
+    let m = Match::new_with_log(Rules::preset("schocken").unwrap(), 1, seats.len()).unwrap();
+    MatchReport {
+        log: m.log().unwrap().clone(),
+        outcome: None,
+        decisions: 0,
+        timeouts: 0,
+        forfeits: 0,
+        forfeit_reasons,
+        seats,
+    }
+}
+
+/// The value of the one series `name{labels}` in `text`, if it is there.
+fn value(text: &str, series: &str) -> Option<f64> {
+    text.lines()
+        .find_map(|line| line.strip_prefix(series)?.strip_prefix(' ')?.parse().ok())
+}
+
+#[test]
+fn decision_buckets_reach_past_the_deadline_and_the_bank() {
+    let time = TimeControl {
+        decision: Duration::from_millis(200),
+        bank: Duration::from_secs(2),
+    };
+    let buckets = decision_buckets(time);
+    assert_eq!(
+        buckets,
+        [
+            0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.2, 0.4, 2.2
+        ]
+    );
+    let default = decision_buckets(TimeControl::default());
+    assert_eq!(&default[default.len() - 3..], [1.0, 2.0, 11.0]);
+}
+
+#[test]
+fn series_known_at_start_up_exist_at_zero() {
+    let metrics = Metrics::new(TimeControl::default());
+    metrics.bot_registered("alice");
+    let text = metrics.render();
+    for series in [
+        r#"knobel_matches_started_total{game="zokken"}"#,
+        r#"knobel_matches_ended_total{game="sjokken",status="aborted"}"#,
+        r#"knobel_decisions_total{bot="alice",game="schocken",outcome="timeout"}"#,
+        r#"knobel_decisions_total{bot="alice",game="zokken",outcome="forfeited"}"#,
+        r#"knobel_decision_duration_seconds_count{bot="alice",game="sjokken"}"#,
+        r#"knobel_strikes_total{bot="alice",game="schocken",reason="illegal_action"}"#,
+        r#"knobel_forfeits_total{bot="alice",game="schocken",reason="not_reading"}"#,
+        r#"knobel_play_streams{bot="alice"}"#,
+        r#"knobel_store_errors_total{operation="finish"}"#,
+        r#"knobel_store_commit_duration_seconds_count{result="ok"}"#,
+        "knobel_store_pending_writes",
+    ] {
+        assert_eq!(value(&text, series), Some(0.0), "{series} in\n{text}");
+    }
+    let version = format!(
+        r#"knobel_build_info{{version="{}"}}"#,
+        env!("CARGO_PKG_VERSION")
+    );
+    assert_eq!(value(&text, &version), Some(1.0));
+    // Every metric has help text.
+    for line in text.lines().filter(|l| l.starts_with("# HELP")) {
+        assert!(line.split(' ').count() > 3, "no help: {line}");
+    }
+}
+
+#[test]
+fn a_match_counts_each_bot_seat_by_outcome_and_skips_built_in_players() {
+    let metrics = Metrics::new(TimeControl::default());
+    let mut alice = SeatDecisions::default();
+    alice.add(DecisionOutcome::Ok);
+    alice.add(DecisionOutcome::Ok);
+    alice.add(DecisionOutcome::Late);
+    alice.add(DecisionOutcome::Timeout);
+    alice.seconds = vec![0.002, 0.003, 1.5, 11.0];
+    let mut bob = SeatDecisions::default();
+    bob.add(DecisionOutcome::Illegal);
+    bob.add(DecisionOutcome::Malformed);
+    bob.add(DecisionOutcome::Illegal);
+    let info = info(
+        &["alice", "bob", "builtin-heuristic"],
+        vec![Some(1), Some(2), None],
+    );
+    let report = report(
+        vec![alice, bob, SeatDecisions::default()],
+        vec![None, Some(ForfeitReason::Strikes), None],
+    );
+    metrics.match_ended(&info, &report);
+    let text = metrics.render();
+    let get = |series: &str| value(&text, series).unwrap_or_else(|| panic!("{series}\n{text}"));
+    assert_eq!(
+        get(r#"knobel_matches_ended_total{game="schocken",status="aborted"}"#),
+        1.0
+    );
+    assert_eq!(
+        get(r#"knobel_decisions_total{bot="alice",game="schocken",outcome="ok"}"#),
+        2.0
+    );
+    assert_eq!(
+        get(r#"knobel_decisions_total{bot="alice",game="schocken",outcome="late"}"#),
+        1.0
+    );
+    assert_eq!(
+        get(r#"knobel_strikes_total{bot="alice",game="schocken",reason="timeout"}"#),
+        1.0
+    );
+    assert_eq!(
+        get(r#"knobel_decision_duration_seconds_count{bot="alice",game="schocken"}"#),
+        4.0
+    );
+    // The timeout is in the histogram, past the deadline.
+    assert_eq!(
+        get(r#"knobel_decision_duration_seconds_bucket{bot="alice",game="schocken",le="2"}"#),
+        3.0
+    );
+    assert_eq!(
+        get(r#"knobel_strikes_total{bot="bob",game="schocken",reason="illegal_action"}"#),
+        2.0
+    );
+    assert_eq!(
+        get(r#"knobel_strikes_total{bot="bob",game="schocken",reason="malformed"}"#),
+        1.0
+    );
+    assert_eq!(
+        get(r#"knobel_forfeits_total{bot="bob",game="schocken",reason="strikes"}"#),
+        1.0
+    );
+    assert!(!text.contains("builtin-heuristic"), "{text}");
+    assert!(!text.contains("m1"), "never a match id:\n{text}");
+}
+
+#[test]
+fn bots_beyond_the_cap_share_one_label() {
+    let metrics = Metrics::new(TimeControl::default());
+    for i in 0..MAX_BOT_LABELS {
+        metrics.bot_registered(&format!("bot-{i}"));
+    }
+    let late = metrics.stream_opened("latecomer");
+    let first = metrics.stream_opened("bot-0");
+    let text = metrics.render();
+    assert_eq!(
+        value(&text, r#"knobel_play_streams{bot="(other)"}"#),
+        Some(1.0)
+    );
+    assert_eq!(
+        value(&text, r#"knobel_play_streams{bot="bot-0"}"#),
+        Some(1.0)
+    );
+    assert!(!text.contains("latecomer"));
+    drop((late, first));
+    let text = metrics.render();
+    assert_eq!(
+        value(&text, r#"knobel_play_streams{bot="(other)"}"#),
+        Some(0.0)
+    );
+    assert_eq!(
+        value(&text, r#"knobel_play_streams{bot="bot-0"}"#),
+        Some(0.0)
+    );
+}
+
+#[test]
+fn disabled_metrics_count_nothing() {
+    let metrics = Metrics::disabled();
+    metrics.bot_registered("alice");
+    metrics.match_started(knobel_engine::Game::Schocken);
+    let _stream = metrics.stream_opened("alice");
+    metrics.store_error("finish");
+    assert!(!metrics.render().contains("alice"));
+    assert_eq!(
+        value(
+            &metrics.render(),
+            r#"knobel_matches_started_total{game="schocken"}"#
+        ),
+        Some(0.0)
+    );
+    assert!(metrics.leagues().is_none());
+}
