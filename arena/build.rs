@@ -1,6 +1,6 @@
-//! Tests that need PostgreSQL, Python or Node run by default and fail, saying what is
-//! missing, when it is. Built with `KNOBEL_TEST_WITHOUT=postgres` (or `python`, `node`, or
-//! several separated by commas, e.g. `postgres,python`) they are marked ignored instead, with the reason, so that a run
+//! Tests that need PostgreSQL, Python, Node or Prometheus run by default and fail, saying what is
+//! missing, when it is. Built with `KNOBEL_TEST_WITHOUT=postgres` (or `python`, `node`,
+//! `prometheus`, or several separated by commas, e.g. `postgres,python`) they are marked ignored instead, with the reason, so that a run
 //! never reports them passed without having run them. Refused when `CI` is set: CI runs
 //! them all.
 
@@ -10,15 +10,16 @@ fn main() {
     println!("cargo::rustc-check-cfg=cfg(knobel_without_postgres)");
     println!("cargo::rustc-check-cfg=cfg(knobel_without_python)");
     println!("cargo::rustc-check-cfg=cfg(knobel_without_node)");
+    println!("cargo::rustc-check-cfg=cfg(knobel_without_prometheus)");
     let without = std::env::var("KNOBEL_TEST_WITHOUT").unwrap_or_default();
     let ci = std::env::var("CI")
         .map(|v| !v.is_empty() && v != "0" && !v.eq_ignore_ascii_case("false"))
         .unwrap_or(false);
     for dependency in without.split(',').map(str::trim).filter(|d| !d.is_empty()) {
-        if !matches!(dependency, "postgres" | "python" | "node") {
+        if !matches!(dependency, "postgres" | "python" | "node" | "prometheus") {
             panic!(
-                "KNOBEL_TEST_WITHOUT names {dependency:?}: it may name postgres, python and \
-                 node, separated by commas"
+                "KNOBEL_TEST_WITHOUT names {dependency:?}: it may name postgres, python, \
+                 node and prometheus, separated by commas"
             );
         }
         if ci {

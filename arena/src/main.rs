@@ -41,6 +41,9 @@ enum Command {
     /// Show a match.
     #[command(subcommand)]
     Match(cli::league::MatchCommand),
+    /// Ask an arena's gRPC health service whether it serves: exit status 0 if it does, 1 if
+    /// not (for container health checks).
+    Health(cli::health::HealthArgs),
 }
 
 #[derive(Args, Debug)]
@@ -57,10 +60,10 @@ struct ServeArgs {
     #[command(flatten)]
     database: DatabaseArgs,
     /// Address of the gRPC server (port 0 picks a free port).
-    #[arg(long, default_value = "127.0.0.1:50051")]
+    #[arg(long, env = "KNOBEL_LISTEN", default_value = "127.0.0.1:50051")]
     listen: SocketAddr,
     /// Address of the Prometheus metrics endpoint (`/metrics`).
-    #[arg(long, default_value = "127.0.0.1:9464")]
+    #[arg(long, env = "KNOBEL_METRICS_LISTEN", default_value = "127.0.0.1:9464")]
     metrics_listen: SocketAddr,
     /// Seat a bot that finds no opponents against built-in players (practice mode).
     #[arg(long)]
@@ -170,6 +173,7 @@ fn main() -> Result<()> {
         Command::Demo(args) => runtime()?.block_on(cli::demo::run(args)),
         Command::League(command) => runtime()?.block_on(cli::league::run(command)),
         Command::Match(command) => runtime()?.block_on(cli::league::run_match(command)),
+        Command::Health(args) => runtime()?.block_on(cli::health::run(args)),
     }
 }
 

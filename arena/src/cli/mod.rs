@@ -1,5 +1,6 @@
-//! The commands of `knobel` that talk to an arena over gRPC: `league`, `match`, and the
-//! `demo`, which starts one.
+//! The commands of `knobel` that talk to an arena over gRPC: `league`, `match`, `health`,
+//! and the `demo`, which starts one.
 
 pub mod demo;
+pub mod health;
 pub mod league;

@@ -33,6 +33,7 @@ pub const OVERALL: &str = "overall";
 /// The league gauges (in the arena's registry).
 pub(crate) struct LeagueGauges {
     matches: IntGaugeVec,
+    status: IntGaugeVec,
     mu: GaugeVec,
     sigma: GaugeVec,
     conservative: GaugeVec,
@@ -50,6 +51,12 @@ impl LeagueGauges {
                 "A league's scheduled matches by state: pending (not started), running (playing \
                  in this arena now) and done (with a result).",
                 &["league", "state"],
+            ),
+            status: r.gauge(
+                "league_status",
+                "Where a league stands: 1 for its status (created, running, paused, cancelled, \
+                 finished), 0 for the others.",
+                &["league", "status"],
             ),
             mu: r.float_gauge(
                 "league_rating_mu",
@@ -86,6 +93,14 @@ impl LeagueGauges {
         }
     }
 
+    fn set_status(&self, league: &str, status: LeagueStatus) {
+        for s in LeagueStatus::ALL {
+            self.status
+                .with_label_values(&[league, s.as_str()])
+                .set(i64::from(s == status));
+        }
+    }
+
     fn set_progress(&self, league: &str, pending: u64, running: u64, done: u64) {
         for (state, n) in [("pending", pending), ("running", running), ("done", done)] {
             self.matches
@@ -111,6 +126,9 @@ impl LeagueGauges {
     fn forget(&self, league: &str, shown: &Shown) {
         for state in ["pending", "running", "done"] {
             let _ = self.matches.remove_label_values(&[league, state]);
+        }
+        for status in LeagueStatus::ALL {
+            let _ = self.status.remove_label_values(&[league, status.as_str()]);
         }
         for (game, bot) in &shown.standings {
             let labels = [league, game.as_str(), bot.as_str()];
@@ -207,6 +225,7 @@ async fn refresh_once(
         let done = league.finished_matches;
         let pending = league.total_matches.saturating_sub(done + running);
         gauges.set_progress(&league.name, pending, running, done);
+        gauges.set_status(&league.name, league.status);
         let series = shown.entry(league.name.clone()).or_default();
         if series.results == Some(done) {
             continue;

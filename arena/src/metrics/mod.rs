@@ -51,11 +51,13 @@ const STRIKE_REASONS: [StrikeReason; 3] = [
     StrikeReason::Malformed,
 ];
 
-/// Bucket bounds of the decision latency histogram below the deadline, in seconds; the
-/// deadline itself, twice it and the deadline plus the whole time bank are added, so that
-/// late answers and timeouts fall into buckets of their own.
-const DECISION_BUCKETS: [f64; 11] = [
-    0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0,
+/// Bucket bounds of the decision latency histogram, in seconds; the arena's deadline, twice
+/// it and the deadline plus the whole time bank are added (leagues may set their own
+/// deadlines: the fixed bounds reach a minute), so that late answers and timeouts fall
+/// into buckets of their own.
+const DECISION_BUCKETS: [f64; 16] = [
+    0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0,
+    60.0,
 ];
 
 /// The arena's metrics.
@@ -130,14 +132,11 @@ impl Register<'_> {
     }
 }
 
-/// The decision histogram's buckets for `time`: [`DECISION_BUCKETS`] up to the deadline,
-/// then the deadline, twice it, and the deadline plus the bank.
+/// The decision histogram's buckets for `time`: [`DECISION_BUCKETS`], the deadline, twice
+/// it, and the deadline plus the bank.
 fn decision_buckets(time: TimeControl) -> Vec<f64> {
     let deadline = time.decision.as_secs_f64();
-    let mut buckets: Vec<f64> = DECISION_BUCKETS
-        .into_iter()
-        .filter(|&b| b < deadline)
-        .collect();
+    let mut buckets = DECISION_BUCKETS.to_vec();
     buckets.extend([
         deadline,
         2.0 * deadline,

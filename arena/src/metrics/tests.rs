@@ -42,14 +42,14 @@ fn decision_buckets_reach_past_the_deadline_and_the_bank() {
         bank: Duration::from_secs(2),
     };
     let buckets = decision_buckets(time);
-    assert_eq!(
-        buckets,
-        [
-            0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.2, 0.4, 2.2
-        ]
-    );
+    for bound in [0.2, 0.4, 2.2, 60.0] {
+        assert!(buckets.contains(&bound), "{bound} in {buckets:?}");
+    }
+    assert!(buckets.windows(2).all(|w| w[0] < w[1]), "{buckets:?}");
     let default = decision_buckets(TimeControl::default());
-    assert_eq!(&default[default.len() - 3..], [1.0, 2.0, 11.0]);
+    for bound in [1.0, 2.0, 11.0] {
+        assert!(default.contains(&bound), "{bound} in {default:?}");
+    }
 }
 
 #[test]

@@ -40,6 +40,15 @@ pub enum LeagueStatus {
 }
 
 impl LeagueStatus {
+    /// Every status.
+    pub const ALL: [LeagueStatus; 5] = [
+        LeagueStatus::Created,
+        LeagueStatus::Running,
+        LeagueStatus::Paused,
+        LeagueStatus::Cancelled,
+        LeagueStatus::Finished,
+    ];
+
     /// The name stored and shown.
     pub fn as_str(self) -> &'static str {
         match self {

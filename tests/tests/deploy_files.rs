@@ -1,0 +1,468 @@
+//! The deployment files in deploy/ are checked, not trusted: valid YAML and JSON; the
+//! compose file, the Kubernetes manifests, the Dockerfile, the Prometheus configuration and
+//! the Grafana provisioning refer only to images, ports, variables and files that exist; the
+//! variables the arena is given are ones `knobel serve` reads; Prometheus' own `promtool`
+//! accepts the configuration and rules, and the alert rules fire in its unit tests
+//! (deploy/prometheus/tests.yml). Docker has no daemon here: the image is not built.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use knobel_e2e::{binaries, workspace};
+use serde_yaml_ng::Value;
+
+fn deploy() -> PathBuf {
+    workspace().join("deploy")
+}
+
+fn read(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()))
+}
+
+fn yaml(path: &Path) -> Value {
+    serde_yaml_ng::from_str(&read(path))
+        .unwrap_or_else(|e| panic!("{} is not valid YAML: {e}", path.display()))
+}
+
+/// Every YAML document in `path`.
+fn yaml_documents(path: &Path) -> Vec<Value> {
+    serde_yaml_ng::Deserializer::from_str(&read(path))
+        .map(|doc| {
+            serde::Deserialize::deserialize(doc)
+                .unwrap_or_else(|e| panic!("{} is not valid YAML: {e}", path.display()))
+        })
+        .collect()
+}
+
+fn get<'a>(v: &'a Value, path: &str) -> &'a Value {
+    path.split('.')
+        .fold(v, |v, key| match key.parse::<usize>() {
+            Ok(i) => &v[i],
+            Err(_) => &v[key],
+        })
+}
+
+fn str_at<'a>(v: &'a Value, path: &str) -> &'a str {
+    get(v, path)
+        .as_str()
+        .unwrap_or_else(|| panic!("{path} is not a string in {v:?}"))
+}
+
+/// The environment variables and flags `knobel serve` reads, from its `--help`.
+fn serve_help() -> String {
+    let output = Command::new(binaries().join("knobel"))
+        .args(["serve", "--help"])
+        .output()
+        .expect("run knobel serve --help");
+    assert!(output.status.success());
+    String::from_utf8(output.stdout).unwrap()
+}
+
+/// Variables the arena reads: those `knobel serve --help` names, and the log filter.
+fn arena_variables() -> BTreeSet<String> {
+    let help = serve_help();
+    let mut vars: BTreeSet<String> = help
+        .split("[env: ")
+        .skip(1)
+        .filter_map(|rest| rest.split(['=', ']']).next())
+        .map(str::to_owned)
+        .collect();
+    vars.insert("RUST_LOG".to_owned());
+    assert!(vars.contains("DATABASE_URL"), "{help}");
+    assert!(vars.contains("KNOBEL_LISTEN"), "{help}");
+    vars
+}
+
+/// `${NAME}`, `${NAME:?message}` and `${NAME:-default}` in `text`.
+fn interpolated(text: &str) -> BTreeSet<String> {
+    text.split("${")
+        .skip(1)
+        .map(|rest| {
+            rest.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .next()
+                .unwrap()
+                .to_owned()
+        })
+        .collect()
+}
+
+/// The port of an `ADDR:PORT` value.
+fn port_of(addr: &str) -> u16 {
+    addr.rsplit(':').next().unwrap().parse().unwrap()
+}
+
+#[test]
+fn the_dockerfile_is_multi_stage_runs_unprivileged_and_checks_grpc_health() {
+    let text = read(&deploy().join("Dockerfile"));
+    let lines: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.starts_with('#'))
+        .collect();
+    let froms: Vec<&str> = lines
+        .iter()
+        .filter(|l| l.starts_with("FROM "))
+        .copied()
+        .collect();
+    assert!(froms.len() >= 2, "a multi-stage build: {froms:?}");
+    for from in &froms {
+        let image = from.split_whitespace().nth(1).unwrap();
+        assert!(
+            image.contains(':') && !image.ends_with(":latest"),
+            "base images are pinned: {from}"
+        );
+    }
+    assert!(
+        froms.last().unwrap().contains("-slim"),
+        "a small runtime: {froms:?}"
+    );
+    assert!(
+        text.contains("COPY --from=build"),
+        "the runtime takes the build's binary only"
+    );
+    assert!(
+        text.contains("--locked"),
+        "the image builds from Cargo.lock"
+    );
+    let user = lines
+        .iter()
+        .filter_map(|l| l.strip_prefix("USER "))
+        .next_back()
+        .expect("a USER line");
+    let uid = user.split(':').next().unwrap();
+    assert!(uid != "0" && uid != "root", "non-root: USER {user}");
+    let health = lines
+        .iter()
+        .position(|l| l.starts_with("HEALTHCHECK"))
+        .expect("a HEALTHCHECK");
+    let command = lines[health..].join(" ");
+    assert!(command.contains(r#"CMD ["knobel", "health""#), "{command}");
+    // The health command exists and fails (exit status 1) where no arena answers.
+    let output = Command::new(binaries().join("knobel"))
+        .args([
+            "health",
+            "--server",
+            "http://127.0.0.1:9",
+            "--timeout-ms",
+            "500",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    // What the image exposes is where the arena listens in it.
+    let exposed: Vec<u16> = lines
+        .iter()
+        .filter_map(|l| l.strip_prefix("EXPOSE "))
+        .flat_map(|ports| ports.split_whitespace().map(|p| p.parse().unwrap()))
+        .collect();
+    assert_eq!(exposed, [50051, 9464]);
+    assert!(text.contains("KNOBEL_LISTEN=0.0.0.0:50051"));
+    assert!(text.contains("KNOBEL_METRICS_LISTEN=0.0.0.0:9464"));
+    assert!(deploy().join("Dockerfile.dockerignore").exists());
+    // The build context is the repository root: what it copies is there.
+    for path in [
+        "Cargo.toml",
+        "Cargo.lock",
+        "arena",
+        "engine",
+        "proto",
+        "bots",
+        "tests",
+    ] {
+        assert!(workspace().join(path).exists(), "{path}");
+    }
+}
+
+#[test]
+fn compose_wires_the_arena_postgres_prometheus_and_grafana_from_files_that_exist() {
+    let path = deploy().join("compose.yaml");
+    let text = read(&path);
+    let compose = yaml(&path);
+    let services = compose["services"].as_mapping().expect("services");
+    let names: BTreeSet<&str> = services.keys().filter_map(Value::as_str).collect();
+    assert_eq!(
+        names,
+        BTreeSet::from(["arena", "grafana", "postgres", "prometheus"])
+    );
+    // Images: the arena's is built from deploy/Dockerfile; the others are pinned.
+    let arena = &compose["services"]["arena"];
+    assert_eq!(str_at(arena, "build.dockerfile"), "deploy/Dockerfile");
+    let context = deploy().join(str_at(arena, "build.context"));
+    assert!(context.join("deploy/Dockerfile").exists());
+    for name in ["postgres", "prometheus", "grafana"] {
+        let image = str_at(&compose["services"][name], "image");
+        let tag = image.rsplit_once(':').map(|(_, tag)| tag).unwrap_or("");
+        assert!(
+            !tag.is_empty() && tag != "latest",
+            "{name}: pinned image, not {image}"
+        );
+    }
+    // Every file mounted is in the repository.
+    for (name, service) in services {
+        for volume in service["volumes"].as_sequence().into_iter().flatten() {
+            let volume = volume.as_str().unwrap();
+            let source = volume.split(':').next().unwrap();
+            if source.starts_with('.') {
+                assert!(
+                    deploy().join(source).exists(),
+                    "{name:?} mounts {source}, which is not in deploy/"
+                );
+            } else {
+                assert!(
+                    compose["volumes"].get(source).is_some(),
+                    "{name:?}: named volume {source} is declared"
+                );
+            }
+        }
+    }
+    // Every variable interpolated is in the example environment file.
+    let example = read(&deploy().join(".env.example"));
+    for var in interpolated(&text) {
+        assert!(
+            example.lines().any(|l| l.starts_with(&format!("{var}="))),
+            "${{{var}}} is used by compose.yaml but not in deploy/.env.example"
+        );
+    }
+    // The arena gets variables it reads, and listens where the others look for it.
+    let known = arena_variables();
+    let env = arena["environment"].as_mapping().unwrap();
+    for key in env.keys() {
+        let key = key.as_str().unwrap();
+        assert!(
+            known.contains(key),
+            "the arena does not read {key}: {known:?}"
+        );
+    }
+    let grpc = port_of(str_at(arena, "environment.KNOBEL_LISTEN"));
+    let metrics = port_of(str_at(arena, "environment.KNOBEL_METRICS_LISTEN"));
+    assert_eq!((grpc, metrics), (50051, 9464));
+    assert_eq!(str_at(arena, "ports.0"), "50051:50051");
+    assert!(str_at(arena, "environment.DATABASE_URL").contains("@postgres:5432/"));
+    let prometheus = yaml(&deploy().join("prometheus/prometheus.yml"));
+    assert_eq!(
+        str_at(&prometheus, "scrape_configs.0.static_configs.0.targets.0"),
+        format!("arena:{metrics}")
+    );
+    let health = arena["healthcheck"]["test"].as_sequence().unwrap();
+    assert_eq!(health[1].as_str(), Some("knobel"));
+    assert_eq!(health[2].as_str(), Some("health"));
+    // Grafana: the data source is the compose Prometheus, the dashboards the mounted ones.
+    let datasource = yaml(&deploy().join("grafana/provisioning/datasources/prometheus.yaml"));
+    assert_eq!(
+        str_at(&datasource, "datasources.0.url"),
+        "http://prometheus:9090"
+    );
+    let provider = yaml(&deploy().join("grafana/provisioning/dashboards/knobel.yaml"));
+    let dashboards_at = str_at(&provider, "providers.0.options.path");
+    let grafana = &compose["services"]["grafana"];
+    assert!(
+        grafana["volumes"]
+            .as_sequence()
+            .unwrap()
+            .iter()
+            .any(|v| v.as_str() == Some(&format!("./grafana/dashboards:{dashboards_at}:ro"))),
+        "the dashboards are mounted where the provider reads them"
+    );
+    let dashboard: serde_json::Value =
+        serde_json::from_str(&read(&deploy().join("grafana/dashboards/knobel.json")))
+            .expect("the dashboard is valid JSON");
+    let uid = str_at(&datasource, "datasources.0.uid");
+    for panel in dashboard["panels"].as_array().unwrap() {
+        assert_eq!(panel["datasource"]["uid"], uid, "{}", panel["title"]);
+    }
+    // The Prometheus rule files it names are mounted next to it.
+    for rule_file in prometheus["rule_files"].as_sequence().unwrap() {
+        let file = rule_file.as_str().unwrap();
+        assert!(
+            text.contains(&format!("./prometheus/{file}:/etc/prometheus/{file}:ro")),
+            "{file} is mounted"
+        );
+    }
+}
+
+#[test]
+fn the_kubernetes_manifests_agree_with_each_other_and_the_image() {
+    let dir = deploy().join("k8s");
+    let kustomization = yaml(&dir.join("kustomization.yaml"));
+    let listed: BTreeSet<String> = kustomization["resources"]
+        .as_sequence()
+        .unwrap()
+        .iter()
+        .map(|r| r.as_str().unwrap().to_owned())
+        .collect();
+    let files: BTreeSet<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|f| f.ends_with(".yaml") && f != "kustomization.yaml")
+        .collect();
+    assert_eq!(listed, files, "kustomization.yaml lists every manifest");
+    let mut objects = Vec::new();
+    for file in &files {
+        for doc in yaml_documents(&dir.join(file)) {
+            assert!(doc["apiVersion"].as_str().is_some(), "{file}: apiVersion");
+            assert!(doc["kind"].as_str().is_some(), "{file}: kind");
+            assert!(doc["metadata"]["name"].as_str().is_some(), "{file}: name");
+            objects.push(doc);
+        }
+    }
+    let find = |kind: &str| {
+        objects
+            .iter()
+            .find(|o| o["kind"].as_str() == Some(kind))
+            .unwrap_or_else(|| panic!("no {kind}"))
+    };
+    let deployment = find("Deployment");
+    let service = find("Service");
+    let config = find("ConfigMap");
+    let pdb = find("PodDisruptionBudget");
+    assert!(
+        objects.iter().all(|o| o["kind"].as_str() != Some("Secret")),
+        "secrets are referenced, never committed"
+    );
+    let pod = &deployment["spec"]["template"];
+    let labels = &pod["metadata"]["labels"];
+    assert_eq!(&deployment["spec"]["selector"]["matchLabels"], labels);
+    assert_eq!(&service["spec"]["selector"], labels);
+    assert_eq!(&pdb["spec"]["selector"]["matchLabels"], labels);
+    let container = &pod["spec"]["containers"][0];
+    // The image is the one compose builds.
+    let compose = yaml(&deploy().join("compose.yaml"));
+    assert_eq!(
+        container["image"], compose["services"]["arena"]["image"],
+        "the image compose builds"
+    );
+    assert_eq!(
+        pod["spec"]["securityContext"]["runAsNonRoot"].as_bool(),
+        Some(true)
+    );
+    let port = |name: &str| {
+        container["ports"]
+            .as_sequence()
+            .unwrap()
+            .iter()
+            .find(|p| p["name"].as_str() == Some(name))
+            .and_then(|p| p["containerPort"].as_u64())
+            .unwrap_or_else(|| panic!("container port {name}"))
+    };
+    let (grpc, metrics) = (port("grpc"), port("metrics"));
+    assert_eq!(
+        (grpc, metrics),
+        (50051, 9464),
+        "the ports the image exposes"
+    );
+    // The ConfigMap makes the arena listen on those ports, with variables it reads.
+    let known = arena_variables();
+    for (key, value) in config["data"].as_mapping().unwrap() {
+        let key = key.as_str().unwrap();
+        assert!(known.contains(key), "the arena does not read {key}");
+        assert!(
+            value.as_str().is_some(),
+            "{key}: ConfigMap values are strings"
+        );
+    }
+    assert_eq!(port_of(str_at(config, "data.KNOBEL_LISTEN")) as u64, grpc);
+    assert_eq!(
+        port_of(str_at(config, "data.KNOBEL_METRICS_LISTEN")) as u64,
+        metrics
+    );
+    assert_eq!(
+        str_at(container, "envFrom.0.configMapRef.name"),
+        str_at(config, "metadata.name")
+    );
+    // Secrets by reference, for variables the arena reads.
+    let mut secret_keys = BTreeSet::new();
+    for var in container["env"].as_sequence().unwrap() {
+        let name = str_at(var, "name");
+        assert!(known.contains(name), "the arena does not read {name}");
+        let secret = &var["valueFrom"]["secretKeyRef"];
+        secret_keys.insert((str_at(secret, "name"), str_at(secret, "key")));
+    }
+    let operations = read(&workspace().join("docs/operations.md"));
+    for (secret, key) in &secret_keys {
+        assert!(
+            operations.contains(&format!("kubectl create secret generic {secret}"))
+                && operations.contains(&format!("--from-literal={key}=")),
+            "docs/operations.md tells how to create secret {secret} with key {key}"
+        );
+    }
+    // Probes on gRPC health, the service's target ports are the container's.
+    for probe in ["readinessProbe", "livenessProbe"] {
+        assert_eq!(
+            container[probe]["grpc"]["port"].as_u64(),
+            Some(grpc),
+            "{probe}"
+        );
+    }
+    for p in service["spec"]["ports"].as_sequence().unwrap() {
+        let target = str_at(p, "targetPort");
+        port(target);
+    }
+    // Scrape annotations name the metrics port and path.
+    let annotations = &pod["metadata"]["annotations"];
+    assert_eq!(annotations["prometheus.io/scrape"].as_str(), Some("true"));
+    assert_eq!(
+        annotations["prometheus.io/port"].as_str(),
+        Some(metrics.to_string().as_str())
+    );
+    assert_eq!(annotations["prometheus.io/path"].as_str(), Some("/metrics"));
+    assert!(pdb["spec"]["minAvailable"].as_u64().is_some());
+
+    // kubectl, where it is installed, renders the kustomization (offline); with a cluster it
+    // can reach, `apply --dry-run=client` must pass too.
+    if let Ok(output) = Command::new("kubectl")
+        .args(["kustomize"])
+        .arg(&dir)
+        .output()
+    {
+        assert!(output.status.success(), "{output:?}");
+        let rendered = String::from_utf8(output.stdout).unwrap();
+        for kind in ["ConfigMap", "Deployment", "Service", "PodDisruptionBudget"] {
+            assert!(rendered.contains(&format!("kind: {kind}")), "{rendered}");
+        }
+        let reachable = Command::new("kubectl")
+            .args(["version", "--request-timeout=5s"])
+            .output()
+            .is_ok_and(|o| o.status.success());
+        if reachable {
+            let output = Command::new("kubectl")
+                .args(["apply", "--dry-run=client", "-k"])
+                .arg(&dir)
+                .output()
+                .unwrap();
+            assert!(output.status.success(), "{output:?}");
+        } else {
+            eprintln!("kubectl has no cluster to reach: apply --dry-run=client not run");
+        }
+    }
+}
+
+/// `promtool` (Debian's `prometheus` package; `.ci/run` installs it) with `args`.
+fn promtool(args: &[&str]) -> std::process::Output {
+    Command::new("promtool")
+        .args(args)
+        .current_dir(deploy().join("prometheus"))
+        .output()
+        .expect("promtool is missing: install Debian's prometheus package (apt-get install prometheus), or build with KNOBEL_TEST_WITHOUT=prometheus")
+}
+
+#[test]
+#[cfg_attr(
+    knobel_without_prometheus,
+    ignore = "KNOBEL_TEST_WITHOUT=prometheus: promtool is not installed"
+)]
+fn promtool_accepts_the_config_and_rules_and_the_alerts_fire_in_its_unit_tests() {
+    for args in [
+        &["check", "config", "prometheus.yml"][..],
+        &["check", "rules", "recording.yml", "alerts.yml"],
+        &["test", "rules", "tests.yml"],
+    ] {
+        let output = promtool(args);
+        assert!(
+            output.status.success(),
+            "promtool {args:?}: {}{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+}

@@ -1,0 +1,690 @@
+//! Metrics end to end, with real processes: the arena binary, bots as real gRPC clients (two
+//! of them misbehaving), and a real Prometheus server (Debian's package) scraping the arena
+//! on 127.0.0.1 with the configuration and rules of deploy/prometheus/.
+//!
+//! During a short league across the three games the test checks that:
+//! - `promtool check metrics` accepts the arena's output;
+//! - every bot's rating in Prometheus equals the standings from GetStandings, per game and
+//!   overall, once the league is over;
+//! - every panel query of the Grafana dashboard names only metrics the arena exports (or
+//!   recording rules of deploy/prometheus) and evaluates in that Prometheus without error;
+//!   the leaderboard queries return every bot of the league;
+//! - the decision metrics agree with the stored results: timeouts, strikes by reason and
+//!   forfeits by reason per bot equal what the database recorded.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use knobel_bots::{BearerAuth, Bot, BotConfig, Game, Misbehave, Token, strategy};
+use knobel_e2e::{Arena, ArenaOptions, scrape, workspace};
+use knobel_proto::v1 as pb;
+use knobel_proto::v1::admin_client::AdminClient;
+use serde_json::Value;
+use sqlx::Connection;
+
+const ADMIN_TOKEN: &str = "observability-admin-token-0123456789";
+
+/// The bots: two that play, one that never answers (timeouts, then forfeits), one that
+/// answers with illegal actions (strikes, then forfeits).
+const BOTS: [(&str, Option<Misbehave>); 4] = [
+    ("ada", None),
+    ("bert", None),
+    ("sleepy", Some(Misbehave::NeverAnswer)),
+    ("crook", Some(Misbehave::Illegal)),
+];
+
+const LEAGUE: &str = r#"
+name = "observed"
+seed = 7
+bots = ["ada", "bert", "sleepy", "crook"]
+concurrency = 4
+
+[time]
+decision_ms = 150
+time_bank_ms = 100
+
+[games.schocken]
+table_size = 3
+
+[games.sjokken]
+table_size = 3
+
+[games.zokken]
+settings = { rounds = 5 }
+"#;
+
+/// A Prometheus server of the test's own, on a free port of 127.0.0.1, with its data in a
+/// temporary folder; killed when dropped.
+struct Prometheus {
+    child: tokio::process::Child,
+    url: String,
+    client: reqwest::Client,
+    _dir: tempfile::TempDir,
+}
+
+impl Prometheus {
+    /// Starts Prometheus with deploy/prometheus/prometheus.yml, its target rewritten to
+    /// `target` (`host:port`), scraping and evaluating rules every second.
+    async fn start(target: &str) -> Prometheus {
+        let deploy = workspace().join("deploy/prometheus");
+        let dir = tempfile::tempdir().unwrap();
+        let mut config: serde_yaml_ng::Value = serde_yaml_ng::from_str(
+            &std::fs::read_to_string(deploy.join("prometheus.yml")).unwrap(),
+        )
+        .unwrap();
+        config["global"]["scrape_interval"] = "1s".into();
+        config["global"]["evaluation_interval"] = "1s".into();
+        config["scrape_configs"][0]["static_configs"][0]["targets"] =
+            serde_yaml_ng::Value::Sequence(vec![target.into()]);
+        let rules: Vec<serde_yaml_ng::Value> = config["rule_files"]
+            .as_sequence()
+            .unwrap()
+            .iter()
+            .map(|f| {
+                deploy
+                    .join(f.as_str().unwrap())
+                    .display()
+                    .to_string()
+                    .into()
+            })
+            .collect();
+        config["rule_files"] = serde_yaml_ng::Value::Sequence(rules);
+        let config_path = dir.path().join("prometheus.yml");
+        std::fs::write(&config_path, serde_yaml_ng::to_string(&config).unwrap()).unwrap();
+        // A free port: taken from the kernel, then handed to Prometheus.
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let child = tokio::process::Command::new(prometheus_binary())
+            .arg(format!("--config.file={}", config_path.display()))
+            .arg(format!("--storage.tsdb.path={}", dir.path().join("data").display()))
+            .arg(format!("--web.listen-address=127.0.0.1:{port}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("prometheus is missing: install Debian's prometheus package, or build with KNOBEL_TEST_WITHOUT=prometheus");
+        let prometheus = Prometheus {
+            child,
+            url: format!("http://127.0.0.1:{port}"),
+            client: reqwest::Client::new(),
+            _dir: dir,
+        };
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let ready = prometheus
+                .client
+                .get(format!("{}/-/ready", prometheus.url))
+                .send()
+                .await
+                .is_ok_and(|r| r.status().is_success());
+            if ready {
+                return prometheus;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "prometheus did not get ready in 60 s"
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// Evaluates `query` now: the `data` of a successful answer; panics on an error.
+    async fn query(&self, query: &str) -> Value {
+        let answer: Value = self
+            .client
+            .get(format!("{}/api/v1/query", self.url))
+            .query(&[("query", query)])
+            .send()
+            .await
+            .expect("ask prometheus")
+            .json()
+            .await
+            .expect("a JSON answer");
+        assert_eq!(answer["status"], "success", "{query}: {answer}");
+        answer["data"].clone()
+    }
+
+    /// The instant vector of `query`: each series' labels and value.
+    async fn vector(&self, query: &str) -> Vec<(BTreeMap<String, String>, f64)> {
+        let data = self.query(query).await;
+        data["result"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{query}: {data}"))
+            .iter()
+            .map(|series| {
+                let labels = series["metric"]
+                    .as_object()
+                    .unwrap()
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.as_str().unwrap().to_owned()))
+                    .collect();
+                let value = series["value"][1].as_str().unwrap().parse().unwrap();
+                (labels, value)
+            })
+            .collect()
+    }
+}
+
+impl Drop for Prometheus {
+    fn drop(&mut self) {
+        let _ = self.child.start_kill();
+    }
+}
+
+fn prometheus_binary() -> PathBuf {
+    PathBuf::from(std::env::var_os("KNOBEL_PROMETHEUS").unwrap_or_else(|| "prometheus".into()))
+}
+
+/// `promtool check metrics` on `text`: its findings (empty when it accepts it).
+fn promtool_check_metrics(text: &str) -> String {
+    use std::io::Write;
+    let mut child = std::process::Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("promtool is missing: install Debian's prometheus package");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(text.as_bytes())
+        .unwrap();
+    let output = child.wait_with_output().unwrap();
+    let findings = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    if output.status.success() {
+        String::new()
+    } else {
+        findings
+    }
+}
+
+type Admin = AdminClient<
+    tonic::service::interceptor::InterceptedService<tonic::transport::Channel, BearerAuth>,
+>;
+
+async fn admin(arena: &Arena) -> Admin {
+    let channel = tonic::transport::Channel::from_shared(arena.url.clone())
+        .unwrap()
+        .connect()
+        .await
+        .expect("connect to the arena");
+    AdminClient::with_interceptor(
+        channel,
+        BearerAuth::new(&Token::new(ADMIN_TOKEN.to_owned())).unwrap(),
+    )
+}
+
+async fn standings(arena: &Arena) -> pb::GetStandingsResponse {
+    arena
+        .client()
+        .await
+        .get_standings(pb::GetStandingsRequest {
+            league: "observed".into(),
+        })
+        .await
+        .unwrap()
+        .into_inner()
+}
+
+fn game_name(game: i32) -> &'static str {
+    match pb::Game::try_from(game).unwrap() {
+        pb::Game::Schocken => "schocken",
+        pb::Game::Sjokken => "sjokken",
+        pb::Game::Zokken => "zokken",
+        pb::Game::Unspecified => panic!("a game"),
+    }
+}
+
+/// Every (game, bot) to (mu, sigma, conservative, matches), per game and `overall`.
+fn ratings_of(s: &pb::GetStandingsResponse) -> BTreeMap<(String, String), [f64; 4]> {
+    let mut ratings = BTreeMap::new();
+    let mut put = |game: &str, b: &pb::BotStanding| {
+        ratings.insert(
+            (game.to_owned(), b.bot.clone()),
+            [b.mu, b.sigma, b.conservative, f64::from(b.matches)],
+        );
+    };
+    for g in &s.games {
+        for b in &g.bots {
+            put(game_name(g.game), b);
+        }
+    }
+    for b in &s.overall {
+        put("overall", b);
+    }
+    ratings
+}
+
+/// The same from Prometheus.
+async fn ratings_in(prometheus: &Prometheus) -> BTreeMap<(String, String), [f64; 4]> {
+    let mut ratings: BTreeMap<(String, String), [f64; 4]> = BTreeMap::new();
+    for (i, metric) in [
+        "knobel_league_rating_mu",
+        "knobel_league_rating_sigma",
+        "knobel_league_rating_conservative",
+        "knobel_league_bot_matches",
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        for (labels, value) in prometheus
+            .vector(&format!(r#"{metric}{{league="observed"}}"#))
+            .await
+        {
+            let key = (labels["game"].clone(), labels["bot"].clone());
+            ratings.entry(key).or_insert([f64::NAN; 4])[i] = value;
+        }
+    }
+    ratings
+}
+
+/// Metric names a PromQL expression refers to: `knobel_*` series and `knobel:*` recording
+/// rules (the words that are not functions, keywords or label names).
+fn metric_names(expr: &str) -> BTreeSet<String> {
+    let mut names = BTreeSet::new();
+    let mut word = String::new();
+    let mut in_braces = 0;
+    for c in expr.chars().chain(std::iter::once(' ')) {
+        if c.is_ascii_alphanumeric() || c == '_' || c == ':' {
+            word.push(c);
+            continue;
+        }
+        if in_braces == 0 && word.starts_with("knobel") {
+            names.insert(std::mem::take(&mut word));
+        }
+        word.clear();
+        match c {
+            '{' => in_braces += 1,
+            '}' => in_braces -= 1,
+            _ => {}
+        }
+    }
+    names
+}
+
+/// The metric names of a scrape (histograms by their base name too).
+fn scraped_names(text: &str) -> BTreeSet<String> {
+    let mut names = BTreeSet::new();
+    for line in text
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+    {
+        let name = line.split(['{', ' ']).next().unwrap().to_owned();
+        for suffix in ["_bucket", "_count", "_sum"] {
+            if let Some(base) = name.strip_suffix(suffix) {
+                names.insert(base.to_owned());
+            }
+        }
+        names.insert(name);
+    }
+    names
+}
+
+/// The recording rules of deploy/prometheus/recording.yml.
+fn recorded_names() -> BTreeSet<String> {
+    let rules: serde_yaml_ng::Value = serde_yaml_ng::from_str(
+        &std::fs::read_to_string(workspace().join("deploy/prometheus/recording.yml")).unwrap(),
+    )
+    .unwrap();
+    rules["groups"]
+        .as_sequence()
+        .unwrap()
+        .iter()
+        .flat_map(|g| g["rules"].as_sequence().unwrap().iter())
+        .map(|r| r["record"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// Every query of the dashboard: (panel title, expression), the template variable's query
+/// included.
+fn dashboard_queries() -> Vec<(String, String)> {
+    let dashboard: Value = serde_json::from_str(
+        &std::fs::read_to_string(workspace().join("deploy/grafana/dashboards/knobel.json"))
+            .unwrap(),
+    )
+    .unwrap();
+    let mut queries = Vec::new();
+    for panel in dashboard["panels"].as_array().unwrap() {
+        for target in panel["targets"].as_array().unwrap() {
+            queries.push((
+                panel["title"].as_str().unwrap().to_owned(),
+                target["expr"].as_str().unwrap().to_owned(),
+            ));
+        }
+    }
+    for variable in dashboard["templating"]["list"].as_array().unwrap() {
+        if variable["type"] == "query" {
+            let query = variable["query"]["query"].as_str().unwrap();
+            // label_values(METRIC, LABEL) is Grafana's: Prometheus is asked for METRIC.
+            let metric = query
+                .strip_prefix("label_values(")
+                .and_then(|q| q.split(',').next())
+                .unwrap_or(query);
+            queries.push((format!("variable {}", variable["name"]), metric.to_owned()));
+        }
+    }
+    queries
+}
+
+/// A dashboard expression with Grafana's variables given values.
+fn with_variables(expr: &str, game: &str) -> String {
+    expr.replace("$league", "observed")
+        .replace("$game", game)
+        .replace("$__rate_interval", "1m")
+        .replace("$__range", "5m")
+        .replace("$__interval", "15s")
+}
+
+/// The totals of counter `metric` in `text` by bot and the `key` label (series at zero
+/// left out).
+fn totals(text: &str, metric: &str, key: &str) -> BTreeMap<(String, String), f64> {
+    let mut totals = BTreeMap::new();
+    for line in text.lines() {
+        let Some(rest) = line.strip_prefix(metric) else {
+            continue;
+        };
+        let Some((labels, value)) = rest.strip_prefix('{').and_then(|r| r.split_once("} ")) else {
+            continue;
+        };
+        let label = |name: &str| {
+            labels
+                .split(',')
+                .find_map(|kv| kv.strip_prefix(&format!("{name}=\"")))
+                .map(|v| v.trim_end_matches('"').to_owned())
+                .unwrap()
+        };
+        let value: f64 = value.parse().unwrap();
+        if value > 0.0 {
+            *totals.entry((label("bot"), label(key))).or_insert(0.0) += value;
+        }
+    }
+    totals
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    knobel_without_prometheus,
+    ignore = "KNOBEL_TEST_WITHOUT=prometheus: prometheus is not installed"
+)]
+async fn prometheus_shows_the_standings_the_dashboard_queries_work_and_the_counters_agree_with_the_store()
+ {
+    let mut options = ArenaOptions::default();
+    // Tables of 8 never fill: the bots play league matches only.
+    options.args.extend(["--seats".to_owned(), "8".to_owned()]);
+    let arena = Arena::start_with_env(options, &[("KNOBEL_ADMIN_TOKEN", ADMIN_TOKEN)]).await;
+    let target = arena
+        .metrics_url
+        .strip_prefix("http://")
+        .and_then(|r| r.strip_suffix("/metrics"))
+        .unwrap()
+        .to_owned();
+    let prometheus = Prometheus::start(&target).await;
+
+    let mut admin = admin(&arena).await;
+    let mut bots = tokio::task::JoinSet::new();
+    for (i, (name, misbehave)) in BOTS.into_iter().enumerate() {
+        let token = admin
+            .add_bot(pb::AddBotRequest { name: name.into() })
+            .await
+            .unwrap()
+            .into_inner()
+            .token;
+        for stream in 0..2 {
+            let mut config = BotConfig::new(
+                arena.url.clone(),
+                Token::new(token.clone()),
+                name,
+                Game::ALL,
+            );
+            config.misbehave = misbehave;
+            let policy = strategy("heuristic", (i * 2 + stream) as u64).unwrap();
+            bots.spawn(Bot::new(config, policy).run());
+        }
+    }
+    // A registered bot has its series at once, before it plays.
+    let text = scrape(&arena.metrics_url).await;
+    for (name, _) in BOTS {
+        let series = format!(r#"knobel_play_streams{{bot="{name}"}}"#);
+        assert!(text.contains(&series), "{series} in:\n{text}");
+    }
+    admin
+        .create_league(pb::CreateLeagueRequest {
+            config_toml: LEAGUE.into(),
+        })
+        .await
+        .unwrap();
+    admin
+        .start_league(pb::LeagueRequest {
+            name: "observed".into(),
+        })
+        .await
+        .unwrap();
+
+    // While the league plays: promtool accepts the output, with league series in it.
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        let text = scrape(&arena.metrics_url).await;
+        if text.contains(r#"knobel_league_matches{league="observed",state="done"}"#) {
+            assert_eq!(promtool_check_metrics(&text), "", "promtool check metrics");
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no league series in 120 s:\n{text}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+
+    // The league ends.
+    let deadline = Instant::now() + Duration::from_secs(300);
+    let standings = loop {
+        let s = standings(&arena).await;
+        let info = s.league.clone().unwrap();
+        if info.status == pb::LeagueStatus::Finished as i32 {
+            break s;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the league did not finish: {info:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    let expected = ratings_of(&standings);
+    assert_eq!(expected.len(), 4 * 4, "four bots, three games and overall");
+
+    // Prometheus has every bot's rating as GetStandings gives it (once it has scraped the
+    // final refresh).
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let seen = ratings_in(&prometheus).await;
+        let equal = seen.len() == expected.len()
+            && seen.iter().zip(&expected).all(|((k1, a), (k2, b))| {
+                k1 == k2
+                    && a.iter()
+                        .zip(b)
+                        .all(|(x, y)| (x - y).abs() <= 1e-9 * y.abs().max(1.0))
+            });
+        if equal {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "prometheus ratings differ from GetStandings:\nprometheus {seen:?}\nstandings {expected:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    let progress = prometheus
+        .vector(r#"knobel_league_matches{league="observed"}"#)
+        .await;
+    let total = standings.league.as_ref().unwrap().total_matches as f64;
+    for (labels, value) in &progress {
+        let want = if labels["state"] == "done" {
+            total
+        } else {
+            0.0
+        };
+        assert_eq!(*value, want, "{labels:?}");
+    }
+
+    // The dashboard: every metric it names is exported (or recorded by a rule), and every
+    // query evaluates; the leaderboards list every bot.
+    let text = scrape(&arena.metrics_url).await;
+    assert_eq!(promtool_check_metrics(&text), "", "promtool check metrics");
+    let exported = scraped_names(&text);
+    let recorded = recorded_names();
+    // Rules have been evaluated over the scrapes of the league.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while prometheus
+        .vector("knobel:matches_finished:rate1m")
+        .await
+        .is_empty()
+    {
+        assert!(Instant::now() < deadline, "the recording rules never ran");
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    let queries = dashboard_queries();
+    assert!(queries.len() >= 20, "{queries:?}");
+    for (title, expr) in &queries {
+        let names = metric_names(expr);
+        assert!(!names.is_empty(), "{title}: {expr} names no metric");
+        for name in &names {
+            assert!(
+                exported.contains(name) || recorded.contains(name),
+                "{title}: {expr} names {name}, which the arena does not export"
+            );
+        }
+        for game in ["schocken", "sjokken", "zokken", "overall"] {
+            let data = prometheus.query(&with_variables(expr, game)).await;
+            if title.starts_with("Leaderboard") || title.starts_with("Conservative rating") {
+                let bots: BTreeSet<&str> = data["result"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .filter_map(|s| s["metric"]["bot"].as_str())
+                    .collect();
+                assert_eq!(bots.len(), 4, "{title} ({game}): {expr}: {data}");
+            }
+        }
+    }
+    bots.abort_all();
+
+    // The decision metrics agree with the store.
+    let mut db = sqlx::SqliteConnection::connect(&arena.database_url)
+        .await
+        .unwrap();
+    let rows: Vec<(String, String, i64, i64, Option<String>)> = sqlx::query_as(
+        "SELECT b.name, m.game, r.strikes, r.timeouts, r.forfeit_reason
+         FROM seat_results r JOIN matches m ON m.id = r.match_id JOIN bots b ON b.id = r.bot_id",
+    )
+    .fetch_all(&mut db)
+    .await
+    .unwrap();
+    let aborted: i64 =
+        sqlx::query_scalar("SELECT COUNT(*) FROM matches WHERE status <> 'finished'")
+            .fetch_one(&mut db)
+            .await
+            .unwrap();
+    assert_eq!(aborted, 0, "every match finished");
+    let mut stored_timeouts = BTreeMap::new();
+    let mut stored_strikes = BTreeMap::new();
+    let mut stored_forfeits = BTreeMap::new();
+    for (bot, game, strikes, timeouts, forfeit) in rows {
+        *stored_timeouts
+            .entry((bot.clone(), game.clone()))
+            .or_insert(0.0) += timeouts as f64;
+        *stored_strikes
+            .entry((bot.clone(), game.clone()))
+            .or_insert(0.0) += strikes as f64;
+        if let Some(reason) = forfeit {
+            *stored_forfeits.entry((bot, reason)).or_insert(0.0) += 1.0;
+        }
+    }
+    stored_timeouts.retain(|_, n| *n > 0.0);
+    stored_strikes.retain(|_, n| *n > 0.0);
+    let by_outcome = |outcomes: &[&str]| {
+        let mut sums = BTreeMap::new();
+        for line in text
+            .lines()
+            .filter(|l| l.starts_with("knobel_decisions_total{"))
+        {
+            if !outcomes
+                .iter()
+                .any(|o| line.contains(&format!("outcome=\"{o}\"")))
+            {
+                continue;
+            }
+            let labels = &line[line.find('{').unwrap() + 1..line.rfind('}').unwrap()];
+            let get = |name: &str| {
+                labels
+                    .split(',')
+                    .find_map(|kv| kv.strip_prefix(&format!("{name}=\"")))
+                    .unwrap()
+                    .trim_end_matches('"')
+                    .to_owned()
+            };
+            let value: f64 = line.rsplit(' ').next().unwrap().parse().unwrap();
+            if value > 0.0 {
+                *sums.entry((get("bot"), get("game"))).or_insert(0.0) += value;
+            }
+        }
+        sums
+    };
+    assert_eq!(by_outcome(&["timeout"]), stored_timeouts, "timeouts");
+    assert_eq!(
+        by_outcome(&["timeout", "illegal", "malformed"]),
+        stored_strikes,
+        "strikes"
+    );
+    let strikes: BTreeMap<(String, String), f64> = {
+        let mut sums = BTreeMap::new();
+        for ((bot, _reason), n) in totals(&text, "knobel_strikes_total", "reason") {
+            *sums.entry(bot).or_insert(0.0) += n;
+        }
+        sums.into_iter()
+            .map(|(bot, n)| ((bot, "all".to_owned()), n))
+            .collect()
+    };
+    let stored_all: BTreeMap<(String, String), f64> = {
+        let mut sums = BTreeMap::new();
+        for ((bot, _game), n) in &stored_strikes {
+            *sums.entry(bot.clone()).or_insert(0.0) += n;
+        }
+        sums.into_iter()
+            .map(|(bot, n)| ((bot, "all".to_owned()), n))
+            .collect()
+    };
+    assert_eq!(strikes, stored_all, "knobel_strikes_total");
+    assert_eq!(
+        totals(&text, "knobel_forfeits_total", "reason"),
+        stored_forfeits,
+        "forfeits"
+    );
+    // The misbehaving bots did misbehave, and were counted.
+    assert!(stored_timeouts.keys().any(|(bot, _)| bot == "sleepy"));
+    assert!(
+        stored_forfeits.contains_key(&("crook".to_owned(), "strikes".to_owned())),
+        "{stored_forfeits:?}"
+    );
+    assert!(
+        by_outcome(&["illegal"])
+            .keys()
+            .all(|(bot, _)| bot == "crook"),
+        "only crook plays illegal actions"
+    );
+    // ...and the good bots' decisions are in the latency histogram.
+    let ok = by_outcome(&["ok", "late"]);
+    assert!(ok.keys().any(|(bot, _)| bot == "ada"), "{ok:?}");
+    drop(prometheus);
+    assert!(arena.stop().await.success());
+}
