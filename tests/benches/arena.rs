@@ -16,8 +16,12 @@
 //! the shared machine. The servers run on their own two-worker tokio runtime, the clients on
 //! another.
 //!
+//! - (metrics) the cost of metrics: decisions per second as in (b), an arena that serves
+//!   metrics (scraped every second) against one that does not, alternating; run only when
+//!   asked for (`-- metrics`).
+//!
 //! Run with `cargo bench -p knobel-e2e --bench arena` (optionally followed by `--` and
-//! `latency`, `rate` and/or `memory` to run only those parts). docs/benchmarks.md explains
+//! `latency`, `rate`, `memory` and/or `metrics` to run only those parts). docs/benchmarks.md explains
 //! the figures.
 
 use std::path::PathBuf;
@@ -78,6 +82,8 @@ const IDLE_STREAMS: usize = 1000;
 const IDLE_CONNECTIONS: usize = 10;
 /// Seats per match in the memory part: every 10 idle streams fill one table.
 const IDLE_SEATS: usize = 10;
+/// How often the metrics part scrapes the arena that serves metrics.
+const SCRAPE_EVERY: Duration = Duration::from_secs(1);
 /// `arena` or `echo`: the throughput part measures only that side (for profiling).
 const RATE_ONLY_ENV: &str = "KNOBEL_BENCH_RATE_ONLY";
 /// Set in the environment of the bench binary when it runs as the echo server process.
@@ -110,6 +116,11 @@ fn main() {
     let reply = reply.unwrap_or_else(engine_request);
     let rate = run("rate").then(|| measure_rate(&servers, &clients, reply));
     let memory = run("memory").then(|| clients.block_on(measure_memory()));
+    // Not part of the default run: `cargo bench -p knobel-e2e --bench arena -- metrics`.
+    let metrics = parts
+        .iter()
+        .any(|p| p == "metrics")
+        .then(|| measure_metrics_cost(&servers, &clients));
     let load_after = uptime();
 
     println!();
@@ -122,6 +133,9 @@ fn main() {
     if let Some(rates) = &rate {
         print_rate(rates);
     }
+    if let Some((on, off)) = &metrics {
+        print_metrics_cost(on, off);
+    }
     match &memory {
         Some(Ok((arena, echo))) => print_memory(arena, echo),
         Some(Err(error)) => println!("\n(c) memory per idle stream: not measured: {error}"),
@@ -132,6 +146,23 @@ fn main() {
 // ---------------------------------------------------------------------------------------
 // Servers
 // ---------------------------------------------------------------------------------------
+
+/// One GET of `url` (`http://host:port/path`), its body read and dropped; false once the
+/// server is gone.
+async fn scrape(url: &str) -> bool {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let rest = url.strip_prefix("http://").expect("an http url");
+    let (host, path) = rest.split_once('/').expect("a path");
+    let Ok(mut stream) = tokio::net::TcpStream::connect(host).await else {
+        return false;
+    };
+    let request = format!("GET /{path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n");
+    if stream.write_all(request.as_bytes()).await.is_err() {
+        return false;
+    }
+    let mut body = Vec::new();
+    stream.read_to_end(&mut body).await.is_ok() && !body.is_empty()
+}
 
 /// An in-process server on 127.0.0.1, running on the server runtime.
 struct Server {
@@ -151,8 +182,10 @@ impl Server {
     }
 }
 
-/// Starts the arena in-process with a fresh SQLite store and `bots` registered bots.
-fn start_arena(servers: &Runtime, lobby: LobbyConfig, bots: usize) -> Server {
+/// Starts the arena in-process with a fresh SQLite store and `bots` registered bots; with
+/// `metrics`, it serves (and so counts) metrics on a port of its own, scraped every second
+/// while it runs, as a Prometheus in a hurry would.
+fn start_arena(servers: &Runtime, lobby: LobbyConfig, bots: usize, metrics: bool) -> Server {
     let dir = tempfile::tempdir().expect("temp dir");
     let database_url = format!("sqlite://{}", dir.path().join("a.db").display());
     servers.block_on(async {
@@ -174,8 +207,23 @@ fn start_arena(servers: &Runtime, lobby: LobbyConfig, bots: usize) -> Server {
             shutdown_grace: Duration::from_secs(1),
             ..ServerConfig::default()
         };
+        let metrics_listener = if metrics {
+            let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+            let url = format!("http://{}/metrics", listener.local_addr().expect("address"));
+            tokio::spawn(async move {
+                loop {
+                    tokio::time::sleep(SCRAPE_EVERY).await;
+                    if !scrape(&url).await {
+                        return;
+                    }
+                }
+            });
+            Some(listener)
+        } else {
+            None
+        };
         let done = tokio::spawn(async move {
-            serve(config, store, listener, None, async move {
+            serve(config, store, listener, metrics_listener, async move {
                 let _ = stopped.await;
             })
             .await
@@ -351,7 +399,7 @@ fn measure_latency(servers: &Runtime, clients: &Runtime) -> (Latency, Latency, p
         practice_wait: Duration::ZERO,
         ..LobbyConfig::default()
     };
-    let arena_server = start_arena(servers, lobby, 1);
+    let arena_server = start_arena(servers, lobby, 1, false);
     let mut arena = Latency::default();
     let mut echo = Latency::default();
     let mut echo_server: Option<(Server, pb::ArenaMessage)> = None;
@@ -514,7 +562,7 @@ fn measure_rate(servers: &Runtime, clients: &Runtime, fallback: pb::ArenaMessage
         practice: false,
         ..LobbyConfig::default()
     };
-    let arena_server = start_arena(servers, lobby, RATE_BOTS);
+    let arena_server = start_arena(servers, lobby, RATE_BOTS, false);
     let mut echo_server: Option<Server> = None;
     let mut reply_bytes = 0;
     let mut arena = Rate::default();
@@ -553,6 +601,33 @@ fn measure_rate(servers: &Runtime, clients: &Runtime, fallback: pb::ArenaMessage
         echo,
         echo_in_flight,
     }
+}
+
+/// The cost of metrics: the throughput part's arena rounds, alternating between an arena
+/// that serves metrics (scraped every [`SCRAPE_EVERY`]) and one that does not (and so counts
+/// nothing). Returns (with metrics, without).
+fn measure_metrics_cost(servers: &Runtime, clients: &Runtime) -> (Rate, Rate) {
+    let lobby = || LobbyConfig {
+        seats: 4,
+        practice: false,
+        ..LobbyConfig::default()
+    };
+    let with = start_arena(servers, lobby(), RATE_BOTS, true);
+    let without = start_arena(servers, lobby(), RATE_BOTS, false);
+    let (mut on, mut off) = (Rate::default(), Rate::default());
+    for round in 0..ROUNDS {
+        // Which goes first alternates too.
+        if round % 2 == 0 {
+            clients.block_on(arena_rate_round(&with, false, &mut on));
+            clients.block_on(arena_rate_round(&without, false, &mut off));
+        } else {
+            clients.block_on(arena_rate_round(&without, false, &mut off));
+            clients.block_on(arena_rate_round(&with, false, &mut on));
+        }
+    }
+    with.stop(servers);
+    without.stop(servers);
+    (on, off)
 }
 
 /// One round of 256 heuristic bots: counts decisions over the window, then lets every bot
@@ -1028,6 +1103,31 @@ fn print_rate(rates: &Rates) {
         arena.matches,
         arena.messages as f64 / arena.decisions.max(1) as f64,
         arena.errors
+    );
+}
+
+fn print_metrics_cost(on: &Rate, off: &Rate) {
+    let ratio = on.per_second() / off.per_second();
+    println!();
+    println!(
+        "(metrics) decisions per second with metrics served (scraped every {} s) and without, {ROUNDS} alternating rounds of {:.1} s",
+        SCRAPE_EVERY.as_secs(),
+        RATE_RUN.as_secs_f64()
+    );
+    for (name, rate) in [("metrics on", on), ("metrics off", off)] {
+        let rounds: Vec<String> = (0..rate.rounds.len())
+            .map(|r| format!("{:.0}", rate.round_per_second(r)))
+            .collect();
+        println!(
+            "    {name:<12} {:>10.0} per second   rounds {}",
+            rate.per_second(),
+            rounds.join(" ")
+        );
+    }
+    println!(
+        "    on/off {ratio:.3}: metrics cost {:.1} %   target <= 5 %: {}",
+        (1.0 - ratio) * 100.0,
+        verdict(ratio >= 0.95)
     );
 }
 
