@@ -8,6 +8,8 @@
 //! - (b) decisions per second: 64 concurrent four-player Schocken matches of heuristic bots
 //!   (256 streams in this process) against 256 echo streams doing ping-pong (and, for
 //!   reference, 64 echo streams: as many requests in flight as the arena's 64 tables have).
+//!
+//! In (a) and (b) the arena serves metrics, scraped every second, as it runs deployed.
 //! - (c) server memory per idle Play stream: the `knobel` binary as a separate process,
 //!   VmRSS before and after 1000 streams have been welcomed and seated, against this bench
 //!   binary started as a separate echo server process.
@@ -399,7 +401,7 @@ fn measure_latency(servers: &Runtime, clients: &Runtime) -> (Latency, Latency, p
         practice_wait: Duration::ZERO,
         ..LobbyConfig::default()
     };
-    let arena_server = start_arena(servers, lobby, 1, false);
+    let arena_server = start_arena(servers, lobby, 1, true);
     let mut arena = Latency::default();
     let mut echo = Latency::default();
     let mut echo_server: Option<(Server, pb::ArenaMessage)> = None;
@@ -562,7 +564,7 @@ fn measure_rate(servers: &Runtime, clients: &Runtime, fallback: pb::ArenaMessage
         practice: false,
         ..LobbyConfig::default()
     };
-    let arena_server = start_arena(servers, lobby, RATE_BOTS, false);
+    let arena_server = start_arena(servers, lobby, RATE_BOTS, true);
     let mut echo_server: Option<Server> = None;
     let mut reply_bytes = 0;
     let mut arena = Rate::default();
