@@ -15,7 +15,7 @@ use toml::Spanned;
 /// Tables hold 2 to 8 seats (RULES.md: two players at least; the arena's upper bound).
 pub const TABLE_SIZES: std::ops::RangeInclusive<u32> = 2..=8;
 /// Duplicate sets per table: 1 to this many.
-pub const MAX_REPETITIONS: u32 = 1_000;
+pub const MAX_REPETITIONS: u32 = 10_000;
 /// League matches played at once: 1 to this many.
 pub const MAX_CONCURRENCY: u32 = 256;
 /// Bots in one league: 2 to this many.
