@@ -9,8 +9,24 @@ use tracing::info;
 
 use super::scheduler::Scheduler;
 use super::standings::{BotStanding, GameStandings, Interval, PairComparison, Standings};
-use super::{LeagueConfig, expand, standings};
+use super::{LeagueConfig, PlayedMatch, expand, standings};
 use crate::store::{LeagueRecord, LeagueStatus, NewLeague, Store, StoreError};
+
+/// A league with its progress, results and standings ([`Leagues::league_standings`]).
+#[derive(Clone, Debug)]
+pub struct LeagueView {
+    /// The stored league.
+    pub record: LeagueRecord,
+    /// Its progress as ListLeagues shows it (live progress included).
+    pub info: pb::LeagueInfo,
+    /// Its finished matches, in schedule order.
+    pub results: Vec<PlayedMatch>,
+    /// The standings computed from them.
+    pub standings: Standings,
+}
+
+/// Forfeited seats per (game, or `None` for all games, bot).
+pub type Forfeits = std::collections::HashMap<(Option<knobel_engine::Game>, String), u64>;
 
 /// The largest league file accepted, in bytes.
 pub const MAX_CONFIG_BYTES: usize = 64 * 1024;
@@ -78,6 +94,10 @@ fn wire_game(g: &GameStandings) -> pb::GameStandings {
     }
 }
 
+fn no_league(name: &str) -> Status {
+    Status::not_found(format!("no league named {name:?}: see ListLeagues"))
+}
+
 /// Standings as the wire carries them.
 pub fn wire_standings(league: pb::LeagueInfo, s: &Standings) -> pb::GetStandingsResponse {
     pb::GetStandingsResponse {
@@ -102,7 +122,9 @@ impl Leagues {
         }
     }
 
-    fn info(&self, league: &LeagueRecord) -> pb::LeagueInfo {
+    /// The league as ListLeagues and GetStandings show it: the stored record with this
+    /// arena's live progress.
+    pub fn info(&self, league: &LeagueRecord) -> pb::LeagueInfo {
         let live = self.scheduler.progress(league.id);
         pb::LeagueInfo {
             name: league.name.clone(),
@@ -121,7 +143,7 @@ impl Leagues {
             .league(name)
             .await
             .map_err(self.failed)?
-            .ok_or_else(|| Status::not_found(format!("no league named {name:?}: see ListLeagues")))
+            .ok_or_else(|| no_league(name))
     }
 
     /// CreateLeague.
@@ -226,22 +248,60 @@ impl Leagues {
         .await
     }
 
+    /// League `name` with its results and standings (`None` if there is no such league):
+    /// what GetStandings serves, and the web pages show.
+    pub async fn league_standings(&self, name: &str) -> Result<Option<LeagueView>, StoreError> {
+        let Some(record) = self.store.league(name).await? else {
+            return Ok(None);
+        };
+        let results = self.store.league_results(record.id).await?;
+        let standings = standings(&results);
+        Ok(Some(LeagueView {
+            info: self.info(&record),
+            record,
+            results,
+            standings,
+        }))
+    }
+
+    /// Every league with its progress: what ListLeagues serves.
+    pub async fn leagues(&self) -> Result<Vec<(LeagueRecord, pb::LeagueInfo)>, StoreError> {
+        let leagues = self.store.list_leagues().await?;
+        Ok(leagues
+            .into_iter()
+            .map(|l| {
+                let info = self.info(&l);
+                (l, info)
+            })
+            .collect())
+    }
+
+    /// Forfeits in league `league_id`'s finished matches, per game and bot (the standings
+    /// pages show them beside the standings).
+    pub async fn forfeits(&self, league_id: i64) -> Result<Forfeits, StoreError> {
+        let mut forfeits = Forfeits::new();
+        for (game, bot, count) in self.store.league_forfeits(league_id).await? {
+            *forfeits.entry((Some(game), bot.clone())).or_default() += count;
+            *forfeits.entry((None, bot)).or_default() += count;
+        }
+        Ok(forfeits)
+    }
+
     /// GetStandings.
     pub async fn standings(&self, name: &str) -> Result<pb::GetStandingsResponse, Status> {
-        let league = self.find(name).await?;
-        let results = self
-            .store
-            .league_results(league.id)
+        let view = self
+            .league_standings(name)
             .await
-            .map_err(self.failed)?;
-        Ok(wire_standings(self.info(&league), &standings(&results)))
+            .map_err(self.failed)?
+            .ok_or_else(|| no_league(name))?;
+        Ok(wire_standings(view.info, &view.standings))
     }
 
     /// ListLeagues.
     pub async fn list(&self) -> Result<pb::ListLeaguesResponse, Status> {
-        let leagues = self.store.list_leagues().await.map_err(self.failed)?;
+        let leagues = self.leagues().await.map_err(self.failed)?;
         Ok(pb::ListLeaguesResponse {
-            leagues: leagues.iter().map(|l| self.info(l)).collect(),
+            leagues: leagues.into_iter().map(|(_, info)| info).collect(),
         })
     }
 }

@@ -465,3 +465,23 @@ impl Settings {
 
 #[cfg(test)]
 mod tests;
+
+/// `--web-listen`: the web viewer's address (port 0 picks a free port), or `off`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WebListen(pub Option<std::net::SocketAddr>);
+
+impl std::str::FromStr for WebListen {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<WebListen, String> {
+        if s == "off" {
+            return Ok(WebListen(None));
+        }
+        s.parse().map(|addr| WebListen(Some(addr))).map_err(|_| {
+            format!(
+                "--web-listen {s:?} is not legal: give an address HOST:PORT (e.g. \
+                 127.0.0.1:8080; port 0 picks a free port) or off"
+            )
+        })
+    }
+}

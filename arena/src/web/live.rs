@@ -1,0 +1,111 @@
+//! The live standings: one task polls the leagues that live pages watch and, when a
+//! league's progress changes, renders its standings once and hands the same text to every
+//! page watching it (server-sent events). The work does not grow with the pages watching.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::sync::watch;
+use tracing::warn;
+
+use super::{WebError, pages};
+use crate::league::service::Leagues;
+
+/// How often the leagues that live pages watch are looked at.
+pub const LIVE_POLL: Duration = Duration::from_millis(500);
+
+/// The progress a live page is shown: matches finished, status, matches playing.
+type Progress = (u32, i32, u32);
+
+struct Channel {
+    tx: watch::Sender<Arc<String>>,
+    shown: Option<Progress>,
+}
+
+/// The live standings of the leagues being watched.
+pub(super) struct Live {
+    leagues: Leagues,
+    channels: Mutex<HashMap<String, Channel>>,
+}
+
+impl Live {
+    pub(super) fn new(leagues: Leagues) -> Live {
+        Live {
+            leagues,
+            channels: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The standings of `league` as they change from now on (rendered live sections).
+    pub(super) fn subscribe(&self, league: &str) -> watch::Receiver<Arc<String>> {
+        let mut channels = self.channels.lock().expect("live lock");
+        channels
+            .entry(league.to_owned())
+            .or_insert_with(|| Channel {
+                tx: watch::channel(Arc::new(String::new())).0,
+                shown: None,
+            })
+            .tx
+            .subscribe()
+    }
+
+    /// Polls every [`LIVE_POLL`] until `stopping` turns true.
+    pub(super) async fn run(self: Arc<Self>, mut stopping: watch::Receiver<bool>) {
+        let mut tick = tokio::time::interval(LIVE_POLL);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tokio::select! {
+                _ = tick.tick() => {}
+                _ = stopping.changed() => return,
+            }
+            if *stopping.borrow() {
+                return;
+            }
+            if let Err(error) = self.tick().await {
+                warn!(error = %super::chain(&error), "cannot update the live standings");
+            }
+        }
+    }
+
+    async fn tick(&self) -> Result<(), WebError> {
+        let watched: Vec<String> = {
+            let mut channels = self.channels.lock().expect("live lock");
+            channels.retain(|_, c| c.tx.receiver_count() > 0);
+            channels.keys().cloned().collect()
+        };
+        if watched.is_empty() {
+            return Ok(());
+        }
+        for (record, info) in self.leagues.leagues().await? {
+            if !watched.contains(&record.name) {
+                continue;
+            }
+            let progress = (info.finished_matches, info.status, info.playing);
+            let shown = self
+                .channels
+                .lock()
+                .expect("live lock")
+                .get(&record.name)
+                .and_then(|c| c.shown);
+            if shown == Some(progress) {
+                continue;
+            }
+            let Some(view) = self.leagues.league_standings(&record.name).await? else {
+                continue;
+            };
+            let forfeits = self.leagues.forfeits(view.record.id).await?;
+            let html = pages::live_section(&view, &forfeits)?;
+            if let Some(channel) = self
+                .channels
+                .lock()
+                .expect("live lock")
+                .get_mut(&record.name)
+            {
+                channel.shown = Some(progress);
+                channel.tx.send_replace(Arc::new(html));
+            }
+        }
+        Ok(())
+    }
+}
