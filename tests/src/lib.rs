@@ -302,7 +302,6 @@ pub async fn scrape(url: &str) -> String {
 /// A plain HTTP/1.1 GET of `url` (`http://host:port/path`) over loopback, connecting within
 /// 10 s: the status code and the body.
 pub async fn http_get(url: &str) -> (u16, String) {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let rest = url.strip_prefix("http://").expect("an http url");
     let (host, path) = rest.split_once('/').unwrap_or((rest, ""));
     let mut stream = tokio::time::timeout(
@@ -312,12 +311,26 @@ pub async fn http_get(url: &str) -> (u16, String) {
     .await
     .expect("the endpoint answers")
     .expect("connect to the endpoint");
-    let request = format!("GET /{path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n");
+    let (status, body) = http_request(&mut stream, host, &format!("/{path}"), false).await;
+    (status, String::from_utf8_lossy(&body).into_owned())
+}
+
+/// One HTTP/1.1 GET of `path` from `host` on `stream`, keeping the connection open for the
+/// next if `keep_alive`: the status code and the body (read by its Content-Length, else to
+/// the end).
+pub async fn http_request(
+    stream: &mut tokio::net::TcpStream,
+    host: &str,
+    path: &str,
+    keep_alive: bool,
+) -> (u16, Vec<u8>) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let connection = if keep_alive { "keep-alive" } else { "close" };
+    let request =
+        format!("GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: {connection}\r\n\r\n");
     stream.write_all(request.as_bytes()).await.expect("send");
-    // Headers first; then the body by its Content-Length (a server may keep the connection
-    // open), else to the end.
     let mut response = Vec::new();
-    let mut buf = [0u8; 8192];
+    let mut buf = [0u8; 16384];
     let (head, mut body) = loop {
         let n = stream.read(&mut buf).await.expect("read");
         response.extend_from_slice(&buf[..n]);
@@ -350,7 +363,6 @@ pub async fn http_get(url: &str) -> (u16, String) {
         .nth(1)
         .and_then(|code| code.parse().ok())
         .unwrap_or_else(|| panic!("not an HTTP response: {head}"));
-    let body = String::from_utf8_lossy(&body).into_owned();
     (status, body)
 }
 

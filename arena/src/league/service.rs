@@ -1,7 +1,8 @@
 //! The league RPCs: Admin's CreateLeague, StartLeague, PauseLeague and CancelLeague, and the
 //! read-only GetStandings and ListLeagues; and the one place league types become wire types.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
 use knobel_proto::v1 as pb;
 use tonic::Status;
@@ -19,14 +20,24 @@ pub struct LeagueView {
     pub record: LeagueRecord,
     /// Its progress as ListLeagues shows it (live progress included).
     pub info: pb::LeagueInfo,
+    /// Its results and what is computed from them.
+    pub played: Arc<Played>,
+}
+
+/// A league's results and what is computed from them: they change only when another of
+/// its matches finishes, so they are kept per league until then.
+#[derive(Debug)]
+pub struct Played {
     /// Its finished matches, in schedule order.
     pub results: Vec<PlayedMatch>,
     /// The standings computed from them.
     pub standings: Standings,
+    /// Forfeited seats in them.
+    pub forfeits: Forfeits,
 }
 
 /// Forfeited seats per (game, or `None` for all games, bot).
-pub type Forfeits = std::collections::HashMap<(Option<knobel_engine::Game>, String), u64>;
+pub type Forfeits = HashMap<(Option<knobel_engine::Game>, String), u64>;
 
 /// The largest league file accepted, in bytes.
 pub const MAX_CONFIG_BYTES: usize = 64 * 1024;
@@ -38,6 +49,9 @@ pub struct Leagues {
     scheduler: Arc<Scheduler>,
     /// Maps a store failure to a status (the server's: it logs and counts it).
     failed: fn(StoreError) -> Status,
+    /// Per league id: the matches finished and the status when its results were last
+    /// read, and what was computed from them.
+    played: Arc<Mutex<HashMap<i64, (u64, LeagueStatus, Arc<Played>)>>>,
 }
 
 fn wire_status(status: LeagueStatus) -> pb::LeagueStatus {
@@ -119,6 +133,7 @@ impl Leagues {
             store,
             scheduler,
             failed,
+            played: Arc::default(),
         }
     }
 
@@ -249,18 +264,41 @@ impl Leagues {
     }
 
     /// League `name` with its results and standings (`None` if there is no such league):
-    /// what GetStandings serves, and the web pages show.
+    /// what GetStandings serves, and the web pages show. The results are read and the
+    /// standings computed again only once another match of the league has finished.
     pub async fn league_standings(&self, name: &str) -> Result<Option<LeagueView>, StoreError> {
         let Some(record) = self.store.league(name).await? else {
             return Ok(None);
         };
-        let results = self.store.league_results(record.id).await?;
-        let standings = standings(&results);
+        let key = (record.finished_matches, record.status);
+        let known = self
+            .played
+            .lock()
+            .expect("standings lock")
+            .get(&record.id)
+            .filter(|(finished, status, _)| (*finished, *status) == key)
+            .map(|(_, _, played)| played.clone());
+        let played = match known {
+            Some(played) => played,
+            None => {
+                let results = self.store.league_results(record.id).await?;
+                let forfeits = self.forfeits(record.id).await?;
+                let played = Arc::new(Played {
+                    standings: standings(&results),
+                    results,
+                    forfeits,
+                });
+                self.played
+                    .lock()
+                    .expect("standings lock")
+                    .insert(record.id, (key.0, key.1, played.clone()));
+                played
+            }
+        };
         Ok(Some(LeagueView {
             info: self.info(&record),
             record,
-            results,
-            standings,
+            played,
         }))
     }
 
@@ -278,7 +316,7 @@ impl Leagues {
 
     /// Forfeits in league `league_id`'s finished matches, per game and bot (the standings
     /// pages show them beside the standings).
-    pub async fn forfeits(&self, league_id: i64) -> Result<Forfeits, StoreError> {
+    async fn forfeits(&self, league_id: i64) -> Result<Forfeits, StoreError> {
         let mut forfeits = Forfeits::new();
         for (game, bot, count) in self.store.league_forfeits(league_id).await? {
             *forfeits.entry((Some(game), bot.clone())).or_default() += count;
@@ -294,7 +332,7 @@ impl Leagues {
             .await
             .map_err(self.failed)?
             .ok_or_else(|| no_league(name))?;
-        Ok(wire_standings(view.info, &view.standings))
+        Ok(wire_standings(view.info, &view.played.standings))
     }
 
     /// ListLeagues.

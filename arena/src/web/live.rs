@@ -94,8 +94,7 @@ impl Live {
             let Some(view) = self.leagues.league_standings(&record.name).await? else {
                 continue;
             };
-            let forfeits = self.leagues.forfeits(view.record.id).await?;
-            let html = pages::live_section(&view, &forfeits)?;
+            let html = pages::live_section(&view)?;
             if let Some(channel) = self
                 .channels
                 .lock()

@@ -201,8 +201,10 @@ fn matrix(g: &GameStandings) -> Matrix {
 }
 
 /// The live part of a league's standings page, rendered (also what live updates send).
-pub(super) fn live_section(view: &LeagueView, forfeits: &Forfeits) -> Result<String, WebError> {
+pub(super) fn live_section(view: &LeagueView) -> Result<String, WebError> {
+    let forfeits = &view.played.forfeits;
     let mut sections: Vec<Section> = view
+        .played
         .standings
         .games
         .iter()
@@ -218,13 +220,13 @@ pub(super) fn live_section(view: &LeagueView, forfeits: &Forfeits) -> Result<Str
             matrix: Some(matrix(g)),
         })
         .collect();
-    if !view.standings.overall.is_empty() {
+    if !view.played.standings.overall.is_empty() {
         sections.push(Section {
             id: "overall".to_owned(),
             title: "Overall".to_owned(),
-            matches: view.results.len() as u64,
+            matches: view.played.results.len() as u64,
             stat_header: "",
-            rows: rows(&view.standings.overall, None, forfeits),
+            rows: rows(&view.played.standings.overall, None, forfeits),
             matrix: None,
         });
     }
@@ -305,7 +307,6 @@ pub(super) async fn standings(
             ));
         }
     };
-    let forfeits = web.leagues.forfeits(view.record.id).await?;
     let chosen = pair
         .as_ref()
         .map(|p| (p.a.clone(), p.b.clone()))
@@ -314,7 +315,7 @@ pub(super) async fn standings(
         title: format!("{name}: standings"),
         events: format!("{}/events", href("/leagues/", &name)),
         ratings: format!("{}/ratings", href("/leagues/", &name)),
-        live: live_section(&view, &forfeits)?,
+        live: live_section(&view)?,
         league: name,
         bots,
         chosen,
@@ -324,6 +325,7 @@ pub(super) async fn standings(
 
 fn pair(view: &LeagueView, a: String, b: String) -> Pair {
     let lines = view
+        .played
         .standings
         .games
         .iter()
@@ -434,8 +436,9 @@ pub(super) async fn ratings(
     };
     let game: Option<Game> = choice.parse().ok();
     let view = league_view(&web, &name).await?;
-    let series = rating_history(&view.results, game);
+    let series = rating_history(&view.played.results, game);
     let matches = view
+        .played
         .results
         .iter()
         .filter(|m| game.is_none_or(|g| m.game == g))
@@ -603,7 +606,7 @@ pub(super) async fn bot(
         let Some(view) = web.leagues.league_standings(&league).await? else {
             continue;
         };
-        let Some(series) = rating_history(&view.results, None)
+        let Some(series) = rating_history(&view.played.results, None)
             .into_iter()
             .find(|s| s.bot == name)
         else {
