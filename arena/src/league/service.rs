@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use knobel_proto::v1 as pb;
 use tonic::Status;
@@ -36,6 +37,19 @@ pub struct Played {
     pub forfeits: Forfeits,
 }
 
+/// A league's results as last read ([`Leagues::league_standings_within`]).
+#[derive(Debug)]
+struct Kept {
+    /// Matches finished and the status when they were read.
+    finished: u64,
+    status: LeagueStatus,
+    /// When.
+    at: Instant,
+    /// Whether a caller is reading them again.
+    refreshing: bool,
+    played: Arc<Played>,
+}
+
 /// Forfeited seats per (game, or `None` for all games, bot).
 pub type Forfeits = HashMap<(Option<knobel_engine::Game>, String), u64>;
 
@@ -49,9 +63,8 @@ pub struct Leagues {
     scheduler: Arc<Scheduler>,
     /// Maps a store failure to a status (the server's: it logs and counts it).
     failed: fn(StoreError) -> Status,
-    /// Per league id: the matches finished and the status when its results were last
-    /// read, and what was computed from them.
-    played: Arc<Mutex<HashMap<i64, (u64, LeagueStatus, Arc<Played>)>>>,
+    /// Per league id: its results as last read, and what was computed from them.
+    played: Arc<Mutex<HashMap<i64, Kept>>>,
 }
 
 fn wire_status(status: LeagueStatus) -> pb::LeagueStatus {
@@ -264,41 +277,93 @@ impl Leagues {
     }
 
     /// League `name` with its results and standings (`None` if there is no such league):
-    /// what GetStandings serves, and the web pages show. The results are read and the
-    /// standings computed again only once another match of the league has finished.
+    /// what GetStandings serves. The results are read and the standings computed again only
+    /// once another match of the league has finished.
     pub async fn league_standings(&self, name: &str) -> Result<Option<LeagueView>, StoreError> {
+        self.league_standings_within(name, Duration::ZERO).await
+    }
+
+    /// [`Leagues::league_standings`], where standings computed less than `max_age` ago do
+    /// for a league that is still in the same status although more of its matches have
+    /// finished since (the web pages: a running league's standings are computed again at
+    /// most once per `max_age`, however many pages ask). While they are computed again,
+    /// other callers get the previous ones.
+    pub async fn league_standings_within(
+        &self,
+        name: &str,
+        max_age: Duration,
+    ) -> Result<Option<LeagueView>, StoreError> {
         let Some(record) = self.store.league(name).await? else {
             return Ok(None);
         };
-        let key = (record.finished_matches, record.status);
-        let known = self
-            .played
-            .lock()
-            .expect("standings lock")
-            .get(&record.id)
-            .filter(|(finished, status, _)| (*finished, *status) == key)
-            .map(|(_, _, played)| played.clone());
+        let known = {
+            let mut cache = self.played.lock().expect("standings lock");
+            match cache.get_mut(&record.id) {
+                Some(kept) if kept.status == record.status => {
+                    let exact = kept.finished == record.finished_matches;
+                    if exact
+                        || kept.at.elapsed() < max_age
+                        || (max_age > Duration::ZERO && kept.refreshing)
+                    {
+                        Some(kept.played.clone())
+                    } else {
+                        kept.refreshing = max_age > Duration::ZERO;
+                        None
+                    }
+                }
+                _ => None,
+            }
+        };
         let played = match known {
             Some(played) => played,
             None => {
-                let results = self.store.league_results(record.id).await?;
-                let forfeits = self.forfeits(record.id).await?;
-                let played = Arc::new(Played {
-                    standings: standings(&results),
-                    results,
-                    forfeits,
-                });
-                self.played
-                    .lock()
-                    .expect("standings lock")
-                    .insert(record.id, (key.0, key.1, played.clone()));
-                played
+                let computed = self.compute(&record).await;
+                let mut cache = self.played.lock().expect("standings lock");
+                match computed {
+                    Ok(played) => {
+                        cache.insert(
+                            record.id,
+                            Kept {
+                                finished: record.finished_matches,
+                                status: record.status,
+                                at: Instant::now(),
+                                refreshing: false,
+                                played: played.clone(),
+                            },
+                        );
+                        played
+                    }
+                    Err(error) => {
+                        if let Some(kept) = cache.get_mut(&record.id) {
+                            kept.refreshing = false;
+                        }
+                        return Err(error);
+                    }
+                }
             }
         };
         Ok(Some(LeagueView {
             info: self.info(&record),
             record,
             played,
+        }))
+    }
+
+    /// The results of `league`, its standings and forfeits, read and computed.
+    async fn compute(&self, league: &LeagueRecord) -> Result<Arc<Played>, StoreError> {
+        let results = self.store.league_results(league.id).await?;
+        let forfeits = self.forfeits(league.id).await?;
+        // Thousands of results take a while: off the runtime's workers, which referee
+        // the matches meanwhile.
+        let computed = tokio::task::spawn_blocking(move || (standings(&results), results)).await;
+        let (standings, results) = match computed {
+            Ok(computed) => computed,
+            Err(panicked) => std::panic::resume_unwind(panicked.into_panic()),
+        };
+        Ok(Arc::new(Played {
+            standings,
+            results,
+            forfeits,
         }))
     }
 

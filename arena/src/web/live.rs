@@ -1,5 +1,5 @@
 //! The live standings: one task polls the leagues that live pages watch and, when a
-//! league's progress changes, renders its standings once and hands the same text to every
+//! league's standings change (at most once per [`super::STANDINGS_MAX_AGE`]), renders them once and hands the same text to every
 //! page watching it (server-sent events). The work does not grow with the pages watching.
 
 use std::collections::HashMap;
@@ -15,8 +15,8 @@ use crate::league::service::Leagues;
 /// How often the leagues that live pages watch are looked at.
 pub const LIVE_POLL: Duration = Duration::from_millis(500);
 
-/// The progress a live page is shown: matches finished, status, matches playing.
-type Progress = (u32, i32, u32);
+/// What a live page was last sent: the standings of so many results, in a status.
+type Progress = (usize, i32);
 
 struct Channel {
     tx: watch::Sender<Arc<String>>,
@@ -77,30 +77,26 @@ impl Live {
         if watched.is_empty() {
             return Ok(());
         }
-        for (record, info) in self.leagues.leagues().await? {
-            if !watched.contains(&record.name) {
+        for name in watched {
+            let Some(view) = self
+                .leagues
+                .league_standings_within(&name, super::STANDINGS_MAX_AGE)
+                .await?
+            else {
                 continue;
-            }
-            let progress = (info.finished_matches, info.status, info.playing);
+            };
+            let progress = (view.played.results.len(), view.info.status);
             let shown = self
                 .channels
                 .lock()
                 .expect("live lock")
-                .get(&record.name)
+                .get(&name)
                 .and_then(|c| c.shown);
             if shown == Some(progress) {
                 continue;
             }
-            let Some(view) = self.leagues.league_standings(&record.name).await? else {
-                continue;
-            };
             let html = pages::live_section(&view)?;
-            if let Some(channel) = self
-                .channels
-                .lock()
-                .expect("live lock")
-                .get_mut(&record.name)
-            {
+            if let Some(channel) = self.channels.lock().expect("live lock").get_mut(&name) {
                 channel.shown = Some(progress);
                 channel.tx.send_replace(Arc::new(html));
             }

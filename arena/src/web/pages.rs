@@ -272,9 +272,12 @@ struct StandingsPage {
 
 async fn league_view(web: &Web, name: &str) -> Result<LeagueView, WebError> {
     query::name("league", name)?;
-    web.leagues.league_standings(name).await?.ok_or_else(|| {
-        WebError::NotFound(format!("no league named {name:?}: see the leagues at /"))
-    })
+    web.leagues
+        .league_standings_within(name, super::STANDINGS_MAX_AGE)
+        .await?
+        .ok_or_else(|| {
+            WebError::NotFound(format!("no league named {name:?}: see the leagues at /"))
+        })
 }
 
 pub(super) async fn standings(
@@ -307,10 +310,14 @@ pub(super) async fn standings(
             ));
         }
     };
-    let chosen = pair
-        .as_ref()
-        .map(|p| (p.a.clone(), p.b.clone()))
-        .unwrap_or_default();
+    // The form shows the pair compared, else the first two bots.
+    let chosen = match &pair {
+        Some(p) => (p.a.clone(), p.b.clone()),
+        None => (
+            bots.first().cloned().unwrap_or_default(),
+            bots.get(1).cloned().unwrap_or_default(),
+        ),
+    };
     html(&StandingsPage {
         title: format!("{name}: standings"),
         events: format!("{}/events", href("/leagues/", &name)),
@@ -543,11 +550,6 @@ pub(super) async fn bot(
         .filter(|(l, _)| l.bots.contains(&name))
         .map(|(l, _)| l.name.clone())
         .collect();
-    if in_leagues.is_empty() && web.store.bot_by_name(&name).await?.is_none() {
-        return Err(WebError::NotFound(format!(
-            "no bot named {name:?}: see the standings of the leagues at /"
-        )));
-    }
     let filter = MatchFilter {
         bot_name: Some(name.clone()),
         limit: BOT_MATCHES_PER_PAGE,
@@ -555,6 +557,12 @@ pub(super) async fn bot(
         ..MatchFilter::default()
     };
     let (found, more) = web.store.list_matches_page(&filter).await?;
+    // A bot is known if it is registered, in a league, or in a match (a built-in player).
+    if in_leagues.is_empty() && found.is_empty() && web.store.bot_by_name(&name).await?.is_none() {
+        return Err(WebError::NotFound(format!(
+            "no bot named {name:?}: see the standings of the leagues at /"
+        )));
+    }
     let next = match found.last() {
         Some(last) if more => Some(format!(
             "{}?page={}",
@@ -603,7 +611,11 @@ pub(super) async fn bot(
         .collect();
     let mut charts = Vec::new();
     for league in in_leagues {
-        let Some(view) = web.leagues.league_standings(&league).await? else {
+        let Some(view) = web
+            .leagues
+            .league_standings_within(&league, super::STANDINGS_MAX_AGE)
+            .await?
+        else {
             continue;
         };
         let Some(series) = rating_history(&view.played.results, None)
