@@ -6,6 +6,7 @@ use std::io;
 use std::net::SocketAddr;
 use std::time::Duration;
 
+use futures_util::FutureExt;
 use tokio::net::TcpListener;
 
 use super::{Acceptor, LimitedIo, NetLimits, NetMetrics};
@@ -48,12 +49,12 @@ impl axum::serve::Listener for WebListener {
     type Io = LimitedIo;
     type Addr = SocketAddr;
 
-    fn accept(&mut self) -> impl Future<Output = (LimitedIo, SocketAddr)> + Send {
-        async {
-            let admitted = self.inner.next().await;
-            let from = admitted.peer;
-            (admitted, from)
-        }
+    async fn accept(&mut self) -> (LimitedIo, SocketAddr) {
+        self.inner
+            .next()
+            .map(|io| (io.peer, io))
+            .map(|(peer, io)| (io, peer))
+            .await
     }
 
     fn local_addr(&self) -> io::Result<SocketAddr> {

@@ -492,6 +492,31 @@ pub(super) async fn ratings(
 // A bot
 // -------------------------------------------------------------------------------------
 
+/// A seat's strikes, timeouts and forfeit as shown (empty without an outcome).
+#[derive(Default)]
+struct Penalties {
+    strikes: String,
+    timeouts: String,
+    forfeit: String,
+}
+
+fn penalties(outcome: Option<&knobel_engine::Outcome>, seat: Option<usize>) -> Penalties {
+    let (Some(o), Some(i)) = (outcome, seat) else {
+        return Penalties::default();
+    };
+    Penalties {
+        strikes: o.strikes.get(i).copied().unwrap_or(0).to_string(),
+        timeouts: o.timeouts.get(i).copied().unwrap_or(0).to_string(),
+        forfeit: o
+            .forfeits
+            .get(i)
+            .copied()
+            .flatten()
+            .map(|r| r.name().replace('_', " "))
+            .unwrap_or_default(),
+    }
+}
+
 struct BotMatch {
     id: String,
     href: String,
@@ -500,9 +525,7 @@ struct BotMatch {
     started: String,
     seat: String,
     place: String,
-    strikes: String,
-    timeouts: String,
-    forfeit: String,
+    penalties: Penalties,
 }
 
 struct BotChart {
@@ -578,10 +601,6 @@ pub(super) async fn bot(
         .map(|m| {
             let seat = m.seat_names.iter().position(|s| *s == name);
             let outcome = m.outcome.as_ref();
-            let of = |f: &dyn Fn(&knobel_engine::Outcome, usize) -> String| match (outcome, seat) {
-                (Some(o), Some(i)) => f(o, i),
-                _ => String::new(),
-            };
             if let (Some(o), Some(i)) = (outcome, seat) {
                 *places.entry(o.placings[i]).or_default() += 1;
                 strikes += u64::from(o.strikes.get(i).copied().unwrap_or(0));
@@ -595,17 +614,11 @@ pub(super) async fn bot(
                 status: m.status.as_str(),
                 started: time(m.started_at_ms),
                 seat: seat.map(|s| s.to_string()).unwrap_or_default(),
-                place: of(&|o, i| o.placings[i].to_string()),
-                strikes: of(&|o, i| o.strikes.get(i).copied().unwrap_or(0).to_string()),
-                timeouts: of(&|o, i| o.timeouts.get(i).copied().unwrap_or(0).to_string()),
-                forfeit: of(&|o, i| {
-                    o.forfeits
-                        .get(i)
-                        .copied()
-                        .flatten()
-                        .map(|r| r.name().replace('_', " "))
-                        .unwrap_or_default()
-                }),
+                place: match (outcome, seat) {
+                    (Some(o), Some(i)) => o.placings[i].to_string(),
+                    _ => String::new(),
+                },
+                penalties: penalties(outcome, seat),
             }
         })
         .collect();
@@ -662,9 +675,7 @@ struct SeatRow {
     href: String,
     place: String,
     score: String,
-    strikes: String,
-    timeouts: String,
-    forfeit: String,
+    penalties: Penalties,
 }
 
 struct StepView {
@@ -720,19 +731,21 @@ fn seat_rows(m: &MatchSummary) -> Vec<SeatRow> {
                         o.tokens.get(i).map(i64::to_string).unwrap_or_default()
                     }
                 }),
-                strikes: get(&|o| o.strikes.get(i).copied().unwrap_or(0).to_string()),
-                timeouts: get(&|o| o.timeouts.get(i).copied().unwrap_or(0).to_string()),
-                forfeit: get(&|o| {
-                    o.forfeits
-                        .get(i)
-                        .copied()
-                        .flatten()
-                        .map(|r| r.name().replace('_', " "))
-                        .unwrap_or_default()
-                }),
+                penalties: penalties(o, Some(i)),
             }
         })
         .collect()
+}
+
+/// The match id of a match page's path (no query parameters), or the 400 page.
+fn match_path(
+    id: Result<Path<String>, PathRejection>,
+    raw: Option<&str>,
+) -> Result<String, WebError> {
+    let id = segment(id)?;
+    params(raw, &[])?;
+    check_match_id(&id).map_err(|e| WebError::BadRequest(format!("{id:?}: {e}")))?;
+    Ok(id)
 }
 
 pub(super) async fn a_match(
@@ -740,9 +753,7 @@ pub(super) async fn a_match(
     id: Result<Path<String>, PathRejection>,
     RawQuery(raw): RawQuery,
 ) -> PageResult {
-    let id = segment(id)?;
-    params(raw.as_deref(), &[])?;
-    check_match_id(&id).map_err(|e| WebError::BadRequest(format!("{id:?}: {e}")))?;
+    let id = match_path(id, raw.as_deref())?;
     let Some(record) = web.store.get_match(&id).await? else {
         return Err(WebError::NotFound(format!(
             "no match {id:?}: see the matches of its bots"
@@ -840,9 +851,7 @@ pub(super) async fn log_json(
     id: Result<Path<String>, PathRejection>,
     RawQuery(raw): RawQuery,
 ) -> PageResult {
-    let id = segment(id)?;
-    params(raw.as_deref(), &[])?;
-    check_match_id(&id).map_err(|e| WebError::BadRequest(format!("{id:?}: {e}")))?;
+    let id = match_path(id, raw.as_deref())?;
     let serving = web
         .logs_in_flight
         .clone()
