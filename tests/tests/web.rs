@@ -35,7 +35,7 @@ const HOSTILE: &str = "<script>alert(1)</script>";
 const BOTS: [(&str, &str, u64); 3] = [
     ("ace", "heuristic", 0),
     (HOSTILE, "heuristic-60", 0),
-    ("slowpoke", "heuristic-80", 12),
+    ("slowpoke", "heuristic-80", 20),
 ];
 
 const ADMIN_TOKEN: &str = "web-test-admin-token-0123456789";
