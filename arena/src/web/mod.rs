@@ -4,7 +4,7 @@
 //! Server-rendered HTML (askama templates in `arena/templates/`), a stylesheet and a small
 //! script embedded in the binary; every page works without the script, which adds live
 //! standings (server-sent events) and the step-through of a match. The pages read what the
-//! read-only RPCs read, through the same functions (`Leagues::league_standings`,
+//! read-only RPCs read, through the same functions (`Leagues::league_standings_within`,
 //! `Leagues::leagues`, the store's match listing, `ended_log`), and show nothing they
 //! would not: a running match shows its seats and status only, never a die or its seed.
 //!
