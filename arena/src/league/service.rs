@@ -50,6 +50,22 @@ struct Kept {
     played: Arc<Played>,
 }
 
+/// Clears the `refreshing` mark of a league's kept results when dropped.
+struct Refreshing<'a> {
+    cache: &'a Mutex<HashMap<i64, Kept>>,
+    league: i64,
+}
+
+impl Drop for Refreshing<'_> {
+    fn drop(&mut self) {
+        if let Ok(mut cache) = self.cache.lock()
+            && let Some(kept) = cache.get_mut(&self.league)
+        {
+            kept.refreshing = false;
+        }
+    }
+}
+
 /// Forfeited seats per (game, or `None` for all games, bot).
 pub type Forfeits = HashMap<(Option<knobel_engine::Game>, String), u64>;
 
@@ -307,7 +323,9 @@ impl Leagues {
                     {
                         Some(kept.played.clone())
                     } else {
-                        kept.refreshing = max_age > Duration::ZERO;
+                        // The pages wait for this caller's standings; GetStandings
+                        // computes its own.
+                        kept.refreshing |= max_age > Duration::ZERO;
                         None
                     }
                 }
@@ -317,29 +335,24 @@ impl Leagues {
         let played = match known {
             Some(played) => played,
             None => {
-                let computed = self.compute(&record).await;
-                let mut cache = self.played.lock().expect("standings lock");
-                match computed {
-                    Ok(played) => {
-                        cache.insert(
-                            record.id,
-                            Kept {
-                                finished: record.finished_matches,
-                                status: record.status,
-                                at: Instant::now(),
-                                refreshing: false,
-                                played: played.clone(),
-                            },
-                        );
-                        played
-                    }
-                    Err(error) => {
-                        if let Some(kept) = cache.get_mut(&record.id) {
-                            kept.refreshing = false;
-                        }
-                        return Err(error);
-                    }
-                }
+                // However this ends (a failure, or a page whose client went away dropping
+                // it mid-way), the next caller may compute them again.
+                let _refreshing = (max_age > Duration::ZERO).then_some(Refreshing {
+                    cache: &self.played,
+                    league: record.id,
+                });
+                let played = self.compute(&record).await?;
+                self.played.lock().expect("standings lock").insert(
+                    record.id,
+                    Kept {
+                        finished: record.finished_matches,
+                        status: record.status,
+                        at: Instant::now(),
+                        refreshing: false,
+                        played: played.clone(),
+                    },
+                );
+                played
             }
         };
         Ok(Some(LeagueView {
