@@ -28,6 +28,11 @@ use knobel_proto::v1::arena_client::ArenaClient;
 use serde_json::{Value, json};
 use tokio::process::{Child, Command};
 
+/// The Admin client, authenticated.
+type Admin = AdminClient<
+    tonic::service::interceptor::InterceptedService<tonic::transport::Channel, BearerAuth>,
+>;
+
 /// The most hostile name the name rule allows: markup, no spaces.
 const HOSTILE: &str = "<script>alert(1)</script>";
 
@@ -309,7 +314,7 @@ async fn the_web_viewer_in_a_real_browser() {
         .unwrap();
     let auth = BearerAuth::new(&Token::new(ADMIN_TOKEN.to_owned())).unwrap();
     let mut admin = AdminClient::with_interceptor(channel.clone(), auth);
-    let mut rpc = ArenaClient::new(channel);
+    let rpc = ArenaClient::new(channel);
     let mut bots = tokio::task::JoinSet::new();
     for (i, (name, strat, delay_ms)) in BOTS.iter().enumerate() {
         let mut config = BotConfig::new(
@@ -333,7 +338,26 @@ async fn the_web_viewer_in_a_real_browser() {
     eprintln!("web test: league created, starting the browser");
     let browser = Browser::start().await;
     eprintln!("web test: browser started");
-    let client = &browser.client;
+    // The checks run in a task of their own so that the browser is closed however they end
+    // (a failed check would leave Chromium running without its driver).
+    let checks = tokio::spawn(check_pages(browser.client.clone(), web, rpc, admin, bots));
+    let outcome = checks.await;
+    browser.stop().await;
+    arena.stop().await;
+    if let Err(failed) = outcome {
+        std::panic::resume_unwind(failed.into_panic());
+    }
+}
+
+/// Every page, in the browser, against the league as it runs and once it has finished.
+async fn check_pages(
+    client: Client,
+    web: String,
+    mut rpc: ArenaClient<tonic::transport::Channel>,
+    mut admin: Admin,
+    mut bots: tokio::task::JoinSet<Result<knobel_bots::RunReport, knobel_bots::BotError>>,
+) {
+    let client = &client;
 
     // The leagues page, before the league starts.
     client.goto(&web).await.unwrap();
@@ -705,7 +729,4 @@ async fn the_web_viewer_in_a_real_browser() {
         "no sideways scrolling of the page on a phone"
     );
     audit(client, "standings-phone").await;
-
-    browser.stop().await;
-    arena.stop().await;
 }
