@@ -9,7 +9,7 @@ use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand};
 use knobel_arena::auth;
 use knobel_arena::net;
-use knobel_arena::server::serve;
+use knobel_arena::server::serve_with_web;
 use knobel_arena::settings::{self, NetArgs, RawSettings};
 use knobel_arena::store::Store;
 use tokio::net::TcpListener;
@@ -65,6 +65,10 @@ struct ServeArgs {
     /// Address of the Prometheus metrics endpoint (`/metrics`).
     #[arg(long, env = "KNOBEL_METRICS_LISTEN", default_value = "127.0.0.1:9464")]
     metrics_listen: SocketAddr,
+    /// Address of the web viewer (leagues, live standings, matches; docs/web.md), or `off`
+    /// for none (port 0 picks a free port).
+    #[arg(long, env = "KNOBEL_WEB_LISTEN", default_value = "127.0.0.1:8080")]
+    web_listen: settings::WebListen,
     /// Seat a bot that finds no opponents against built-in players (practice mode).
     #[arg(long)]
     practice: bool,
@@ -282,15 +286,34 @@ async fn run_serve(args: ServeArgs) -> Result<()> {
     let metrics_listener = TcpListener::bind(args.metrics_listen)
         .await
         .with_context(|| format!("cannot listen for metrics on {}", args.metrics_listen))?;
+    let web_listener = match args.web_listen.0 {
+        Some(addr) => Some(
+            TcpListener::bind(addr)
+                .await
+                .with_context(|| format!("cannot listen for the web viewer on {addr}"))?,
+        ),
+        None => None,
+    };
     let addr = listener.local_addr().context("no local address")?;
     let metrics_addr = metrics_listener.local_addr().context("no local address")?;
     // Machine-readable first lines, for scripts and tests that bind port 0.
     println!("knobel arena listening on {addr}");
     println!("knobel metrics on http://{metrics_addr}/metrics");
+    if let Some(web) = &web_listener {
+        let web_addr = web.local_addr().context("no local address")?;
+        println!("knobel web on http://{web_addr}/");
+    }
     let config = settings.server_config(net_limits);
-    serve(config, store, listener, Some(metrics_listener), shutdown)
-        .await
-        .context("the arena failed")
+    serve_with_web(
+        config,
+        store,
+        listener,
+        Some(metrics_listener),
+        web_listener,
+        shutdown,
+    )
+    .await
+    .context("the arena failed")
 }
 
 /// Installs the SIGINT and SIGTERM handlers now and returns a future that resolves on

@@ -899,7 +899,7 @@ async fn measure_memory() -> Result<(Memory, Memory), String> {
     let mut arena = tokio::process::Command::new(&knobel);
     arena
         .args(["serve", "--listen", "127.0.0.1:0"])
-        .args(["--metrics-listen", "127.0.0.1:0"])
+        .args(["--metrics-listen", "127.0.0.1:0", "--web-listen", "off"])
         .args(["--database-url", &database_url])
         .args(["--seats", &IDLE_SEATS.to_string()])
         .args(["--max-streams-per-bot", "10000"])

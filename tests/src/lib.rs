@@ -57,6 +57,8 @@ pub struct Arena {
     pub url: String,
     /// The metrics URL.
     pub metrics_url: String,
+    /// The web viewer's URL, `http://127.0.0.1:PORT/`.
+    pub web_url: String,
     /// The store's database URL.
     pub database_url: String,
     _dir: Option<tempfile::TempDir>,
@@ -146,6 +148,8 @@ impl Arena {
                 "127.0.0.1:0",
                 "--metrics-listen",
                 "127.0.0.1:0",
+                "--web-listen",
+                "127.0.0.1:0",
             ])
             .args(["--database-url", &database_url])
             .args(&options.args)
@@ -169,7 +173,8 @@ impl Arena {
         let mut lines = BufReader::new(stdout).lines();
         let mut url = None;
         let mut metrics_url = None;
-        while url.is_none() || metrics_url.is_none() {
+        let mut web_url = None;
+        while url.is_none() || metrics_url.is_none() || web_url.is_none() {
             let line = tokio::time::timeout(Duration::from_secs(30), lines.next_line())
                 .await
                 .expect("the arena did not start within 30 s")
@@ -179,6 +184,8 @@ impl Arena {
                 url = Some(format!("http://{addr}"));
             } else if let Some(metrics) = line.strip_prefix("knobel metrics on ") {
                 metrics_url = Some(metrics.to_owned());
+            } else if let Some(web) = line.strip_prefix("knobel web on ") {
+                web_url = Some(web.to_owned());
             }
         }
         tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
@@ -186,6 +193,7 @@ impl Arena {
             child,
             url: url.expect("url"),
             metrics_url: metrics_url.expect("metrics url"),
+            web_url: web_url.expect("web url"),
             database_url,
             _dir: dir,
         }
@@ -286,25 +294,76 @@ pub fn raise_own_fd_limit() -> u64 {
 /// Scrapes the Prometheus text of a metrics URL (`http://host:port/metrics`): a plain
 /// HTTP/1.1 GET over loopback, connecting within 10 s; returns the body.
 pub async fn scrape(url: &str) -> String {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let (status, body) = http_get(url).await;
+    assert_eq!(status, 200, "{body}");
+    body
+}
+
+/// A plain HTTP/1.1 GET of `url` (`http://host:port/path`) over loopback, connecting within
+/// 10 s: the status code and the body.
+pub async fn http_get(url: &str) -> (u16, String) {
     let rest = url.strip_prefix("http://").expect("an http url");
-    let (host, path) = rest.split_once('/').expect("a path");
+    let (host, path) = rest.split_once('/').unwrap_or((rest, ""));
     let mut stream = tokio::time::timeout(
         Duration::from_secs(10),
         tokio::net::TcpStream::connect(host),
     )
     .await
-    .expect("the metrics endpoint answers")
-    .expect("connect to the metrics endpoint");
-    let request = format!("GET /{path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n");
+    .expect("the endpoint answers")
+    .expect("connect to the endpoint");
+    let (status, body) = http_request(&mut stream, host, &format!("/{path}"), false).await;
+    (status, String::from_utf8_lossy(&body).into_owned())
+}
+
+/// One HTTP/1.1 GET of `path` from `host` on `stream`, keeping the connection open for the
+/// next if `keep_alive`: the status code and the body (read by its Content-Length, else to
+/// the end).
+pub async fn http_request(
+    stream: &mut tokio::net::TcpStream,
+    host: &str,
+    path: &str,
+    keep_alive: bool,
+) -> (u16, Vec<u8>) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let connection = if keep_alive { "keep-alive" } else { "close" };
+    let request =
+        format!("GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: {connection}\r\n\r\n");
     stream.write_all(request.as_bytes()).await.expect("send");
-    let mut response = String::new();
-    stream.read_to_string(&mut response).await.expect("read");
-    assert!(response.starts_with("HTTP/1.1 200"), "{response}");
-    response
-        .split_once("\r\n\r\n")
-        .map(|(_, body)| body.to_owned())
-        .unwrap_or_default()
+    let mut response = Vec::new();
+    let mut buf = [0u8; 16384];
+    let (head, mut body) = loop {
+        let n = stream.read(&mut buf).await.expect("read");
+        response.extend_from_slice(&buf[..n]);
+        if let Some(end) = response.windows(4).position(|w| w == b"\r\n\r\n") {
+            let head = String::from_utf8_lossy(&response[..end]).into_owned();
+            break (head, response[end + 4..].to_vec());
+        }
+        assert!(n > 0, "the connection closed within the headers");
+    };
+    let length = head.lines().find_map(|line| {
+        let (name, value) = line.split_once(':')?;
+        name.eq_ignore_ascii_case("content-length")
+            .then(|| value.trim().parse::<usize>().ok())
+            .flatten()
+    });
+    match length {
+        Some(length) => {
+            while body.len() < length {
+                let n = stream.read(&mut buf).await.expect("read");
+                assert!(n > 0, "the connection closed within the body");
+                body.extend_from_slice(&buf[..n]);
+            }
+        }
+        None => {
+            stream.read_to_end(&mut body).await.expect("read");
+        }
+    }
+    let status = head
+        .split(' ')
+        .nth(1)
+        .and_then(|code| code.parse().ok())
+        .unwrap_or_else(|| panic!("not an HTTP response: {head}"));
+    (status, body)
 }
 
 /// The value of the metric line starting with `name` (name and labels, e.g.

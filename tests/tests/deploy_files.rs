@@ -156,9 +156,10 @@ fn the_dockerfile_is_multi_stage_runs_unprivileged_and_checks_grpc_health() {
         .filter_map(|l| l.strip_prefix("EXPOSE "))
         .flat_map(|ports| ports.split_whitespace().map(|p| p.parse().unwrap()))
         .collect();
-    assert_eq!(exposed, [50051, 9464]);
+    assert_eq!(exposed, [50051, 9464, 8080]);
     assert!(text.contains("KNOBEL_LISTEN=0.0.0.0:50051"));
     assert!(text.contains("KNOBEL_METRICS_LISTEN=0.0.0.0:9464"));
+    assert!(text.contains("KNOBEL_WEB_LISTEN=0.0.0.0:8080"));
     assert!(deploy().join("Dockerfile.dockerignore").exists());
     // The build context is the repository root: what it copies is there.
     for path in [
@@ -236,8 +237,10 @@ fn compose_wires_the_arena_postgres_prometheus_and_grafana_from_files_that_exist
     }
     let grpc = port_of(str_at(arena, "environment.KNOBEL_LISTEN"));
     let metrics = port_of(str_at(arena, "environment.KNOBEL_METRICS_LISTEN"));
-    assert_eq!((grpc, metrics), (50051, 9464));
+    let web = port_of(str_at(arena, "environment.KNOBEL_WEB_LISTEN"));
+    assert_eq!((grpc, metrics, web), (50051, 9464, 8080));
     assert_eq!(str_at(arena, "ports.0"), "50051:50051");
+    assert_eq!(str_at(arena, "ports.1"), "8080:8080");
     assert!(str_at(arena, "environment.DATABASE_URL").contains("@postgres:5432/"));
     let prometheus = yaml(&deploy().join("prometheus/prometheus.yml"));
     assert_eq!(
@@ -338,7 +341,12 @@ fn the_kubernetes_manifests_agree_with_each_other_and_the_image() {
             .and_then(|p| p["containerPort"].as_u64())
             .unwrap_or_else(|| panic!("container port {name}"))
     };
-    let (grpc, metrics) = (port("grpc"), port("metrics"));
+    let (grpc, metrics, web) = (port("grpc"), port("metrics"), port("web"));
+    assert_eq!(
+        (grpc, metrics, web),
+        (50051, 9464, 8080),
+        "the ports the image exposes"
+    );
     assert_eq!(
         (grpc, metrics),
         (50051, 9464),
@@ -358,6 +366,10 @@ fn the_kubernetes_manifests_agree_with_each_other_and_the_image() {
     assert_eq!(
         port_of(str_at(config, "data.KNOBEL_METRICS_LISTEN")) as u64,
         metrics
+    );
+    assert_eq!(
+        port_of(str_at(config, "data.KNOBEL_WEB_LISTEN")) as u64,
+        web
     );
     assert_eq!(
         str_at(container, "envFrom.0.configMapRef.name"),

@@ -1011,6 +1011,8 @@ fn bounds_the_open_file_limit_or_keepalive_cannot_carry_are_refused_at_start_up(
                 "127.0.0.1:0",
                 "--metrics-listen",
                 "127.0.0.1:0",
+                "--web-listen",
+                "off",
             ])
             .args(["--database-url", &database_url])
             .args(extra)

@@ -582,6 +582,8 @@ async fn serve_refuses_settings_out_of_range() {
                     "127.0.0.1:0",
                     "--metrics-listen",
                     "127.0.0.1:0",
+                    "--web-listen",
+                    "off",
                 ])
                 .args(["--database-url", &database_url])
                 .args(args)
@@ -607,6 +609,8 @@ async fn serve_refuses_settings_out_of_range() {
             "127.0.0.1:0",
             "--metrics-listen",
             "127.0.0.1:0",
+            "--web-listen",
+            "off",
         ])
         .args(["--database-url", &database_url])
         .env("KNOBEL_TIME_BANK_MS", "3600001")

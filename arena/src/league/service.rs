@@ -1,7 +1,9 @@
 //! The league RPCs: Admin's CreateLeague, StartLeague, PauseLeague and CancelLeague, and the
 //! read-only GetStandings and ListLeagues; and the one place league types become wire types.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use knobel_proto::v1 as pb;
 use tonic::Status;
@@ -9,8 +11,63 @@ use tracing::info;
 
 use super::scheduler::Scheduler;
 use super::standings::{BotStanding, GameStandings, Interval, PairComparison, Standings};
-use super::{LeagueConfig, expand, standings};
+use super::{LeagueConfig, PlayedMatch, expand, standings};
 use crate::store::{LeagueRecord, LeagueStatus, NewLeague, Store, StoreError};
+
+/// A league with its progress, results and standings ([`Leagues::league_standings`]).
+#[derive(Clone, Debug)]
+pub struct LeagueView {
+    /// The stored league.
+    pub record: LeagueRecord,
+    /// Its progress as ListLeagues shows it (live progress included).
+    pub info: pb::LeagueInfo,
+    /// Its results and what is computed from them.
+    pub played: Arc<Played>,
+}
+
+/// A league's results and what is computed from them: they change only when another of
+/// its matches finishes, so they are kept per league until then.
+#[derive(Debug)]
+pub struct Played {
+    /// Its finished matches, in schedule order.
+    pub results: Vec<PlayedMatch>,
+    /// The standings computed from them.
+    pub standings: Standings,
+    /// Forfeited seats in them.
+    pub forfeits: Forfeits,
+}
+
+/// A league's results as last read ([`Leagues::league_standings_within`]).
+#[derive(Debug)]
+struct Kept {
+    /// Matches finished and the status when they were read.
+    finished: u64,
+    status: LeagueStatus,
+    /// When.
+    at: Instant,
+    /// Whether a caller is reading them again.
+    refreshing: bool,
+    played: Arc<Played>,
+}
+
+/// Clears the `refreshing` mark of a league's kept results when dropped.
+struct Refreshing<'a> {
+    cache: &'a Mutex<HashMap<i64, Kept>>,
+    league: i64,
+}
+
+impl Drop for Refreshing<'_> {
+    fn drop(&mut self) {
+        if let Ok(mut cache) = self.cache.lock()
+            && let Some(kept) = cache.get_mut(&self.league)
+        {
+            kept.refreshing = false;
+        }
+    }
+}
+
+/// Forfeited seats per (game, or `None` for all games, bot).
+pub type Forfeits = HashMap<(Option<knobel_engine::Game>, String), u64>;
 
 /// The largest league file accepted, in bytes.
 pub const MAX_CONFIG_BYTES: usize = 64 * 1024;
@@ -22,6 +79,8 @@ pub struct Leagues {
     scheduler: Arc<Scheduler>,
     /// Maps a store failure to a status (the server's: it logs and counts it).
     failed: fn(StoreError) -> Status,
+    /// Per league id: its results as last read, and what was computed from them.
+    played: Arc<Mutex<HashMap<i64, Kept>>>,
 }
 
 fn wire_status(status: LeagueStatus) -> pb::LeagueStatus {
@@ -78,6 +137,10 @@ fn wire_game(g: &GameStandings) -> pb::GameStandings {
     }
 }
 
+fn no_league(name: &str) -> Status {
+    Status::not_found(format!("no league named {name:?}: see ListLeagues"))
+}
+
 /// Standings as the wire carries them.
 pub fn wire_standings(league: pb::LeagueInfo, s: &Standings) -> pb::GetStandingsResponse {
     pb::GetStandingsResponse {
@@ -99,10 +162,13 @@ impl Leagues {
             store,
             scheduler,
             failed,
+            played: Arc::default(),
         }
     }
 
-    fn info(&self, league: &LeagueRecord) -> pb::LeagueInfo {
+    /// The league as ListLeagues and GetStandings show it: the stored record with this
+    /// arena's live progress.
+    pub fn info(&self, league: &LeagueRecord) -> pb::LeagueInfo {
         let live = self.scheduler.progress(league.id);
         pb::LeagueInfo {
             name: league.name.clone(),
@@ -121,7 +187,7 @@ impl Leagues {
             .league(name)
             .await
             .map_err(self.failed)?
-            .ok_or_else(|| Status::not_found(format!("no league named {name:?}: see ListLeagues")))
+            .ok_or_else(|| no_league(name))
     }
 
     /// CreateLeague.
@@ -226,22 +292,132 @@ impl Leagues {
         .await
     }
 
+    /// League `name` with its results and standings (`None` if there is no such league):
+    /// what GetStandings serves. The results are read and the standings computed again only
+    /// once another match of the league has finished.
+    pub async fn league_standings(&self, name: &str) -> Result<Option<LeagueView>, StoreError> {
+        self.league_standings_within(name, Duration::ZERO).await
+    }
+
+    /// [`Leagues::league_standings`], where standings computed less than `max_age` ago do
+    /// for a league that is still in the same status although more of its matches have
+    /// finished since (the web pages: a running league's standings are computed again at
+    /// most once per `max_age`, however many pages ask). While they are computed again,
+    /// other callers get the previous ones.
+    pub async fn league_standings_within(
+        &self,
+        name: &str,
+        max_age: Duration,
+    ) -> Result<Option<LeagueView>, StoreError> {
+        let Some(record) = self.store.league(name).await? else {
+            return Ok(None);
+        };
+        let known = {
+            let mut cache = self.played.lock().expect("standings lock");
+            match cache.get_mut(&record.id) {
+                Some(kept) if kept.status == record.status => {
+                    let exact = kept.finished == record.finished_matches;
+                    if exact
+                        || kept.at.elapsed() < max_age
+                        || (max_age > Duration::ZERO && kept.refreshing)
+                    {
+                        Some(kept.played.clone())
+                    } else {
+                        // The pages wait for this caller's standings; GetStandings
+                        // computes its own.
+                        kept.refreshing |= max_age > Duration::ZERO;
+                        None
+                    }
+                }
+                _ => None,
+            }
+        };
+        let played = match known {
+            Some(played) => played,
+            None => {
+                // However this ends (a failure, or a page whose client went away dropping
+                // it mid-way), the next caller may compute them again.
+                let _refreshing = (max_age > Duration::ZERO).then_some(Refreshing {
+                    cache: &self.played,
+                    league: record.id,
+                });
+                let played = self.compute(&record).await?;
+                self.played.lock().expect("standings lock").insert(
+                    record.id,
+                    Kept {
+                        finished: record.finished_matches,
+                        status: record.status,
+                        at: Instant::now(),
+                        refreshing: false,
+                        played: played.clone(),
+                    },
+                );
+                played
+            }
+        };
+        Ok(Some(LeagueView {
+            info: self.info(&record),
+            record,
+            played,
+        }))
+    }
+
+    /// The results of `league`, its standings and forfeits, read and computed.
+    async fn compute(&self, league: &LeagueRecord) -> Result<Arc<Played>, StoreError> {
+        let results = self.store.league_results(league.id).await?;
+        let forfeits = self.forfeits(league.id).await?;
+        // Thousands of results take a while: off the runtime's workers, which referee
+        // the matches meanwhile.
+        let computed = tokio::task::spawn_blocking(move || (standings(&results), results)).await;
+        let (standings, results) = match computed {
+            Ok(computed) => computed,
+            Err(panicked) => std::panic::resume_unwind(panicked.into_panic()),
+        };
+        Ok(Arc::new(Played {
+            standings,
+            results,
+            forfeits,
+        }))
+    }
+
+    /// Every league with its progress: what ListLeagues serves.
+    pub async fn leagues(&self) -> Result<Vec<(LeagueRecord, pb::LeagueInfo)>, StoreError> {
+        let leagues = self.store.list_leagues().await?;
+        Ok(leagues
+            .into_iter()
+            .map(|l| {
+                let info = self.info(&l);
+                (l, info)
+            })
+            .collect())
+    }
+
+    /// Forfeits in league `league_id`'s finished matches, per game and bot (the standings
+    /// pages show them beside the standings).
+    async fn forfeits(&self, league_id: i64) -> Result<Forfeits, StoreError> {
+        let mut forfeits = Forfeits::new();
+        for (game, bot, count) in self.store.league_forfeits(league_id).await? {
+            *forfeits.entry((Some(game), bot.clone())).or_default() += count;
+            *forfeits.entry((None, bot)).or_default() += count;
+        }
+        Ok(forfeits)
+    }
+
     /// GetStandings.
     pub async fn standings(&self, name: &str) -> Result<pb::GetStandingsResponse, Status> {
-        let league = self.find(name).await?;
-        let results = self
-            .store
-            .league_results(league.id)
+        let view = self
+            .league_standings(name)
             .await
-            .map_err(self.failed)?;
-        Ok(wire_standings(self.info(&league), &standings(&results)))
+            .map_err(self.failed)?
+            .ok_or_else(|| no_league(name))?;
+        Ok(wire_standings(view.info, &view.played.standings))
     }
 
     /// ListLeagues.
     pub async fn list(&self) -> Result<pb::ListLeaguesResponse, Status> {
-        let leagues = self.store.list_leagues().await.map_err(self.failed)?;
+        let leagues = self.leagues().await.map_err(self.failed)?;
         Ok(pb::ListLeaguesResponse {
-            leagues: leagues.iter().map(|l| self.info(l)).collect(),
+            leagues: leagues.into_iter().map(|(_, info)| info).collect(),
         })
     }
 }

@@ -211,6 +211,11 @@ pub struct Standings {
     pub overall: Vec<BotStanding>,
 }
 
+/// The bots of `m` and their places, in seat order: what a rating update takes.
+fn placed(m: &PlayedMatch) -> Vec<(&str, u8)> {
+    m.seats.iter().map(|s| (s.bot.as_str(), s.place)).collect()
+}
+
 /// Whether seat `i` of `m` lost the match: its place is the worst, and not everyone's.
 fn lost(m: &PlayedMatch, i: usize) -> bool {
     let worst = m.seats.iter().map(|s| s.place).max().unwrap_or(0);
@@ -298,9 +303,7 @@ pub fn standings(played: &[PlayedMatch]) -> Standings {
         // (a, b) with a < b: matches, a above, b above; per set: (sum of a - b, matches).
         let mut pairs: BTreeMap<(&str, &str), PairTally> = BTreeMap::new();
         for m in &matches {
-            let seats: Vec<(&str, u8)> =
-                m.seats.iter().map(|s| (s.bot.as_str(), s.place)).collect();
-            ratings.apply(&seats);
+            ratings.apply(&placed(m));
             for (i, seat) in m.seats.iter().enumerate() {
                 let t = tallies.entry(&seat.bot).or_default();
                 t.matches += 1;
@@ -358,8 +361,7 @@ pub fn standings(played: &[PlayedMatch]) -> Standings {
         });
     }
     for m in &order {
-        let seats: Vec<(&str, u8)> = m.seats.iter().map(|s| (s.bot.as_str(), s.place)).collect();
-        overall_ratings.apply(&seats);
+        overall_ratings.apply(&placed(m));
     }
     let overall = ranked(
         overall
@@ -368,4 +370,44 @@ pub fn standings(played: &[PlayedMatch]) -> Standings {
             .collect(),
     );
     Standings { games, overall }
+}
+
+/// One bot's rating after each of its matches: the ratings over time.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RatingSeries {
+    /// The bot.
+    pub bot: String,
+    /// After each match it played: the match's number among the matches replayed (from 1)
+    /// and the bot's rating after it.
+    pub points: Vec<(usize, Rating)>,
+}
+
+/// The ratings over time of the matches of `game` (all games: `None`) in `played`: the
+/// results replayed in schedule order through the very rating the standings use (the last
+/// point of each bot is its rating in the standings). Bots by name.
+pub fn rating_history(played: &[PlayedMatch], game: Option<Game>) -> Vec<RatingSeries> {
+    let mut order: Vec<&PlayedMatch> = played
+        .iter()
+        .filter(|m| game.is_none_or(|g| m.game == g))
+        .collect();
+    order.sort_by_key(|m| m.ordinal);
+    let mut ratings = Ratings::default();
+    let mut series: BTreeMap<&str, Vec<(usize, Rating)>> = BTreeMap::new();
+    for (i, m) in order.iter().enumerate() {
+        let seats = placed(m);
+        ratings.apply(&seats);
+        for (bot, _) in &seats {
+            series
+                .entry(bot)
+                .or_default()
+                .push((i + 1, ratings.get(bot)));
+        }
+    }
+    series
+        .into_iter()
+        .map(|(bot, points)| RatingSeries {
+            bot: bot.to_owned(),
+            points,
+        })
+        .collect()
 }

@@ -2,7 +2,7 @@ use knobel_engine::{Game, Rules};
 
 use super::config::{Format, LeagueConfig, LeagueConfigError};
 use super::schedule::{expand, seat_orders, set_seed};
-use super::standings::{Interval, PlayedMatch, PlayedSeat, standings};
+use super::standings::{Interval, PlayedMatch, PlayedSeat, rating_history, standings};
 
 const FILE: &str = r#"
 name = "class-7b"
@@ -357,4 +357,61 @@ fn the_documented_example_league_reads() {
         .resolve_bots(&names(&["ada", "bert", "cleo", "dora", "emil"]))
         .unwrap();
     assert!(!expand(&c, &bots).unwrap().is_empty());
+}
+
+#[test]
+fn the_ratings_over_time_end_at_the_standings_ratings() {
+    let seat = |bot: &str, place: u8, chips: Option<i64>| PlayedSeat {
+        bot: bot.to_owned(),
+        place,
+        chips,
+    };
+    // Given out of schedule order: the history replays them in order, as the standings do.
+    let played = vec![
+        PlayedMatch {
+            ordinal: 2,
+            game: Game::Zokken,
+            set: 1,
+            rounds: 10,
+            seats: vec![seat("bob", 1, Some(5)), seat("ada", 2, Some(-5))],
+        },
+        PlayedMatch {
+            ordinal: 0,
+            game: Game::Schocken,
+            set: 0,
+            rounds: 1,
+            seats: vec![
+                seat("ada", 1, None),
+                seat("bob", 2, None),
+                seat("cy", 3, None),
+            ],
+        },
+        PlayedMatch {
+            ordinal: 1,
+            game: Game::Schocken,
+            set: 0,
+            rounds: 1,
+            seats: vec![
+                seat("cy", 1, None),
+                seat("ada", 2, None),
+                seat("bob", 3, None),
+            ],
+        },
+    ];
+    let s = standings(&played);
+    let overall = rating_history(&played, None);
+    assert_eq!(overall.len(), 3);
+    for series in &overall {
+        let row = s.overall.iter().find(|b| b.bot == series.bot).unwrap();
+        let (_, last) = series.points.last().unwrap();
+        assert_eq!((last.mu, last.sigma), (row.mu, row.sigma), "{}", series.bot);
+    }
+    let ada = overall.iter().find(|r| r.bot == "ada").unwrap();
+    let numbers: Vec<usize> = ada.points.iter().map(|(n, _)| *n).collect();
+    assert_eq!(numbers, [1, 2, 3], "every match, in schedule order");
+    let schocken = rating_history(&played, Some(Game::Schocken));
+    let cy = schocken.iter().find(|r| r.bot == "cy").unwrap();
+    let row = s.games[0].bots.iter().find(|b| b.bot == "cy").unwrap();
+    assert_eq!(cy.points.last().unwrap().1.mu, row.mu);
+    assert_eq!(cy.points.len(), 2);
 }

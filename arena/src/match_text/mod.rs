@@ -60,6 +60,48 @@ pub fn describe(log: &MatchLog, seat_names: &[String]) -> Result<String, MatchTe
     Ok(account.out)
 }
 
+/// One line of a match's account, as a step of the web viewer's step-through.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Step {
+    /// The line, without its indent.
+    pub text: String,
+    /// Whether it opens a part of the match (a round, a half, the throw-off, the end).
+    pub heading: bool,
+    /// The dice the line shows: a throw's or a revealed hand's.
+    pub dice: Option<StepDice>,
+}
+
+/// The dice of a [`Step`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StepDice {
+    /// Whose dice.
+    pub seat: Seat,
+    /// All three, as they lie (the truth, hidden dice included: the match is over).
+    pub dice: [u8; 3],
+    /// A throw (of a round or of the opening throw-off), rather than a reveal.
+    pub throw: bool,
+}
+
+/// The account of an ended match `log` as steps, one per line of [`describe`]'s account of
+/// its entries (without the header and the final placings), each throw and revealed hand
+/// with its dice. The log is replayed and verified first; an aborted match's log, which
+/// ends early, is accepted.
+pub fn steps(log: &MatchLog, seat_names: &[String]) -> Result<Vec<Step>, MatchTextError> {
+    if seat_names.len() != log.seats as usize {
+        return Err(MatchTextError::SeatNames {
+            seats: log.seats as usize,
+            names: seat_names.len(),
+        });
+    }
+    log.replay()?;
+    let mut account = Account::new(log, seat_names);
+    for entry in &log.entries {
+        account.entry(entry);
+    }
+    account.flush();
+    Ok(account.steps)
+}
+
 /// The text being written and what it needs to remember between entries.
 struct Account<'a> {
     out: String,
@@ -79,6 +121,10 @@ struct Account<'a> {
     strikes: [u32; MAX_SEATS],
     shake: shake::Table,
     zokken: zokken::Table,
+    /// The lines written, as steps.
+    steps: Vec<Step>,
+    /// The dice of the next line.
+    dice_of_line: Option<StepDice>,
 }
 
 impl<'a> Account<'a> {
@@ -95,6 +141,8 @@ impl<'a> Account<'a> {
             strikes: [0; MAX_SEATS],
             shake: shake::Table::new(&log.rules),
             zokken: zokken::Table::default(),
+            steps: Vec::new(),
+            dice_of_line: None,
         }
     }
 
@@ -109,8 +157,19 @@ impl<'a> Account<'a> {
     }
 
     fn line(&mut self, text: impl AsRef<str>) {
-        self.out.push_str(text.as_ref());
+        let text = text.as_ref();
+        self.out.push_str(text);
         self.out.push('\n');
+        self.steps.push(Step {
+            text: text.trim().to_owned(),
+            heading: text.starts_with('\n'),
+            dice: self.dice_of_line.take(),
+        });
+    }
+
+    /// The next line shows `dice` of `seat`.
+    fn with_dice(&mut self, seat: Seat, dice: [u8; 3], throw: bool) {
+        self.dice_of_line = Some(StepDice { seat, dice, throw });
     }
 
     fn header(&mut self, log: &MatchLog) {
@@ -213,6 +272,7 @@ impl<'a> Account<'a> {
             Event::Revealed { seat, dice, hand } => {
                 self.hands[seat.index()] = Some(hand);
                 let name = self.name(seat);
+                self.with_dice(seat, dice, false);
                 self.line(format!(
                     "  {name} shows {}: {}",
                     faces(dice),
@@ -265,6 +325,7 @@ impl<'a> Account<'a> {
             }
         }
         let name = self.name(seat);
+        self.with_dice(seat, dice, true);
         self.line(format!("  {name} throws {}", faces(dice)));
     }
 
@@ -309,6 +370,7 @@ impl<'a> Account<'a> {
         if blind {
             text.push_str(", blind: under the cup until the reveal");
         }
+        self.with_dice(seat, dice, true);
         self.line(text);
         self.dice[i] = dice;
         self.turned[i] = DieMask::EMPTY;

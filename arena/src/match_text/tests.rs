@@ -6,7 +6,7 @@ use knobel_engine::{
     StrikeReason,
 };
 
-use super::{MatchTextError, describe};
+use super::{MatchTextError, describe, steps};
 
 const SEED: u64 = 20_261_129;
 
@@ -214,4 +214,34 @@ fn an_unfinished_match_or_wrong_names_are_refused() {
         describe(&log, &names()),
         Err(MatchTextError::Unfinished)
     ));
+}
+
+#[test]
+fn the_steps_are_the_account_line_by_line_with_every_throw_and_its_dice() {
+    for name in PRESETS {
+        let log = played(preset(name), SEED);
+        let steps = steps(&log, &names()).unwrap();
+        let account = describe(&log, &names()).unwrap();
+        let lines: Vec<&str> = account
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .collect();
+        let texts: Vec<&str> = steps.iter().map(|s| s.text.as_str()).collect();
+        let start = lines.iter().position(|l| *l == texts[0]).unwrap();
+        assert_eq!(&lines[start..start + texts.len()], &texts[..], "{name}");
+        let thrown: Vec<(Seat, [u8; 3])> = steps
+            .iter()
+            .filter_map(|s| s.dice.filter(|d| d.throw).map(|d| (d.seat, d.dice)))
+            .collect();
+        let logged: Vec<(Seat, [u8; 3])> = log
+            .entries
+            .iter()
+            .filter_map(|e| match *e {
+                LogEntry::Throw { seat, dice, .. } => Some((seat, dice)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(thrown, logged, "{name}: every throw, in order");
+    }
 }

@@ -16,13 +16,14 @@
 //! This file is the accept loop; `peers.rs` counts per peer address ([`PeerCounter`]),
 //! `throttle.rs` throttles failed logins ([`AuthThrottle`]), `connection.rs` is the admitted
 //! connection ([`LimitedIo`]), `metrics.rs` holds [`NetMetrics`] and the metrics endpoint's
-//! [`MetricsListener`]. The limits themselves, their flags and their checks are settings:
+//! [`MetricsListener`], `web.rs` the web viewer's [`WebListener`]. The limits themselves, their flags and their checks are settings:
 //! [`crate::settings::net_limits`] (the checked [`NetLimits`] is re-exported here).
 
 mod connection;
 mod metrics;
 mod peers;
 mod throttle;
+mod web;
 
 use std::io;
 use std::time::Duration;
@@ -36,6 +37,7 @@ pub use self::connection::{HTTP2_PREFACE_BYTES, LimitedIo};
 pub use self::metrics::{METRICS_MAX_CONNECTIONS, MetricsListener, NetMetrics};
 pub use self::peers::{Over, PeerCounter, Permit, peer_key};
 pub use self::throttle::AuthThrottle;
+pub use self::web::{WEB_IDLE_TIMEOUT, WEB_MAX_CONNECTIONS, WebListener};
 pub use crate::settings::net_limits::{NetLimits, NetLimitsError};
 
 /// Refused connections are logged at most once per this interval (with how many were

@@ -13,7 +13,7 @@
 
 mod admin;
 mod play;
-mod read_only;
+pub(crate) mod read_only;
 mod status;
 mod stream_link;
 #[cfg(test)]
@@ -135,6 +135,19 @@ pub async fn serve(
     metrics_listener: Option<TcpListener>,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServeError> {
+    serve_with_web(config, store, listener, metrics_listener, None, shutdown).await
+}
+
+/// [`serve`], and the web viewer ([`crate::web`]) on `web_listener` if one is given: it
+/// serves until the arena shuts down (its live streams end then).
+pub async fn serve_with_web(
+    config: ServerConfig,
+    store: Store,
+    listener: TcpListener,
+    metrics_listener: Option<TcpListener>,
+    web_listener: Option<TcpListener>,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), ServeError> {
     config.net.validate()?;
     // Metrics are counted only where they are served.
     let metrics = if metrics_listener.is_some() {
@@ -187,6 +200,7 @@ pub async fn serve(
         ));
     }
     let leagues = Leagues::new(store.clone(), scheduler, status::internal);
+    let logs_in_flight = Arc::new(tokio::sync::Semaphore::new(MAX_LOGS_IN_FLIGHT));
     let throttle = Arc::new(AuthThrottle::from_limits(&config.net));
     let net_metrics = net::NetMetrics::new(metrics.registry());
     let admin = AdminService {
@@ -213,9 +227,19 @@ pub async fn serve(
             Some(net_metrics.pending_hello.clone()),
         ),
         hello_timeout: config.net.hello_timeout,
-        logs_in_flight: Arc::new(tokio::sync::Semaphore::new(MAX_LOGS_IN_FLIGHT)),
-        leagues,
+        logs_in_flight: logs_in_flight.clone(),
+        leagues: leagues.clone(),
     };
+    let web_task = web_listener.map(|listener| {
+        let web = crate::web::Web::new(store.clone(), leagues, logs_in_flight);
+        let mut stopping = shutdown_rx.clone();
+        tokio::spawn(async move {
+            let stopped = async move { crate::referee::shutting_down(&mut stopping).await };
+            if let Err(error) = crate::web::serve(web, listener, stopped).await {
+                warn!(error = %error, "the web viewer failed");
+            }
+        })
+    });
 
     let (health_reporter, health_service) = tonic_health::server::health_reporter();
     health_reporter
@@ -295,6 +319,9 @@ pub async fn serve(
         }
     }
     if let Some(task) = metrics_task {
+        task.abort();
+    }
+    if let Some(task) = web_task {
         task.abort();
     }
     info!("arena stopped");

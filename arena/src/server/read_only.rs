@@ -10,7 +10,7 @@ use tonic::{Request, Response, Status};
 
 use super::{ArenaService, LOG_CHUNK_BYTES, MAX_LOGS_IN_FLIGHT, MAX_SENT_MESSAGE_BYTES};
 use crate::page_token;
-use crate::store::{MatchCursor, MatchFilter, MatchStatus};
+use crate::store::{MatchCursor, MatchFilter, MatchStatus, Store, StoreError};
 
 /// The ListMatches RPC: one page of the recorded matches, newest first.
 pub(super) async fn list_matches(
@@ -165,39 +165,65 @@ impl ArenaService {
         &self,
         id: &str,
     ) -> Result<(String, tokio::sync::OwnedSemaphorePermit), Status> {
-        if id.is_empty() || id.len() > 64 {
-            return Err(Status::invalid_argument(
-                "match_id must be 1..=64 characters: see ListMatches",
-            ));
-        }
+        check_match_id(id).map_err(Status::invalid_argument)?;
         let serving = self
             .logs_in_flight
             .clone()
             .try_acquire_owned()
-            .map_err(|_| {
-                Status::resource_exhausted(format!(
-                    "{MAX_LOGS_IN_FLIGHT} match logs are being sent already, the most at once: \
-                 retry in a moment"
-                ))
-            })?;
-        let Some((status, log)) = self
-            .store
-            .match_log(id)
+            .map_err(|_| Status::resource_exhausted(logs_busy()))?;
+        match ended_log(&self.store, id)
             .await
             .map_err(self.store_failed("get_match_log"))?
-        else {
-            return Err(Status::not_found(format!(
+        {
+            EndedLog::Unknown => Err(Status::not_found(format!(
                 "no match {id:?}: see ListMatches"
-            )));
-        };
-        match (status, log) {
-            (MatchStatus::Running, _) => Err(Status::failed_precondition(format!(
+            ))),
+            EndedLog::Running => Err(Status::failed_precondition(format!(
                 "match {id} is still running: its log (with every hidden die) is available once it has ended"
             ))),
-            (_, None) => Err(Status::not_found(format!("match {id} ended without a log"))),
-            (_, Some(log_json)) => Ok((log_json, serving)),
+            EndedLog::Missing => Err(Status::not_found(format!("match {id} ended without a log"))),
+            EndedLog::Log(log_json) => Ok((log_json, serving)),
         }
     }
+}
+
+/// `Ok` if `id` can be a match id (1..=64 bytes), else what is legal.
+pub(crate) fn check_match_id(id: &str) -> Result<(), &'static str> {
+    if id.is_empty() || id.len() > 64 {
+        return Err("match_id must be 1..=64 characters: see ListMatches");
+    }
+    Ok(())
+}
+
+/// Why a log cannot be served: too many are being sent.
+pub(crate) fn logs_busy() -> String {
+    format!(
+        "{MAX_LOGS_IN_FLIGHT} match logs are being sent already, the most at once: retry in a moment"
+    )
+}
+
+/// A match's log as GetMatchLog may serve it: only once the match has ended (a running
+/// match's log would show every hidden die). The one rule for GetMatchLog,
+/// StreamMatchLog and the web pages.
+pub(crate) enum EndedLog {
+    /// No such match.
+    Unknown,
+    /// The match is running: its log is not public yet.
+    Running,
+    /// The match ended without a log.
+    Missing,
+    /// The log of the ended match, as JSON text.
+    Log(String),
+}
+
+/// The log of match `id` if it has ended (see [`EndedLog`]).
+pub(crate) async fn ended_log(store: &Store, id: &str) -> Result<EndedLog, StoreError> {
+    Ok(match store.match_log(id).await? {
+        None => EndedLog::Unknown,
+        Some((MatchStatus::Running, _)) => EndedLog::Running,
+        Some((_, None)) => EndedLog::Missing,
+        Some((_, Some(log))) => EndedLog::Log(log),
+    })
 }
 
 fn wire_status(status: MatchStatus) -> pb::MatchStatus {

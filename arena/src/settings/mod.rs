@@ -465,3 +465,28 @@ impl Settings {
 
 #[cfg(test)]
 mod tests;
+
+/// `--web-listen`: the web viewer's address (port 0 picks a free port), or `off`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WebListen(pub Option<std::net::SocketAddr>);
+
+/// A `--web-listen` value that is neither an address nor `off`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "--web-listen {0:?} is not legal: give an address HOST:PORT (e.g. 127.0.0.1:8080; port 0 \
+     picks a free port) or off"
+)]
+pub struct WebListenError(pub String);
+
+impl std::str::FromStr for WebListen {
+    type Err = WebListenError;
+
+    fn from_str(s: &str) -> Result<WebListen, WebListenError> {
+        if s == "off" {
+            return Ok(WebListen(None));
+        }
+        s.parse()
+            .map(|addr| WebListen(Some(addr)))
+            .map_err(|_| WebListenError(s.to_owned()))
+    }
+}

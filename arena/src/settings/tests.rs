@@ -245,3 +245,20 @@ fn admin_token_is_checked_without_showing_it() {
             .verifies("a-long-enough-admin-token")
     );
 }
+
+#[test]
+fn web_listen_is_an_address_or_off() {
+    use super::{WebListen, WebListenError};
+    assert_eq!("off".parse::<WebListen>(), Ok(WebListen(None)));
+    assert_eq!(
+        "127.0.0.1:0".parse::<WebListen>(),
+        Ok(WebListen(Some("127.0.0.1:0".parse().unwrap())))
+    );
+    let err = "localhost".parse::<WebListen>().unwrap_err();
+    assert_eq!(err, WebListenError("localhost".to_owned()));
+    assert_eq!(
+        err.to_string(),
+        "--web-listen \"localhost\" is not legal: give an address HOST:PORT (e.g. \
+         127.0.0.1:8080; port 0 picks a free port) or off"
+    );
+}

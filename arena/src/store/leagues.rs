@@ -513,3 +513,34 @@ impl Store {
         Ok(rows.into_iter().map(|(o, s, m)| (o as u32, s, m)).collect())
     }
 }
+
+impl Store {
+    /// Forfeits in the finished matches of league `league_id`: per game and bot, how many
+    /// of its seats forfeited (bots without a forfeit are left out).
+    pub async fn league_forfeits(
+        &self,
+        league_id: i64,
+    ) -> Result<Vec<(Game, String, u64)>, StoreError> {
+        let rows: Vec<(String, String, i64)> = with_pool!(self, pool => {
+            sqlx::query_as(
+                "SELECT lm.game, s.bot_name, COUNT(*) \
+                 FROM league_matches lm JOIN seat_results s ON s.match_id = lm.match_id \
+                 WHERE lm.league_id = $1 AND lm.status = 'finished' \
+                   AND s.forfeit_reason IS NOT NULL \
+                 GROUP BY lm.game, s.bot_name ORDER BY lm.game, s.bot_name",
+            )
+            .bind(league_id)
+            .fetch_all(pool)
+            .await
+        })
+        .map_err(StoreError::db("reading a league's forfeits"))?;
+        rows.into_iter()
+            .map(|(game, bot, count)| {
+                let game: Game = game
+                    .parse()
+                    .map_err(|e| corrupt(format!("league {league_id}: {e}")))?;
+                Ok((game, bot, count.max(0) as u64))
+            })
+            .collect()
+    }
+}

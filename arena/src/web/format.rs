@@ -1,0 +1,71 @@
+//! Numbers, intervals and times as the pages show them.
+
+use crate::league::standings::Interval;
+
+/// `x` with two decimals ("–" for not a number).
+pub(super) fn num(x: f64) -> String {
+    if x.is_nan() {
+        "–".to_owned()
+    } else {
+        format!("{x:.2}")
+    }
+}
+
+/// A share as a percentage with its interval: "12.5% (8.1–17.9)".
+pub(super) fn percent(i: Interval) -> String {
+    if i.estimate.is_nan() {
+        return "–".to_owned();
+    }
+    format!(
+        "{:.1}% ({:.1}–{:.1})",
+        100.0 * i.estimate,
+        100.0 * i.low,
+        100.0 * i.high
+    )
+}
+
+/// A signed estimate with its interval: "+12.3 (+1.0…+23.6)"; an unbounded end is "∞".
+pub(super) fn signed(i: Interval, scale: f64) -> String {
+    if i.estimate.is_nan() {
+        return "–".to_owned();
+    }
+    let end = |x: f64| {
+        if x.is_infinite() {
+            if x > 0.0 {
+                "+∞".to_owned()
+            } else {
+                "−∞".to_owned()
+            }
+        } else {
+            format!("{:+.1}", scale * x)
+        }
+    };
+    format!(
+        "{:+.1} ({}…{})",
+        scale * i.estimate,
+        end(i.low),
+        end(i.high)
+    )
+}
+
+/// Unix milliseconds as "2026-12-02 13:48:47 UTC".
+pub(super) fn time(unix_ms: i64) -> String {
+    let secs = unix_ms.div_euclid(1000);
+    let (days, rest) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    // Days since 1970-01-01 to a civil date (proleptic Gregorian).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02} UTC",
+        rest / 3600,
+        rest / 60 % 60,
+        rest % 60
+    )
+}

@@ -1,0 +1,876 @@
+//! The pages: leagues, a league's standings (live), its ratings over time, a bot, a match
+//! and its log.
+
+use std::convert::Infallible;
+
+use askama::Template;
+use axum::extract::rejection::PathRejection;
+use axum::extract::{Path, RawQuery, State};
+use axum::http::header;
+use axum::response::IntoResponse;
+use axum::response::sse::{Event, KeepAlive, Sse};
+use knobel_engine::{Game, MatchLog};
+
+use super::format::{num, percent, signed, time};
+use super::query::{self, one_of, params};
+use super::svg;
+use super::{PageResult, Web, WebError, html};
+use crate::league::service::{Forfeits, LeagueView};
+use crate::league::standings::{BotStanding, GameStandings, rating_history};
+use crate::match_text;
+use crate::page_token;
+use crate::server::read_only::{EndedLog, check_match_id, ended_log, logs_busy};
+use crate::store::{MatchCursor, MatchFilter, MatchStatus, MatchSummary};
+
+/// Logs longer than this (bytes of JSON) are not stepped through on the page (their JSON
+/// is linked): a page of every throw of a very long Zokken match would be huge.
+pub const MAX_STEP_LOG_BYTES: usize = 4 * 1024 * 1024;
+
+/// Matches listed per page of a bot.
+pub const BOT_MATCHES_PER_PAGE: u32 = 50;
+
+/// A path parameter, or the 400 page.
+fn segment(path: Result<Path<String>, PathRejection>) -> Result<String, WebError> {
+    path.map(|Path(value)| value)
+        .map_err(|e| WebError::BadRequest(format!("bad path: {}", e.body_text())))
+}
+
+/// The page's URL path for `name` under `prefix` (the name percent-encoded).
+fn href(prefix: &str, name: &str) -> String {
+    let encoded: String = form_urlencoded::byte_serialize(name.as_bytes())
+        .collect::<String>()
+        .replace('+', "%20");
+    format!("{prefix}{encoded}")
+}
+
+fn game_title(game: Game) -> &'static str {
+    match game {
+        Game::Schocken => "Schocken",
+        Game::Sjokken => "Sjokken",
+        Game::Zokken => "Zokken",
+    }
+}
+
+fn status_text(status: i32) -> &'static str {
+    use knobel_proto::v1::LeagueStatus as S;
+    match S::try_from(status) {
+        Ok(S::Created) => "created",
+        Ok(S::Running) => "running",
+        Ok(S::Paused) => "paused",
+        Ok(S::Cancelled) => "cancelled",
+        Ok(S::Finished) => "finished",
+        _ => "unknown",
+    }
+}
+
+// -------------------------------------------------------------------------------------
+// Leagues
+// -------------------------------------------------------------------------------------
+
+struct LeagueRow {
+    name: String,
+    href: String,
+    status: &'static str,
+    finished: u32,
+    total: u32,
+    playing: u32,
+    waiting_for: String,
+    created: String,
+}
+
+#[derive(Template)]
+#[template(path = "leagues.html")]
+struct LeaguesPage {
+    title: String,
+    leagues: Vec<LeagueRow>,
+}
+
+pub(super) async fn leagues(State(web): State<Web>, RawQuery(raw): RawQuery) -> PageResult {
+    params(raw.as_deref(), &[])?;
+    let leagues = web
+        .leagues
+        .leagues()
+        .await?
+        .into_iter()
+        .map(|(record, info)| LeagueRow {
+            href: href("/leagues/", &record.name),
+            name: record.name,
+            status: status_text(info.status),
+            finished: info.finished_matches,
+            total: info.total_matches,
+            playing: info.playing,
+            waiting_for: info.waiting_for.join(", "),
+            created: time(record.created_at_ms),
+        })
+        .collect();
+    html(&LeaguesPage {
+        title: "Leagues".to_owned(),
+        leagues,
+    })
+}
+
+// -------------------------------------------------------------------------------------
+// Standings
+// -------------------------------------------------------------------------------------
+
+struct StandingRow {
+    rank: usize,
+    bot: String,
+    href: String,
+    mu: String,
+    sigma: String,
+    conservative: String,
+    mean_place: String,
+    stat: String,
+    matches: u64,
+    forfeits: u64,
+}
+
+struct Matrix {
+    bots: Vec<String>,
+    /// Per row bot: its name and per column "wins–losses" (row above column).
+    rows: Vec<(String, Vec<String>)>,
+}
+
+struct Section {
+    id: String,
+    title: String,
+    matches: u64,
+    stat_header: &'static str,
+    rows: Vec<StandingRow>,
+    matrix: Option<Matrix>,
+}
+
+/// The part of the standings page that live updates replace.
+#[derive(Template)]
+#[template(path = "standings_live.html")]
+struct LiveSection {
+    status: &'static str,
+    finished: u32,
+    total: u32,
+    playing: u32,
+    waiting_for: String,
+    sections: Vec<Section>,
+}
+
+fn rows(bots: &[BotStanding], game: Option<Game>, forfeits: &Forfeits) -> Vec<StandingRow> {
+    bots.iter()
+        .enumerate()
+        .map(|(i, b)| StandingRow {
+            rank: i + 1,
+            href: href("/bots/", &b.bot),
+            mu: num(b.mu),
+            sigma: num(b.sigma),
+            conservative: num(b.conservative),
+            mean_place: num(b.mean_place),
+            stat: match (b.loss_rate, b.chips_per_100_rounds) {
+                (Some(rate), _) => percent(rate),
+                (_, Some(chips)) => signed(chips, 1.0),
+                _ => String::new(),
+            },
+            matches: b.matches,
+            forfeits: forfeits.get(&(game, b.bot.clone())).copied().unwrap_or(0),
+            bot: b.bot.clone(),
+        })
+        .collect()
+}
+
+fn matrix(g: &GameStandings) -> Matrix {
+    let bots: Vec<String> = g.bots.iter().map(|b| b.bot.clone()).collect();
+    let rows = bots
+        .iter()
+        .map(|row| {
+            let cells = bots
+                .iter()
+                .map(|col| match g.pair(row, col) {
+                    Some(p) if row != col => {
+                        let (above, below) = if p.a == *row {
+                            (p.a_above, p.b_above)
+                        } else {
+                            (p.b_above, p.a_above)
+                        };
+                        format!("{above}–{below}")
+                    }
+                    _ => "–".to_owned(),
+                })
+                .collect();
+            (row.clone(), cells)
+        })
+        .collect();
+    Matrix { bots, rows }
+}
+
+/// The live part of a league's standings page, rendered (also what live updates send).
+pub(super) fn live_section(view: &LeagueView) -> Result<String, WebError> {
+    let forfeits = &view.played.forfeits;
+    let mut sections: Vec<Section> = view
+        .played
+        .standings
+        .games
+        .iter()
+        .map(|g| Section {
+            id: g.game.name().to_owned(),
+            title: game_title(g.game).to_owned(),
+            matches: g.matches,
+            stat_header: match g.game {
+                Game::Zokken => "Net chips per 100 rounds (95% CI)",
+                _ => "Loss rate (95% CI)",
+            },
+            rows: rows(&g.bots, Some(g.game), forfeits),
+            matrix: Some(matrix(g)),
+        })
+        .collect();
+    if !view.played.standings.overall.is_empty() {
+        sections.push(Section {
+            id: "overall".to_owned(),
+            title: "Overall".to_owned(),
+            matches: view.played.results.len() as u64,
+            stat_header: "",
+            rows: rows(&view.played.standings.overall, None, forfeits),
+            matrix: None,
+        });
+    }
+    Ok(LiveSection {
+        status: status_text(view.info.status),
+        finished: view.info.finished_matches,
+        total: view.info.total_matches,
+        playing: view.info.playing,
+        waiting_for: view.info.waiting_for.join(", "),
+        sections,
+    }
+    .render()?)
+}
+
+struct PairLine {
+    game: &'static str,
+    matches: u64,
+    a_above: u64,
+    b_above: u64,
+    sets: u64,
+    difference: String,
+    unit: &'static str,
+}
+
+struct Pair {
+    a: String,
+    b: String,
+    lines: Vec<PairLine>,
+}
+
+#[derive(Template)]
+#[template(path = "standings.html")]
+struct StandingsPage {
+    title: String,
+    league: String,
+    events: String,
+    ratings: String,
+    live: String,
+    bots: Vec<String>,
+    chosen: (String, String),
+    pair: Option<Pair>,
+}
+
+async fn league_view(web: &Web, name: &str) -> Result<LeagueView, WebError> {
+    query::name("league", name)?;
+    web.leagues
+        .league_standings_within(name, super::STANDINGS_MAX_AGE)
+        .await?
+        .ok_or_else(|| {
+            WebError::NotFound(format!("no league named {name:?}: see the leagues at /"))
+        })
+}
+
+pub(super) async fn standings(
+    State(web): State<Web>,
+    league: Result<Path<String>, PathRejection>,
+    RawQuery(raw): RawQuery,
+) -> PageResult {
+    let name = segment(league)?;
+    let params = params(raw.as_deref(), &["a", "b"])?;
+    let view = league_view(&web, &name).await?;
+    let bots = view.record.bots.clone();
+    let legal: Vec<&str> = bots.iter().map(String::as_str).collect();
+    let pick = |key: &str| -> Result<Option<String>, WebError> {
+        match params.get(key) {
+            None => Ok(None),
+            Some(value) => one_of(key, value, &legal).map(|b| Some(b.to_owned())),
+        }
+    };
+    let pair = match (pick("a")?, pick("b")?) {
+        (None, None) => None,
+        (Some(a), Some(b)) if a == b => {
+            return Err(WebError::BadRequest(format!(
+                "a = b = {a:?}: compare two different bots"
+            )));
+        }
+        (Some(a), Some(b)) => Some(pair(&view, a, b)),
+        _ => {
+            return Err(WebError::BadRequest(
+                "give both a and b (two bots of the league) or neither".to_owned(),
+            ));
+        }
+    };
+    // The form shows the pair compared, else the first two bots.
+    let chosen = match &pair {
+        Some(p) => (p.a.clone(), p.b.clone()),
+        None => (
+            bots.first().cloned().unwrap_or_default(),
+            bots.get(1).cloned().unwrap_or_default(),
+        ),
+    };
+    html(&StandingsPage {
+        title: format!("{name}: standings"),
+        events: format!("{}/events", href("/leagues/", &name)),
+        ratings: format!("{}/ratings", href("/leagues/", &name)),
+        live: live_section(&view)?,
+        league: name,
+        bots,
+        chosen,
+        pair,
+    })
+}
+
+fn pair(view: &LeagueView, a: String, b: String) -> Pair {
+    let lines = view
+        .played
+        .standings
+        .games
+        .iter()
+        .filter_map(|g| {
+            let p = g.pair(&a, &b)?;
+            let d = g.paired_difference(&a, &b)?;
+            let (a_above, b_above) = if p.a == a {
+                (p.a_above, p.b_above)
+            } else {
+                (p.b_above, p.a_above)
+            };
+            let zokken = g.game == Game::Zokken;
+            Some(PairLine {
+                game: game_title(g.game),
+                matches: p.matches,
+                a_above,
+                b_above,
+                sets: p.sets,
+                difference: signed(d, if zokken { 1.0 } else { 100.0 }),
+                unit: if zokken {
+                    "chips per 100 rounds (higher is better)"
+                } else {
+                    "percentage points of loss rate (lower is better)"
+                },
+            })
+        })
+        .collect();
+    Pair { a, b, lines }
+}
+
+pub(super) async fn events(
+    State(web): State<Web>,
+    league: Result<Path<String>, PathRejection>,
+    RawQuery(raw): RawQuery,
+) -> PageResult {
+    let name = segment(league)?;
+    params(raw.as_deref(), &[])?;
+    query::name("league", &name)?;
+    if web.store.league(&name).await?.is_none() {
+        return Err(WebError::NotFound(format!(
+            "no league named {name:?}: see the leagues at /"
+        )));
+    }
+    let updates = web.live.subscribe(&name);
+    let stop = web.stop.subscribe();
+    let stream =
+        futures_util::stream::unfold((updates, stop), |(mut updates, mut stop)| async move {
+            if *stop.borrow() {
+                return None;
+            }
+            tokio::select! {
+                changed = updates.changed() => {
+                    changed.ok()?;
+                    let html = updates.borrow_and_update().clone();
+                    let event = Event::default().event("standings").data(html.as_str());
+                    Some((Ok::<_, Infallible>(event), (updates, stop)))
+                }
+                _ = stop.changed() => None,
+            }
+        });
+    Ok(Sse::new(stream)
+        .keep_alive(KeepAlive::default())
+        .into_response())
+}
+
+// -------------------------------------------------------------------------------------
+// Ratings over time
+// -------------------------------------------------------------------------------------
+
+struct RatingRow {
+    bot: String,
+    colour: &'static str,
+    mu: String,
+    sigma: String,
+    conservative: String,
+}
+
+struct GameLink {
+    name: &'static str,
+    title: &'static str,
+    current: bool,
+}
+
+#[derive(Template)]
+#[template(path = "ratings.html")]
+struct RatingsPage {
+    title: String,
+    league: String,
+    league_href: String,
+    games: Vec<GameLink>,
+    chart: String,
+    rows: Vec<RatingRow>,
+    matches: usize,
+}
+
+const GAME_CHOICES: [&str; 4] = ["overall", "schocken", "sjokken", "zokken"];
+
+pub(super) async fn ratings(
+    State(web): State<Web>,
+    league: Result<Path<String>, PathRejection>,
+    RawQuery(raw): RawQuery,
+) -> PageResult {
+    let name = segment(league)?;
+    let params = params(raw.as_deref(), &["game"])?;
+    let choice = match params.get("game") {
+        Some(value) => one_of("game", value, &GAME_CHOICES)?,
+        None => "overall",
+    };
+    let game: Option<Game> = choice.parse().ok();
+    let view = league_view(&web, &name).await?;
+    let series = rating_history(&view.played.results, game);
+    let matches = view
+        .played
+        .results
+        .iter()
+        .filter(|m| game.is_none_or(|g| m.game == g))
+        .count();
+    let label = game.map_or("all games", game_title);
+    let chart = svg::rating_chart(
+        &series,
+        &format!("Rating μ of each bot after each match of {name}, {label}"),
+        false,
+    );
+    let rows = series
+        .iter()
+        .enumerate()
+        .filter_map(|(i, s)| {
+            let (_, last) = s.points.last()?;
+            Some(RatingRow {
+                bot: s.bot.clone(),
+                colour: svg::colour(i),
+                mu: num(last.mu),
+                sigma: num(last.sigma),
+                conservative: num(last.conservative()),
+            })
+        })
+        .collect();
+    html(&RatingsPage {
+        title: format!("{name}: ratings over time, {label}"),
+        league_href: href("/leagues/", &name),
+        league: name,
+        games: GAME_CHOICES
+            .iter()
+            .map(|&g| GameLink {
+                name: g,
+                title: g.parse::<Game>().map_or("Overall", game_title),
+                current: g == choice,
+            })
+            .collect(),
+        chart,
+        rows,
+        matches,
+    })
+}
+
+// -------------------------------------------------------------------------------------
+// A bot
+// -------------------------------------------------------------------------------------
+
+/// A seat's strikes, timeouts and forfeit as shown (empty without an outcome).
+#[derive(Default)]
+struct Penalties {
+    strikes: String,
+    timeouts: String,
+    forfeit: String,
+}
+
+fn penalties(outcome: Option<&knobel_engine::Outcome>, seat: Option<usize>) -> Penalties {
+    let (Some(o), Some(i)) = (outcome, seat) else {
+        return Penalties::default();
+    };
+    Penalties {
+        strikes: o.strikes.get(i).copied().unwrap_or(0).to_string(),
+        timeouts: o.timeouts.get(i).copied().unwrap_or(0).to_string(),
+        forfeit: o
+            .forfeits
+            .get(i)
+            .copied()
+            .flatten()
+            .map(|r| r.name().replace('_', " "))
+            .unwrap_or_default(),
+    }
+}
+
+struct BotMatch {
+    id: String,
+    href: String,
+    game: String,
+    status: &'static str,
+    started: String,
+    seat: String,
+    place: String,
+    penalties: Penalties,
+}
+
+struct BotChart {
+    league: String,
+    href: String,
+    chart: String,
+    mu: String,
+    conservative: String,
+}
+
+#[derive(Template)]
+#[template(path = "bot.html")]
+struct BotPage {
+    title: String,
+    bot: String,
+    matches: Vec<BotMatch>,
+    places: Vec<(u8, u64)>,
+    strikes: u64,
+    timeouts: u64,
+    forfeits: u64,
+    next: Option<String>,
+    charts: Vec<BotChart>,
+}
+
+pub(super) async fn bot(
+    State(web): State<Web>,
+    bot: Result<Path<String>, PathRejection>,
+    RawQuery(raw): RawQuery,
+) -> PageResult {
+    let name = segment(bot)?;
+    query::name("bot", &name)?;
+    let params = params(raw.as_deref(), &["page"])?;
+    let after = match params.get("page") {
+        None => None,
+        Some(token) => Some(page_token::decode(token).map_err(|e| {
+            WebError::BadRequest(format!(
+                "page = {token:?} is not legal: {e} (use the page links)"
+            ))
+        })?)
+        .flatten(),
+    };
+    let leagues = web.leagues.leagues().await?;
+    let in_leagues: Vec<String> = leagues
+        .iter()
+        .filter(|(l, _)| l.bots.contains(&name))
+        .map(|(l, _)| l.name.clone())
+        .collect();
+    let filter = MatchFilter {
+        bot_name: Some(name.clone()),
+        limit: BOT_MATCHES_PER_PAGE,
+        after,
+        ..MatchFilter::default()
+    };
+    let (found, more) = web.store.list_matches_page(&filter).await?;
+    // A bot is known if it is registered, in a league, or in a match (a built-in player).
+    if in_leagues.is_empty() && found.is_empty() && web.store.bot_by_name(&name).await?.is_none() {
+        return Err(WebError::NotFound(format!(
+            "no bot named {name:?}: see the standings of the leagues at /"
+        )));
+    }
+    let next = match found.last() {
+        Some(last) if more => Some(format!(
+            "{}?page={}",
+            href("/bots/", &name),
+            page_token::encode(&MatchCursor::of(last))
+        )),
+        _ => None,
+    };
+    let mut places: std::collections::BTreeMap<u8, u64> = Default::default();
+    let (mut strikes, mut timeouts, mut forfeits) = (0, 0, 0);
+    let matches = found
+        .iter()
+        .map(|m| {
+            let seat = m.seat_names.iter().position(|s| *s == name);
+            let outcome = m.outcome.as_ref();
+            if let (Some(o), Some(i)) = (outcome, seat) {
+                *places.entry(o.placings[i]).or_default() += 1;
+                strikes += u64::from(o.strikes.get(i).copied().unwrap_or(0));
+                timeouts += u64::from(o.timeouts.get(i).copied().unwrap_or(0));
+                forfeits += u64::from(o.forfeits.get(i).copied().flatten().is_some());
+            }
+            BotMatch {
+                href: href("/matches/", &m.id),
+                id: m.id.clone(),
+                game: m.game.clone(),
+                status: m.status.as_str(),
+                started: time(m.started_at_ms),
+                seat: seat.map(|s| s.to_string()).unwrap_or_default(),
+                place: match (outcome, seat) {
+                    (Some(o), Some(i)) => o.placings[i].to_string(),
+                    _ => String::new(),
+                },
+                penalties: penalties(outcome, seat),
+            }
+        })
+        .collect();
+    let mut charts = Vec::new();
+    for league in in_leagues {
+        let Some(view) = web
+            .leagues
+            .league_standings_within(&league, super::STANDINGS_MAX_AGE)
+            .await?
+        else {
+            continue;
+        };
+        let Some(series) = rating_history(&view.played.results, None)
+            .into_iter()
+            .find(|s| s.bot == name)
+        else {
+            continue;
+        };
+        let Some((_, last)) = series.points.last().copied() else {
+            continue;
+        };
+        charts.push(BotChart {
+            chart: svg::rating_chart(
+                std::slice::from_ref(&series),
+                &format!("Rating of {name} in {league} after each match (dashed: μ − 3σ)"),
+                true,
+            ),
+            href: format!("{}/ratings", href("/leagues/", &league)),
+            league,
+            mu: num(last.mu),
+            conservative: num(last.conservative()),
+        });
+    }
+    html(&BotPage {
+        title: format!("Bot {name}"),
+        bot: name,
+        matches,
+        places: places.into_iter().collect(),
+        strikes,
+        timeouts,
+        forfeits,
+        next,
+        charts,
+    })
+}
+
+// -------------------------------------------------------------------------------------
+// A match
+// -------------------------------------------------------------------------------------
+
+struct SeatRow {
+    seat: usize,
+    bot: String,
+    href: String,
+    place: String,
+    score: String,
+    penalties: Penalties,
+}
+
+struct StepView {
+    text: String,
+    heading: bool,
+    kind: &'static str,
+    seat: String,
+    faces: String,
+    dice: String,
+}
+
+#[derive(Template)]
+#[template(path = "match.html")]
+struct MatchPage {
+    title: String,
+    id: String,
+    game: String,
+    preset: String,
+    status: &'static str,
+    running: bool,
+    started: String,
+    finished: String,
+    abort_reason: String,
+    score_header: &'static str,
+    seats: Vec<SeatRow>,
+    log_href: String,
+    /// Why there is no step-through, if there is none.
+    no_steps: String,
+    steps: Vec<StepView>,
+}
+
+fn seat_rows(m: &MatchSummary) -> Vec<SeatRow> {
+    let zokken = m.game == Game::Zokken.name();
+    m.seat_names
+        .iter()
+        .enumerate()
+        .map(|(i, bot)| {
+            let o = m.outcome.as_ref();
+            let get = |f: &dyn Fn(&knobel_engine::Outcome) -> String| o.map(f).unwrap_or_default();
+            SeatRow {
+                seat: i,
+                href: href("/bots/", bot),
+                bot: bot.clone(),
+                place: match (o, &m.placings) {
+                    (Some(o), _) => o.placings.get(i).map(u8::to_string).unwrap_or_default(),
+                    (None, Some(p)) => p.get(i).map(u8::to_string).unwrap_or_default(),
+                    _ => String::new(),
+                },
+                score: get(&|o| {
+                    if zokken {
+                        o.chips.get(i).map(|c| format!("{c:+}")).unwrap_or_default()
+                    } else {
+                        o.tokens.get(i).map(i64::to_string).unwrap_or_default()
+                    }
+                }),
+                penalties: penalties(o, Some(i)),
+            }
+        })
+        .collect()
+}
+
+/// The match id of a match page's path (no query parameters), or the 400 page.
+fn match_path(
+    id: Result<Path<String>, PathRejection>,
+    raw: Option<&str>,
+) -> Result<String, WebError> {
+    let id = segment(id)?;
+    params(raw, &[])?;
+    check_match_id(&id).map_err(|e| WebError::BadRequest(format!("{id:?}: {e}")))?;
+    Ok(id)
+}
+
+pub(super) async fn a_match(
+    State(web): State<Web>,
+    id: Result<Path<String>, PathRejection>,
+    RawQuery(raw): RawQuery,
+) -> PageResult {
+    let id = match_path(id, raw.as_deref())?;
+    let Some(record) = web.store.get_match(&id).await? else {
+        return Err(WebError::NotFound(format!(
+            "no match {id:?}: see the matches of its bots"
+        )));
+    };
+    let m = record.summary;
+    let running = m.status == MatchStatus::Running;
+    let (mut no_steps, mut steps) = (String::new(), Vec::new());
+    if running {
+        no_steps = "The match is running: its throws are shown once it has ended (until then \
+                    its dice are hidden from everyone but their players)."
+            .to_owned();
+    } else {
+        match logged_steps(&web, &id, &m.seat_names).await? {
+            Ok(s) => steps = s,
+            Err(reason) => no_steps = reason,
+        }
+    }
+    html(&MatchPage {
+        title: format!("Match {id}"),
+        log_href: format!("{}/log.json", href("/matches/", &id)),
+        id,
+        game: game_title(m.game.parse().unwrap_or(Game::Schocken)).to_owned(),
+        preset: m.preset.clone(),
+        status: m.status.as_str(),
+        running,
+        started: time(m.started_at_ms),
+        finished: m.finished_at_ms.map(time).unwrap_or_default(),
+        abort_reason: m.abort_reason.clone().unwrap_or_default(),
+        score_header: if m.game == Game::Zokken.name() {
+            "Net chips"
+        } else {
+            "Tokens"
+        },
+        seats: seat_rows(&m),
+        no_steps,
+        steps,
+    })
+}
+
+/// The steps of the ended match `id`, or why there are none.
+async fn logged_steps(
+    web: &Web,
+    id: &str,
+    names: &[String],
+) -> Result<Result<Vec<StepView>, String>, WebError> {
+    let Ok(_serving) = web.logs_in_flight.clone().try_acquire_owned() else {
+        return Ok(Err(format!(
+            "The step-through is not available right now: {}.",
+            logs_busy()
+        )));
+    };
+    let json = match ended_log(&web.store, id).await? {
+        EndedLog::Log(json) => json,
+        EndedLog::Missing => return Ok(Err("The match ended without a log.".to_owned())),
+        EndedLog::Running | EndedLog::Unknown => {
+            return Ok(Err("The match has no log yet.".to_owned()));
+        }
+    };
+    if json.len() > MAX_STEP_LOG_BYTES {
+        return Ok(Err(format!(
+            "The log is {} bytes, too long to step through here (at most {MAX_STEP_LOG_BYTES}): \
+             see its JSON.",
+            json.len()
+        )));
+    }
+    let broken = |message: String| WebError::Log {
+        id: id.to_owned(),
+        message,
+    };
+    let log = MatchLog::from_json(&json).map_err(|e| broken(e.to_string()))?;
+    let steps = match_text::steps(&log, names).map_err(|e| broken(e.to_string()))?;
+    Ok(Ok(steps
+        .into_iter()
+        .map(|s| StepView {
+            kind: match s.dice {
+                Some(d) if d.throw => "throw",
+                Some(_) => "reveal",
+                None => "event",
+            },
+            seat: s.dice.map(|d| d.seat.0.to_string()).unwrap_or_default(),
+            faces: s
+                .dice
+                .map(|d| format!("{} {} {}", d.dice[0], d.dice[1], d.dice[2]))
+                .unwrap_or_default(),
+            dice: s.dice.map(|d| svg::dice(d.dice)).unwrap_or_default(),
+            heading: s.heading,
+            text: s.text,
+        })
+        .collect()))
+}
+
+pub(super) async fn log_json(
+    State(web): State<Web>,
+    id: Result<Path<String>, PathRejection>,
+    RawQuery(raw): RawQuery,
+) -> PageResult {
+    let id = match_path(id, raw.as_deref())?;
+    let serving = web
+        .logs_in_flight
+        .clone()
+        .try_acquire_owned()
+        .map_err(|_| WebError::Busy(logs_busy()))?;
+    let json = match ended_log(&web.store, &id).await? {
+        EndedLog::Log(json) => json,
+        EndedLog::Unknown => return Err(WebError::NotFound(format!("no match {id:?}"))),
+        EndedLog::Running => {
+            return Err(WebError::Running(format!(
+                "match {id} is still running: its log (with every hidden die) is available once it has ended"
+            )));
+        }
+        EndedLog::Missing => {
+            return Err(WebError::NotFound(format!(
+                "match {id} ended without a log"
+            )));
+        }
+    };
+    drop(serving);
+    Ok(([(header::CONTENT_TYPE, "application/json")], json).into_response())
+}

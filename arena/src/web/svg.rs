@@ -1,0 +1,180 @@
+//! SVG drawn on the server: dice, and the chart of ratings over time. Every text in it is
+//! escaped here ([`escape`]); the templates insert the result as it is.
+
+use std::fmt::Write as _;
+
+use crate::league::standings::RatingSeries;
+
+/// `text` escaped for XML and HTML text and attribute values.
+pub(super) fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Where the pips of faces 1..=6 sit on a die of 30 × 30.
+fn pips(face: u8) -> &'static [(u8, u8)] {
+    const L: u8 = 8;
+    const M: u8 = 15;
+    const H: u8 = 22;
+    match face {
+        1 => &[(M, M)],
+        2 => &[(L, L), (H, H)],
+        3 => &[(L, L), (M, M), (H, H)],
+        4 => &[(L, L), (H, L), (L, H), (H, H)],
+        5 => &[(L, L), (H, L), (M, M), (L, H), (H, H)],
+        6 => &[(L, L), (H, L), (L, M), (H, M), (L, H), (H, H)],
+        _ => &[],
+    }
+}
+
+/// One die showing `face`: pips for 1..=6, the number for the other faces (Zokken's Miwin
+/// dice have faces up to 9).
+pub(super) fn die(face: u8) -> String {
+    let mut svg = format!(
+        "<svg class=\"die\" viewBox=\"0 0 30 30\" width=\"30\" height=\"30\" role=\"img\" \
+         aria-label=\"{face}\" data-face=\"{face}\"><rect x=\"1\" y=\"1\" width=\"28\" \
+         height=\"28\" rx=\"5\" fill=\"#fffdf7\" stroke=\"#333\" stroke-width=\"2\"/>"
+    );
+    let spots = pips(face);
+    if spots.is_empty() {
+        write!(
+            svg,
+            "<text x=\"15\" y=\"21\" text-anchor=\"middle\" font-size=\"17\" \
+             font-family=\"sans-serif\" fill=\"#222\">{face}</text>"
+        )
+        .expect("writing to a String");
+    }
+    for (x, y) in spots {
+        write!(svg, "<circle cx=\"{x}\" cy=\"{y}\" r=\"3\" fill=\"#222\"/>")
+            .expect("writing to a String");
+    }
+    svg.push_str("</svg>");
+    svg
+}
+
+/// Three dice.
+pub(super) fn dice(faces: [u8; 3]) -> String {
+    faces.iter().map(|&f| die(f)).collect()
+}
+
+/// Line colours of the chart (distinguishable, dark enough on white).
+const COLOURS: [&str; 8] = [
+    "#1f5fa8", "#b3401b", "#2e7d32", "#7b3fa0", "#8a6d00", "#00727a", "#b0306a", "#555555",
+];
+
+/// The colour of the `i`-th series.
+pub(super) fn colour(i: usize) -> &'static str {
+    COLOURS[i % COLOURS.len()]
+}
+
+/// The chart of `series` (rating μ against the number of the match), titled `title`; the
+/// dashed line of each bot is its conservative rating μ − 3σ when `conservative` is set.
+pub(super) fn rating_chart(series: &[RatingSeries], title: &str, conservative: bool) -> String {
+    const W: f64 = 720.0;
+    const H: f64 = 360.0;
+    const LEFT: f64 = 52.0;
+    const RIGHT: f64 = 16.0;
+    const TOP: f64 = 16.0;
+    const BOTTOM: f64 = 40.0;
+    let points = series.iter().flat_map(|s| s.points.iter());
+    let last = points.clone().map(|(n, _)| *n).max().unwrap_or(1).max(1);
+    let values = points.flat_map(|(_, r)| {
+        let low = if conservative { r.conservative() } else { r.mu };
+        [r.mu, low]
+    });
+    let (mut low, mut high) = values.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
+        (lo.min(v), hi.max(v))
+    });
+    if !low.is_finite() {
+        (low, high) = (0.0, 50.0);
+    }
+    if high - low < 1.0 {
+        high += 0.5;
+        low -= 0.5;
+    }
+    let x = |n: usize| LEFT + (W - LEFT - RIGHT) * (n as f64 / last as f64);
+    let y = |v: f64| TOP + (H - TOP - BOTTOM) * (1.0 - (v - low) / (high - low));
+    let mut svg = format!(
+        "<svg class=\"chart\" viewBox=\"0 0 {W} {H}\" role=\"img\" aria-labelledby=\"chart-title\">\
+         <title id=\"chart-title\">{}</title>",
+        escape(title)
+    );
+    // Axes and ticks: five on each.
+    write!(
+        svg,
+        "<g stroke=\"#999\" stroke-width=\"1\"><line x1=\"{LEFT}\" y1=\"{}\" x2=\"{}\" y2=\"{}\"/>\
+         <line x1=\"{LEFT}\" y1=\"{TOP}\" x2=\"{LEFT}\" y2=\"{}\"/></g>",
+        H - BOTTOM,
+        W - RIGHT,
+        H - BOTTOM,
+        H - BOTTOM
+    )
+    .expect("writing to a String");
+    svg.push_str("<g font-size=\"12\" font-family=\"sans-serif\" fill=\"#333\">");
+    for k in 0..=4 {
+        let v = low + (high - low) * f64::from(k) / 4.0;
+        write!(
+            svg,
+            "<text x=\"{}\" y=\"{:.1}\" text-anchor=\"end\">{v:.1}</text>",
+            LEFT - 6.0,
+            y(v) + 4.0
+        )
+        .expect("writing to a String");
+        let n = (last as f64 * f64::from(k) / 4.0).round() as usize;
+        write!(
+            svg,
+            "<text x=\"{:.1}\" y=\"{}\" text-anchor=\"middle\">{n}</text>",
+            x(n),
+            H - BOTTOM + 16.0
+        )
+        .expect("writing to a String");
+    }
+    write!(
+        svg,
+        "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">match (in schedule order)</text></g>",
+        (LEFT + W - RIGHT) / 2.0,
+        H - 6.0
+    )
+    .expect("writing to a String");
+    for (i, s) in series.iter().enumerate() {
+        let line = |value: fn(&crate::league::ratings::Rating) -> f64| -> String {
+            s.points
+                .iter()
+                .map(|(n, r)| format!("{:.1},{:.1}", x(*n), y(value(r))))
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        write!(
+            svg,
+            "<polyline class=\"series\" data-bot=\"{}\" fill=\"none\" stroke=\"{}\" \
+             stroke-width=\"2\" points=\"{}\"><title>{}</title></polyline>",
+            escape(&s.bot),
+            colour(i),
+            line(|r| r.mu),
+            escape(&s.bot)
+        )
+        .expect("writing to a String");
+        if conservative {
+            write!(
+                svg,
+                "<polyline fill=\"none\" stroke=\"{}\" stroke-width=\"1\" \
+                 stroke-dasharray=\"4 3\" points=\"{}\"/>",
+                colour(i),
+                line(|r| r.conservative())
+            )
+            .expect("writing to a String");
+        }
+    }
+    svg.push_str("</svg>");
+    svg
+}

@@ -1,0 +1,55 @@
+use super::WebError;
+use super::format::{percent, signed, time};
+use super::query::{one_of, params};
+use super::svg::{dice, escape};
+use crate::league::standings::Interval;
+
+#[test]
+fn query_parameters_are_checked_by_name_and_once() {
+    let p = params(Some("a=x&b=y%20z"), &["a", "b"]).unwrap();
+    assert_eq!(p["b"], "y z");
+    let err = params(Some("c=1"), &["a", "b"]).unwrap_err();
+    assert!(
+        matches!(&err, WebError::BadRequest(m) if m == "unknown query parameter \"c\": this page takes a, b"),
+        "{err}"
+    );
+    let err = params(Some("a=1&a=2"), &["a"]).unwrap_err();
+    assert!(err.to_string().contains("given twice"), "{err}");
+    let err = params(Some("x"), &[]).unwrap_err();
+    assert!(
+        err.to_string().contains("takes no query parameters"),
+        "{err}"
+    );
+    let err = one_of("game", "<b>", &["overall", "zokken"]).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "game = \"<b>\" is not legal: it must be one of overall, zokken"
+    );
+}
+
+#[test]
+fn text_in_svg_is_escaped_and_dice_are_numbers_only() {
+    assert_eq!(
+        escape("<script>\"a\" & 'b'</script>"),
+        "&lt;script&gt;&quot;a&quot; &amp; &#39;b&#39;&lt;/script&gt;"
+    );
+    let svg = dice([6, 1, 9]);
+    assert_eq!(svg.matches("<svg").count(), 3);
+    assert_eq!(svg.matches("<circle").count(), 7, "six pips and one");
+    assert!(svg.contains(">9</text>"), "a Miwin face shows its number");
+}
+
+#[test]
+fn numbers_and_times_read_well() {
+    assert_eq!(time(0), "1970-01-01 00:00:00 UTC");
+    assert_eq!(time(1_796_218_127_000), "2026-12-02 13:28:47 UTC");
+    assert_eq!(time(951_782_400_000), "2000-02-29 00:00:00 UTC");
+    let i = Interval {
+        estimate: 0.125,
+        low: 0.08,
+        high: 0.2,
+    };
+    assert_eq!(percent(i), "12.5% (8.0–20.0)");
+    assert_eq!(signed(i, 100.0), "+12.5 (+8.0…+20.0)");
+    assert_eq!(signed(Interval::mean(&[3.0]), 1.0), "+3.0 (−∞…+∞)");
+}
