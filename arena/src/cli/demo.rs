@@ -12,7 +12,7 @@ use anyhow::{Context, Result, bail};
 use clap::Args;
 use knobel_arena::auth::{self, AdminToken};
 use knobel_arena::lobby::LobbyConfig;
-use knobel_arena::server::{ServerConfig, serve};
+use knobel_arena::server::{ServerConfig, serve_with_web};
 use knobel_arena::store::Store;
 use knobel_bots::{Bot, BotConfig, Game, Token, strategy};
 use knobel_engine::policy::HEURISTIC_LADDER;
@@ -112,16 +112,35 @@ pub async fn run(args: DemoArgs) -> Result<()> {
         .await
         .with_context(|| format!("cannot listen on {}", args.listen))?;
     let addr = listener.local_addr().context("no local address")?;
+    // The web viewer, to watch the league live: on its usual port if it is free.
+    let web_listener = match TcpListener::bind(("127.0.0.1", 8080)).await {
+        Ok(listener) => listener,
+        Err(_) => TcpListener::bind(("127.0.0.1", 0))
+            .await
+            .context("cannot listen for the web viewer")?,
+    };
+    let web = format!(
+        "http://{}/leagues/demo",
+        web_listener.local_addr().context("no local address")?
+    );
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let server = tokio::spawn(serve(config, store, listener, None, async {
-        let _ = stopped.await;
-    }));
+    let server = tokio::spawn(serve_with_web(
+        config,
+        store,
+        listener,
+        None,
+        Some(web_listener),
+        async {
+            let _ = stopped.await;
+        },
+    ));
     let url = format!("http://{addr}");
     let arena = ArenaArgs {
         arena: url.clone(),
         admin_token: Some(admin_token.clone()),
     };
     eprintln!("knobel demo: arena at {url}, store {database_url}");
+    eprintln!("watch it live in a browser: {web}");
 
     // The bots: registered over Admin, each a real gRPC client with a few streams.
     let mut admin = wait_for_admin(&arena).await?;
@@ -235,6 +254,7 @@ pub async fn run(args: DemoArgs) -> Result<()> {
     let id = example.unwrap_or_else(|| "<match id>".to_owned());
     if args.serve {
         println!("Look around (the arena keeps running):");
+        println!("  {web}   # the standings, and every match, in a browser");
         println!(
             "  cargo run --release -- match show {id} --arena {url}   # a match, throw by throw"
         );
@@ -249,7 +269,9 @@ pub async fn run(args: DemoArgs) -> Result<()> {
     } else {
         println!("Everything is stored in {database_url}. To look around, serve it:");
         println!("  cargo run --release -- serve --database-url {database_url}");
-        println!("and in another terminal:");
+        println!(
+            "and open http://127.0.0.1:8080/leagues/demo in a browser, or in another terminal:"
+        );
         println!("  cargo run --release -- match show {id}   # a match, throw by throw");
         println!("  cargo run --release -- league standings demo --format csv");
         println!("Point a bot of your own at the same arena:");
