@@ -296,6 +296,10 @@ async fn press(client: &Client, key: Key) {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    knobel_without_chromium,
+    ignore = "KNOBEL_TEST_WITHOUT=chromium: chromium and chromedriver are not installed"
+)]
 async fn the_web_viewer_in_a_real_browser() {
     let arena = Arena::start_with_env(
         ArenaOptions::default(),
