@@ -14,6 +14,11 @@ use super::standings::{BotStanding, GameStandings, Interval, PairComparison, Sta
 use super::{LeagueConfig, PlayedMatch, expand, standings};
 use crate::store::{LeagueRecord, LeagueStatus, NewLeague, Store, StoreError};
 
+/// How old a running league's standings may be for the web pages and the metrics
+/// ([`Leagues::league_standings_within`]): computing them reads every result of the league,
+/// so a large league's are computed again at most this often, for all of them together.
+pub const RUNNING_STANDINGS_MAX_AGE: Duration = Duration::from_secs(5);
+
 /// A league with its progress, results and standings ([`Leagues::league_standings`]).
 #[derive(Clone, Debug)]
 pub struct LeagueView {

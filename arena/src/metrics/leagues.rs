@@ -1,11 +1,13 @@
 //! League metrics: every shown league's progress, and each bot's standing in it per game
-//! and overall (rating, matches, mean place, placings), refreshed from the store by
-//! [`refresh`] the way GetStandings computes them.
+//! and overall (rating, matches, mean place, placings), refreshed by [`refresh`] from the
+//! standings GetStandings and the web pages serve (`Leagues::league_standings_within`: one
+//! computation shared with the pages, at most every
+//! [`RUNNING_STANDINGS_MAX_AGE`](crate::league::service::RUNNING_STANDINGS_MAX_AGE) for a
+//! running league, exact once it has ended).
 //!
 //! Leagues are a bounded label set: the [`MAX_LEAGUE_LABELS`] leagues shown are the running
 //! and paused ones first, then the newest; the series of a league no longer shown are
-//! removed. A league's standings are computed again only when its number of results has
-//! changed.
+//! removed. A league's series are set again only when its standings were computed anew.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
@@ -16,9 +18,9 @@ use tokio::sync::watch;
 use tracing::debug;
 
 use super::{Metrics, Register};
-use crate::league::scheduler::Scheduler;
+use crate::league::PlayedMatch;
+use crate::league::service::{Leagues, Played, RUNNING_STANDINGS_MAX_AGE};
 use crate::league::standings::BotStanding;
-use crate::league::{PlayedMatch, standings};
 use crate::store::{LeagueRecord, LeagueStatus, Store};
 
 /// Leagues that have series of their own.
@@ -149,8 +151,8 @@ impl LeagueGauges {
 /// The series one league has, to remove them when it is no longer shown.
 #[derive(Default)]
 struct Shown {
-    /// Results its standings were computed from.
-    results: Option<u64>,
+    /// The standings its series were set from.
+    from: Option<Arc<Played>>,
     standings: HashSet<(String, String)>,
     placings: HashSet<(String, String, String)>,
 }
@@ -187,7 +189,7 @@ fn placings(played: &[PlayedMatch]) -> BTreeMap<(&'static str, &str, u8), i64> {
 pub async fn refresh(
     metrics: Metrics,
     store: Store,
-    scheduler: Arc<Scheduler>,
+    leagues: Leagues,
     mut shutdown: watch::Receiver<bool>,
 ) {
     let Some(gauges) = metrics.leagues() else {
@@ -195,7 +197,7 @@ pub async fn refresh(
     };
     let mut shown: HashMap<String, Shown> = HashMap::new();
     loop {
-        if let Err(error) = refresh_once(gauges, &store, &scheduler, &mut shown).await {
+        if let Err(error) = refresh_once(gauges, &store, &leagues, &mut shown).await {
             debug!(%error, "league metrics not refreshed: the store failed");
         }
         tokio::select! {
@@ -208,11 +210,11 @@ pub async fn refresh(
 async fn refresh_once(
     gauges: &LeagueGauges,
     store: &Store,
-    scheduler: &Scheduler,
+    leagues: &Leagues,
     shown: &mut HashMap<String, Shown>,
 ) -> Result<(), crate::store::StoreError> {
-    let leagues = shown_leagues(store.list_leagues().await?);
-    let names: HashSet<&str> = leagues.iter().map(|l| l.name.as_str()).collect();
+    let records = shown_leagues(store.list_leagues().await?);
+    let names: HashSet<&str> = records.iter().map(|l| l.name.as_str()).collect();
     shown.retain(|name, series| {
         let keep = names.contains(name.as_str());
         if !keep {
@@ -220,18 +222,28 @@ async fn refresh_once(
         }
         keep
     });
-    for league in &leagues {
-        let running = scheduler.progress(league.id).playing as u64;
+    for record in &records {
+        let Some(view) = leagues
+            .league_standings_within(&record.name, RUNNING_STANDINGS_MAX_AGE)
+            .await?
+        else {
+            continue; // Deleted meanwhile.
+        };
+        let league = &view.record;
+        let running = u64::from(view.info.playing);
         let done = league.finished_matches;
         let pending = league.total_matches.saturating_sub(done + running);
         gauges.set_progress(&league.name, pending, running, done);
         gauges.set_status(&league.name, league.status);
         let series = shown.entry(league.name.clone()).or_default();
-        if series.results == Some(done) {
+        if series
+            .from
+            .as_ref()
+            .is_some_and(|from| Arc::ptr_eq(from, &view.played))
+        {
             continue;
         }
-        let played = store.league_results(league.id).await?;
-        let s = standings(&played);
+        let s = &view.played.standings;
         for game in &s.games {
             for b in &game.bots {
                 gauges.set_standing(&league.name, game.game.name(), b);
@@ -244,7 +256,7 @@ async fn refresh_once(
             gauges.set_standing(&league.name, OVERALL, b);
             series.standings.insert((OVERALL.to_owned(), b.bot.clone()));
         }
-        for ((game, bot, place), n) in placings(&played) {
+        for ((game, bot, place), n) in placings(&view.played.results) {
             let place = place.to_string();
             gauges
                 .placings
@@ -254,7 +266,7 @@ async fn refresh_once(
                 .placings
                 .insert((game.to_owned(), bot.to_owned(), place));
         }
-        series.results = Some(done);
+        series.from = Some(view.played.clone());
     }
     Ok(())
 }

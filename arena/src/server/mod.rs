@@ -192,14 +192,16 @@ pub async fn serve_with_web(
                 warn!(%error, "cannot list the bots for the metrics: their series appear as they connect")
             }
         }
+    }
+    let leagues = Leagues::new(store.clone(), scheduler, status::internal);
+    if metrics.enabled() {
         tokio::spawn(crate::metrics::leagues::refresh(
             metrics.clone(),
             store.clone(),
-            scheduler.clone(),
+            leagues.clone(),
             shutdown_rx.clone(),
         ));
     }
-    let leagues = Leagues::new(store.clone(), scheduler, status::internal);
     let logs_in_flight = Arc::new(tokio::sync::Semaphore::new(MAX_LOGS_IN_FLIGHT));
     let throttle = Arc::new(AuthThrottle::from_limits(&config.net));
     let net_metrics = net::NetMetrics::new(metrics.registry());

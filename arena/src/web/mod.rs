@@ -39,8 +39,10 @@ use crate::store::{Store, StoreError};
 pub use live::LIVE_POLL;
 
 /// How old a running league's standings may be on a page: they are computed again at most
-/// this often, however many pages ask (GetStandings always has the latest).
-pub const STANDINGS_MAX_AGE: std::time::Duration = std::time::Duration::from_secs(2);
+/// this often, however many pages ask (GetStandings always has the latest). The metrics
+/// share them.
+pub const STANDINGS_MAX_AGE: std::time::Duration =
+    crate::league::service::RUNNING_STANDINGS_MAX_AGE;
 
 /// The stylesheet, embedded.
 const STYLE_CSS: &str = include_str!("assets/style.css");
