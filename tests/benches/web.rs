@@ -40,7 +40,7 @@ const PAGE_CONNECTIONS: usize = 8;
 /// How long (a) asks for the page.
 const PAGE_RUN: Duration = Duration::from_secs(10);
 /// Each window of (b).
-const WINDOW: Duration = Duration::from_secs(5);
+const WINDOW: Duration = Duration::from_secs(15);
 /// Windows of (b) with live pages (one more without them), alternating.
 const ROUNDS: usize = 4;
 /// League matches finished before measuring (the standings have something to show).
