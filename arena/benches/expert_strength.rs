@@ -22,20 +22,16 @@
 
 use std::time::Instant;
 
-use knobel_arena::league::simulate::play_schedule;
-use knobel_arena::league::{LeagueConfig, expand, standings};
 use knobel_engine::Game;
-use knobel_engine::policy::{Policy, by_name};
 
+#[path = "support/strength.rs"]
+mod strength;
 #[path = "support/table.rs"]
 mod table;
+use strength::play_league;
 use table::score_cell;
 
 const BOTS: [&str; 4] = ["expert", "heuristic", "timid", "random"];
-
-fn builtin(name: &str, seed: u64) -> Box<dyn Policy + Send> {
-    by_name(name, seed).expect("a built-in player")
-}
 
 /// One league of `names` at tables of `table` seats: its standings of `game` printed, and
 /// for every other bot whether the expert's paired interval excludes zero in its favour.
@@ -48,18 +44,7 @@ fn league(
     title: &str,
 ) -> Vec<(String, bool)> {
     let started = Instant::now();
-    let bots: Vec<String> = names.iter().map(|b| format!("\"{b}\"")).collect();
-    let text = format!(
-        "name = \"strength\"\nseed = {seed}\nbots = [{}]\nrepetitions = {reps}\n\
-         [games.{}]\ntable_size = {table}\n",
-        bots.join(", "),
-        game.name(),
-    );
-    let config = LeagueConfig::from_toml(&text).expect("a valid league file");
-    let owned: Vec<String> = names.iter().map(|b| (*b).to_owned()).collect();
-    let schedule = expand(&config, &owned).expect("a schedule");
-    let played = play_schedule(&schedule, &builtin);
-    let s = standings(&played);
+    let s = play_league(game, names, table, reps, seed, "");
     let g = &s.games[0];
     println!(
         "\n{} {title} ({} matches, {reps} duplicate sets per table of {table}, seed {seed}, {:.1} s)",

@@ -5,16 +5,13 @@
 //! the Sjokken field of four, and in Schocken duels (in a Schocken field of four the two
 //! rarely lose and their difference is within noise; docs/bots.md).
 
-use knobel_arena::league::simulate::play_schedule;
-use knobel_arena::league::{LeagueConfig, expand, standings};
 use knobel_engine::Game;
-use knobel_engine::policy::{Policy, by_name};
+
+#[path = "../benches/support/strength.rs"]
+mod strength;
+use strength::play_league;
 
 const BOTS: [&str; 4] = ["expert", "heuristic", "timid", "random"];
-
-fn builtin(name: &str, seed: u64) -> Box<dyn Policy + Send> {
-    by_name(name, seed).expect("a built-in player")
-}
 
 /// The expert's paired difference against each other bot of `bots` (expert minus other),
 /// as (other, low, high), in a league of `game` at tables of `table` seats.
@@ -25,17 +22,7 @@ fn league(
     reps: u32,
     rounds: &str,
 ) -> Vec<(String, f64, f64)> {
-    let quoted: Vec<String> = bots.iter().map(|b| format!("\"{b}\"")).collect();
-    let text = format!(
-        "name = \"strength\"\nseed = 13\nbots = [{}]\nrepetitions = {reps}\n\
-         [games.{}]\ntable_size = {table}\n{rounds}",
-        quoted.join(", "),
-        game.name(),
-    );
-    let config = LeagueConfig::from_toml(&text).expect("a valid league file");
-    let names: Vec<String> = bots.iter().map(|b| (*b).to_owned()).collect();
-    let played = play_schedule(&expand(&config, &names).expect("a schedule"), &builtin);
-    let s = standings(&played);
+    let s = play_league(game, bots, table, reps, 13, rounds);
     let g = &s.games[0];
     bots.iter()
         .filter(|b| **b != "expert")

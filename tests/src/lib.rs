@@ -8,10 +8,12 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 use knobel_proto::v1 as pb;
+use knobel_proto::v1::admin_client::AdminClient;
 use knobel_proto::v1::arena_client::ArenaClient;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 use tonic::metadata::MetadataValue;
+use tonic::service::interceptor::InterceptedService;
 use tonic::transport::Channel;
 
 pub mod postgres;
@@ -230,6 +232,18 @@ impl Arena {
         ArenaClient::new(channel)
     }
 
+    /// An Admin client, authenticated with the admin token `token` (the arena's
+    /// `KNOBEL_ADMIN_TOKEN`).
+    pub async fn admin(&self, token: &str) -> AdminClient<InterceptedService<Channel, Bearer>> {
+        let channel = Channel::from_shared(self.url.clone())
+            .expect("valid url")
+            .connect()
+            .await
+            .expect("connect to the arena");
+        let value = format!("Bearer {token}").parse().expect("ascii token");
+        AdminClient::with_interceptor(channel, Bearer(value))
+    }
+
     /// Starts a `knobel-bot` process.
     pub fn bot(&self, token: &str, args: &[&str]) -> Child {
         Command::new(binaries().join("knobel-bot"))
@@ -387,6 +401,22 @@ pub fn metric_sum(text: &str, name: &str) -> f64 {
         })
         .filter_map(|line| line.rsplit(' ').next()?.parse::<f64>().ok())
         .sum()
+}
+
+/// Adds `authorization: Bearer <token>` to every request of a client ([`Arena::admin`]).
+#[derive(Clone)]
+pub struct Bearer(MetadataValue<tonic::metadata::Ascii>);
+
+impl tonic::service::Interceptor for Bearer {
+    fn call(
+        &mut self,
+        mut request: tonic::Request<()>,
+    ) -> Result<tonic::Request<()>, tonic::Status> {
+        request
+            .metadata_mut()
+            .insert("authorization", self.0.clone());
+        Ok(request)
+    }
 }
 
 /// Adds `authorization: Bearer <token>` to a request.

@@ -18,12 +18,11 @@ use std::collections::BTreeMap;
 use std::hash::{Hash, Hasher};
 use std::time::{Duration, Instant};
 
-use knobel_bots::{Action, BearerAuth, BotConfig, Game, Observation, Token, run_bot};
+use knobel_bots::{Action, BotConfig, Game, Observation, Token, run_bot};
 use knobel_e2e::postgres::{self, PrivateServer};
 use knobel_e2e::{Arena, ArenaOptions};
 use knobel_engine::policy::{HeuristicPolicy, Policy};
 use knobel_proto::v1 as pb;
-use knobel_proto::v1::admin_client::AdminClient;
 use knobel_proto::v1::arena_client::ArenaClient;
 
 const ADMIN_TOKEN: &str = "league-faults-admin-token-0123456789";
@@ -90,25 +89,9 @@ fn arena_options(extra: &[&str]) -> ArenaOptions {
     options
 }
 
-type Admin = AdminClient<
-    tonic::service::interceptor::InterceptedService<tonic::transport::Channel, BearerAuth>,
->;
-
-async fn admin(arena: &Arena) -> Admin {
-    let channel = tonic::transport::Channel::from_shared(arena.url.clone())
-        .unwrap()
-        .connect()
-        .await
-        .expect("connect to the arena");
-    AdminClient::with_interceptor(
-        channel,
-        BearerAuth::new(&Token::new(ADMIN_TOKEN.to_owned())).unwrap(),
-    )
-}
-
 /// Registers the bots (through the arena's Admin service); their tokens.
 async fn register(arena: &Arena) -> BTreeMap<&'static str, String> {
-    let mut admin = admin(arena).await;
+    let mut admin = arena.admin(ADMIN_TOKEN).await;
     let mut tokens = BTreeMap::new();
     for (name, _) in BOTS {
         let token = admin
@@ -146,7 +129,7 @@ fn play(
 }
 
 async fn create_and_start(arena: &Arena, name: &str) {
-    let mut admin = admin(arena).await;
+    let mut admin = arena.admin(ADMIN_TOKEN).await;
     let created = admin
         .create_league(pb::CreateLeagueRequest {
             config_toml: league(name),

@@ -17,10 +17,9 @@ use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use knobel_bots::{BearerAuth, Bot, BotConfig, Game, Misbehave, Token, strategy};
+use knobel_bots::{Bot, BotConfig, Game, Misbehave, Token, strategy};
 use knobel_e2e::{Arena, ArenaOptions, scrape, workspace};
 use knobel_proto::v1 as pb;
-use knobel_proto::v1::admin_client::AdminClient;
 use serde_json::Value;
 use sqlx::Connection;
 
@@ -209,22 +208,6 @@ fn promtool_check_metrics(text: &str) -> String {
     }
 }
 
-type Admin = AdminClient<
-    tonic::service::interceptor::InterceptedService<tonic::transport::Channel, BearerAuth>,
->;
-
-async fn admin(arena: &Arena) -> Admin {
-    let channel = tonic::transport::Channel::from_shared(arena.url.clone())
-        .unwrap()
-        .connect()
-        .await
-        .expect("connect to the arena");
-    AdminClient::with_interceptor(
-        channel,
-        BearerAuth::new(&Token::new(ADMIN_TOKEN.to_owned())).unwrap(),
-    )
-}
-
 async fn standings(arena: &Arena) -> pb::GetStandingsResponse {
     arena
         .client()
@@ -386,30 +369,35 @@ fn with_variables(expr: &str, game: &str) -> String {
         .replace("$__interval", "15s")
 }
 
-/// The totals of counter `metric` in `text` by bot and the `key` label (series at zero
-/// left out).
-fn totals(text: &str, metric: &str, key: &str) -> BTreeMap<(String, String), f64> {
-    let mut totals = BTreeMap::new();
+/// The sums of the non-zero series of `metric` in the scrape `text` whose labels `keep`
+/// accepts, keyed by the values of the labels `by`.
+fn sums(
+    text: &str,
+    metric: &str,
+    by: [&str; 2],
+    keep: impl Fn(&BTreeMap<&str, &str>) -> bool,
+) -> BTreeMap<(String, String), f64> {
+    let mut sums = BTreeMap::new();
     for line in text.lines() {
-        let Some(rest) = line.strip_prefix(metric) else {
+        let Some((labels, value)) = line
+            .strip_prefix(metric)
+            .and_then(|rest| rest.strip_prefix('{'))
+            .and_then(|rest| rest.split_once("} "))
+        else {
             continue;
         };
-        let Some((labels, value)) = rest.strip_prefix('{').and_then(|r| r.split_once("} ")) else {
-            continue;
-        };
-        let label = |name: &str| {
-            labels
-                .split(',')
-                .find_map(|kv| kv.strip_prefix(&format!("{name}=\"")))
-                .map(|v| v.trim_end_matches('"').to_owned())
-                .unwrap()
-        };
+        let labels: BTreeMap<&str, &str> = labels
+            .split(',')
+            .filter_map(|kv| kv.split_once("=\""))
+            .map(|(k, v)| (k, v.trim_end_matches('"')))
+            .collect();
         let value: f64 = value.parse().unwrap();
-        if value > 0.0 {
-            *totals.entry((label("bot"), label(key))).or_insert(0.0) += value;
+        if value > 0.0 && keep(&labels) {
+            let key = (labels[by[0]].to_owned(), labels[by[1]].to_owned());
+            *sums.entry(key).or_insert(0.0) += value;
         }
     }
-    totals
+    sums
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -431,7 +419,7 @@ async fn prometheus_shows_the_standings_the_dashboard_queries_work_and_the_count
         .to_owned();
     let prometheus = Prometheus::start(&target).await;
 
-    let mut admin = admin(&arena).await;
+    let mut admin = arena.admin(ADMIN_TOKEN).await;
     let mut bots = tokio::task::JoinSet::new();
     for (i, (name, misbehave)) in BOTS.into_iter().enumerate() {
         let token = admin
@@ -613,32 +601,9 @@ async fn prometheus_shows_the_standings_the_dashboard_queries_work_and_the_count
     stored_timeouts.retain(|_, n| *n > 0.0);
     stored_strikes.retain(|_, n| *n > 0.0);
     let by_outcome = |outcomes: &[&str]| {
-        let mut sums = BTreeMap::new();
-        for line in text
-            .lines()
-            .filter(|l| l.starts_with("knobel_decisions_total{"))
-        {
-            if !outcomes
-                .iter()
-                .any(|o| line.contains(&format!("outcome=\"{o}\"")))
-            {
-                continue;
-            }
-            let labels = &line[line.find('{').unwrap() + 1..line.rfind('}').unwrap()];
-            let get = |name: &str| {
-                labels
-                    .split(',')
-                    .find_map(|kv| kv.strip_prefix(&format!("{name}=\"")))
-                    .unwrap()
-                    .trim_end_matches('"')
-                    .to_owned()
-            };
-            let value: f64 = line.rsplit(' ').next().unwrap().parse().unwrap();
-            if value > 0.0 {
-                *sums.entry((get("bot"), get("game"))).or_insert(0.0) += value;
-            }
-        }
-        sums
+        sums(&text, "knobel_decisions_total", ["bot", "game"], |l| {
+            outcomes.contains(&l["outcome"])
+        })
     };
     assert_eq!(by_outcome(&["timeout"]), stored_timeouts, "timeouts");
     assert_eq!(
@@ -646,27 +611,13 @@ async fn prometheus_shows_the_standings_the_dashboard_queries_work_and_the_count
         stored_strikes,
         "strikes"
     );
-    let strikes: BTreeMap<(String, String), f64> = {
-        let mut sums = BTreeMap::new();
-        for ((bot, _reason), n) in totals(&text, "knobel_strikes_total", "reason") {
-            *sums.entry(bot).or_insert(0.0) += n;
-        }
-        sums.into_iter()
-            .map(|(bot, n)| ((bot, "all".to_owned()), n))
-            .collect()
-    };
-    let stored_all: BTreeMap<(String, String), f64> = {
-        let mut sums = BTreeMap::new();
-        for ((bot, _game), n) in &stored_strikes {
-            *sums.entry(bot.clone()).or_insert(0.0) += n;
-        }
-        sums.into_iter()
-            .map(|(bot, n)| ((bot, "all".to_owned()), n))
-            .collect()
-    };
-    assert_eq!(strikes, stored_all, "knobel_strikes_total");
     assert_eq!(
-        totals(&text, "knobel_forfeits_total", "reason"),
+        sums(&text, "knobel_strikes_total", ["bot", "game"], |_| true),
+        stored_strikes,
+        "knobel_strikes_total"
+    );
+    assert_eq!(
+        sums(&text, "knobel_forfeits_total", ["bot", "reason"], |_| true),
         stored_forfeits,
         "forfeits"
     );
@@ -682,9 +633,16 @@ async fn prometheus_shows_the_standings_the_dashboard_queries_work_and_the_count
             .all(|(bot, _)| bot == "crook"),
         "only crook plays illegal actions"
     );
-    // ...and the good bots' decisions are in the latency histogram.
+    // ...and the good bots' decisions are counted, and in the latency histogram.
     let ok = by_outcome(&["ok", "late"]);
     assert!(ok.keys().any(|(bot, _)| bot == "ada"), "{ok:?}");
+    let timed = sums(
+        &text,
+        "knobel_decision_duration_seconds_count",
+        ["bot", "game"],
+        |_| true,
+    );
+    assert!(timed.keys().any(|(bot, _)| bot == "ada"), "{timed:?}");
     drop(prometheus);
     assert!(arena.stop().await.success());
 }

@@ -21,7 +21,7 @@ use super::{Metrics, Register};
 use crate::league::PlayedMatch;
 use crate::league::service::{Leagues, Played, RUNNING_STANDINGS_MAX_AGE};
 use crate::league::standings::BotStanding;
-use crate::store::{LeagueRecord, LeagueStatus, Store};
+use crate::store::{LeagueRecord, LeagueStatus};
 
 /// Leagues that have series of their own.
 pub const MAX_LEAGUE_LABELS: usize = 16;
@@ -186,18 +186,13 @@ fn placings(played: &[PlayedMatch]) -> BTreeMap<(&'static str, &str, u8), i64> {
 
 /// Keeps the league series of `metrics` up to date every [`REFRESH_EVERY`] until
 /// `shutdown` turns true. A store failure skips one refresh (and is logged).
-pub async fn refresh(
-    metrics: Metrics,
-    store: Store,
-    leagues: Leagues,
-    mut shutdown: watch::Receiver<bool>,
-) {
+pub async fn refresh(metrics: Metrics, leagues: Leagues, mut shutdown: watch::Receiver<bool>) {
     let Some(gauges) = metrics.leagues() else {
         return;
     };
     let mut shown: HashMap<String, Shown> = HashMap::new();
     loop {
-        if let Err(error) = refresh_once(gauges, &store, &leagues, &mut shown).await {
+        if let Err(error) = refresh_once(gauges, &leagues, &mut shown).await {
             debug!(%error, "league metrics not refreshed: the store failed");
         }
         tokio::select! {
@@ -209,11 +204,17 @@ pub async fn refresh(
 
 async fn refresh_once(
     gauges: &LeagueGauges,
-    store: &Store,
     leagues: &Leagues,
     shown: &mut HashMap<String, Shown>,
 ) -> Result<(), crate::store::StoreError> {
-    let records = shown_leagues(store.list_leagues().await?);
+    let records = shown_leagues(
+        leagues
+            .leagues()
+            .await?
+            .into_iter()
+            .map(|(l, _)| l)
+            .collect(),
+    );
     let names: HashSet<&str> = records.iter().map(|l| l.name.as_str()).collect();
     shown.retain(|name, series| {
         let keep = names.contains(name.as_str());

@@ -359,12 +359,8 @@ impl Metrics {
             for &seconds in &decisions.seconds {
                 histogram.observe(seconds);
             }
-            for (reason, outcome) in [
-                (StrikeReason::Timeout, DecisionOutcome::Timeout),
-                (StrikeReason::IllegalAction, DecisionOutcome::Illegal),
-                (StrikeReason::Malformed, DecisionOutcome::Malformed),
-            ] {
-                let n = decisions.count(outcome);
+            for reason in STRIKE_REASONS {
+                let n = decisions.count(DecisionOutcome::of_strike(reason));
                 if n > 0 {
                     inner
                         .strikes

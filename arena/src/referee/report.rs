@@ -1,6 +1,6 @@
 //! The end of a match: the report the arena records and the last message to its bots.
 
-use knobel_engine::{ForfeitReason, Match, MatchLog, Outcome, Seat};
+use knobel_engine::{ForfeitReason, Match, MatchLog, Outcome, Seat, StrikeReason};
 
 use super::link::{BotLink, Player, ToSeat};
 use super::seat::SeatState;
@@ -64,6 +64,15 @@ impl DecisionOutcome {
             DecisionOutcome::Illegal => "illegal",
             DecisionOutcome::Malformed => "malformed",
             DecisionOutcome::Forfeited => "forfeited",
+        }
+    }
+
+    /// The outcome of a decision that earned a strike for `reason`.
+    pub fn of_strike(reason: StrikeReason) -> DecisionOutcome {
+        match reason {
+            StrikeReason::Timeout => DecisionOutcome::Timeout,
+            StrikeReason::IllegalAction => DecisionOutcome::Illegal,
+            StrikeReason::Malformed => DecisionOutcome::Malformed,
         }
     }
 

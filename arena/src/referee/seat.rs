@@ -294,11 +294,7 @@ pub(super) fn strike(
     };
     // Refused only for a forfeited seat or an ended match: then it is no strike.
     if m.strike(seat, reason).is_ok() {
-        state.decisions.add(match reason {
-            StrikeReason::Timeout => DecisionOutcome::Timeout,
-            StrikeReason::IllegalAction => DecisionOutcome::Illegal,
-            StrikeReason::Malformed => DecisionOutcome::Malformed,
-        });
+        state.decisions.add(DecisionOutcome::of_strike(reason));
         if m.strikes_of(seat) >= u32::from(MAX_STRIKES) {
             state.forfeit.get_or_insert(ForfeitReason::Strikes);
         }

@@ -197,7 +197,6 @@ pub async fn serve_with_web(
     if metrics.enabled() {
         tokio::spawn(crate::metrics::leagues::refresh(
             metrics.clone(),
-            store.clone(),
             leagues.clone(),
             shutdown_rx.clone(),
         ));
