@@ -69,8 +69,10 @@ const RATE_WARMUP: Duration = Duration::from_millis(500);
 const RATE_RUN: Duration = Duration::from_secs(2);
 /// Four-player matches played at once in the throughput part.
 const RATE_MATCHES: usize = 64;
+/// Seats of a throughput match.
+const SEATS: u64 = 4;
 /// Bot streams (and echo streams) in the throughput part.
-const RATE_STREAMS: usize = RATE_MATCHES * 4;
+const RATE_STREAMS: usize = RATE_MATCHES * SEATS as usize;
 /// HTTP/2 connections the throughput streams share.
 const RATE_CONNECTIONS: usize = 8;
 /// DecisionRequest messages each bot keeps from the first arena round (16 × 256 = 4096 in
@@ -241,27 +243,61 @@ fn start_arena(servers: &Runtime, lobby: LobbyConfig, bots: usize, metrics: bool
     })
 }
 
+/// How the bare echo answers a Play stream.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum EchoStyle {
+    /// tonic's own bidirectional echo (`examples/src/streaming/server.rs` in tonic): a task
+    /// reads the inbound stream and sends each reply into an mpsc channel of 128 whose
+    /// receiver is the response stream. tonic's example explains why a server needs the task
+    /// and the channel: with the inbound stream mapped straight to the response, a broken
+    /// connection is never seen by the server's code. The arena has the same shape: the
+    /// match task reads the streams and sends into each stream's channel.
+    Task,
+    /// The response stream is the inbound stream mapped to replies, polled by hyper's
+    /// stream task itself: no task and no channel of the server's own. The least a tonic
+    /// server can do, and the stricter reference.
+    Map,
+}
+
 /// Serves the bare echo on `listener`: every BotMessage is answered with `reply`. No lobby,
 /// no referee, no store.
 async fn serve_echo(
     listener: TcpListener,
     reply: pb::ArenaMessage,
+    style: EchoStyle,
     shutdown: impl Future<Output = ()> + Send,
 ) {
     let reply = Arc::new(reply);
     let play = move |inbound: Streaming<pb::BotMessage>| -> support::PlayStream {
         let reply = reply.clone();
-        Box::pin(inbound.map(move |message| message.map(|_| pb::ArenaMessage::clone(&reply))))
+        match style {
+            EchoStyle::Map => Box::pin(
+                inbound.map(move |message| message.map(|_| pb::ArenaMessage::clone(&reply))),
+            ),
+            EchoStyle::Task => {
+                let (tx, rx) = mpsc::channel(128);
+                tokio::spawn(async move {
+                    let mut inbound = inbound;
+                    while let Some(message) = inbound.next().await {
+                        let answer = message.map(|_| pb::ArenaMessage::clone(&reply));
+                        if tx.send(answer).await.is_err() {
+                            break;
+                        }
+                    }
+                });
+                Box::pin(ReceiverStream::new(rx))
+            }
+        }
     };
     support::serve_play(listener, play, shutdown).await;
 }
 
-fn start_echo(servers: &Runtime, reply: pb::ArenaMessage) -> Server {
+fn start_echo(servers: &Runtime, reply: pb::ArenaMessage, style: EchoStyle) -> Server {
     servers.block_on(async {
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let addr = listener.local_addr().expect("local address");
         let (stop, stopped) = oneshot::channel::<()>();
-        let done = tokio::spawn(serve_echo(listener, reply, async move {
+        let done = tokio::spawn(serve_echo(listener, reply, style, async move {
             let _ = stopped.await;
         }));
         Server {
@@ -284,7 +320,13 @@ fn echo_child() {
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let addr = listener.local_addr().expect("local address");
         println!("echo listening on {addr}");
-        serve_echo(listener, engine_request(), std::future::pending()).await;
+        serve_echo(
+            listener,
+            engine_request(),
+            EchoStyle::Map,
+            std::future::pending(),
+        )
+        .await;
     });
 }
 
@@ -412,7 +454,7 @@ fn measure_latency(servers: &Runtime, clients: &Runtime) -> (Latency, Latency, p
         )));
         let (server, _) = echo_server.get_or_insert_with(|| {
             let reply = median_request(&arena.requests).unwrap_or_else(engine_request);
-            (start_echo(servers, reply.clone()), reply)
+            (start_echo(servers, reply.clone(), EchoStyle::Map), reply)
         });
         echo.extend(clients.block_on(echo_latency_client(&server.url)));
     }
@@ -497,6 +539,61 @@ async fn echo_latency_client(url: &str) -> Latency {
     }
 }
 
+/// What this process's threads have used so far, summed per group of thread names
+/// ([`THREAD_GROUPS`]): servers (runtime threads named `bench-server`), store (sqlx's SQLite
+/// worker threads, `sqlx-sqlite…`), clients (`bench-client`) and every other thread.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ThreadUse {
+    /// Time on a CPU (`/proc/self/task/*/schedstat`).
+    pub cpu: Duration,
+    /// Context switches, voluntary (the thread waited) and not (`/proc/self/task/*/status`).
+    pub switches: u64,
+}
+
+/// The names of the groups of [`thread_use`], in its order.
+pub const THREAD_GROUPS: [&str; 4] = ["servers", "store", "bots", "other"];
+
+/// [`ThreadUse`] of each group of [`THREAD_GROUPS`]; zeros where `/proc` cannot be read.
+pub fn thread_use() -> [ThreadUse; 4] {
+    let mut groups = [ThreadUse::default(); 4];
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+        return groups;
+    };
+    for task in tasks.flatten() {
+        let path = task.path();
+        let (Ok(comm), Ok(schedstat), Ok(status)) = (
+            std::fs::read_to_string(path.join("comm")),
+            std::fs::read_to_string(path.join("schedstat")),
+            std::fs::read_to_string(path.join("status")),
+        ) else {
+            continue;
+        };
+        let ns = schedstat
+            .split_whitespace()
+            .next()
+            .and_then(|n| n.parse::<u64>().ok())
+            .unwrap_or(0);
+        let switches: u64 = status
+            .lines()
+            .filter(|line| line.contains("ctxt_switches:"))
+            .filter_map(|line| line.split_whitespace().nth(1)?.parse::<u64>().ok())
+            .sum();
+        let comm = comm.trim();
+        let group = if comm.starts_with("bench-server") {
+            0
+        } else if comm.starts_with("sqlx-sqlite") {
+            1
+        } else if comm.starts_with("bench-client") {
+            2
+        } else {
+            3
+        };
+        groups[group].cpu += Duration::from_nanos(ns);
+        groups[group].switches += switches;
+    }
+    groups
+}
+
 fn nanos(d: Duration) -> u64 {
     d.as_nanos().try_into().unwrap_or(u64::MAX)
 }
@@ -510,16 +607,28 @@ fn nanos(d: Duration) -> u64 {
 struct Rate {
     /// Decisions (or echo round trips) counted in each round's window, and its length.
     rounds: Vec<(u64, Duration)>,
-    /// Matches finished (arena only).
+    /// MatchResults the bots received (arena only): four per finished match.
     matches: u64,
     /// ErrorEvents received (should be 0: no timeouts, no refused decisions).
     errors: u64,
     /// Messages the bots received and decisions they sent over whole rounds (arena only).
     messages: u64,
     decisions: u64,
+    /// Messages the bots received with events only (no request, start or result).
+    events_only: u64,
+    /// What each group of threads ([`THREAD_GROUPS`]) used over the counting windows.
+    threads: [ThreadUse; 4],
 }
 
 impl Rate {
+    /// CPU microseconds and context switches per counted decision (or round trip) of each
+    /// group of threads.
+    fn per_decision(&self) -> [(f64, f64); 4] {
+        let count = self.rounds.iter().map(|(c, _)| c).sum::<u64>().max(1) as f64;
+        self.threads
+            .map(|t| (t.cpu.as_secs_f64() * 1e6 / count, t.switches as f64 / count))
+    }
+
     fn per_second(&self) -> f64 {
         let count: u64 = self.rounds.iter().map(|(c, _)| c).sum();
         let time: Duration = self.rounds.iter().map(|(_, t)| *t).sum();
@@ -536,8 +645,20 @@ impl Rate {
 struct Counters {
     decisions: AtomicU64,
     messages: AtomicU64,
+    /// Messages with events only.
+    events_only: AtomicU64,
     matches: AtomicU64,
     errors: AtomicU64,
+}
+
+/// One echo configuration of the throughput part and what it measured.
+struct EchoRate {
+    style: EchoStyle,
+    /// Ping-pong streams: [`RATE_STREAMS`], as many as the arena has bots, or
+    /// [`RATE_MATCHES`], as many requests in flight as the arena has (one seat acts per table
+    /// at a time).
+    streams: usize,
+    rate: Rate,
 }
 
 /// What the throughput part measured.
@@ -547,61 +668,81 @@ struct Rates {
     reply_bytes: usize,
     /// The arena with `RATE_STREAMS` bot streams at `RATE_MATCHES` tables.
     arena: Rate,
-    /// The echo with `RATE_STREAMS` ping-pong streams (the target's reference).
-    echo: Rate,
-    /// The echo with `RATE_MATCHES` streams: as many requests in flight as the arena has
-    /// (one seat acts per table at a time).
-    echo_in_flight: Rate,
+    /// The echoes, tonic's own ([`EchoStyle::Task`]: the target's reference) first.
+    echoes: Vec<EchoRate>,
 }
 
-/// Alternates arena and echo rounds at the same concurrency.
+impl Rates {
+    /// The best echo rate of `style`, over both stream counts.
+    fn best_echo(&self, style: EchoStyle) -> Option<&EchoRate> {
+        self.echoes
+            .iter()
+            .filter(|e| e.style == style)
+            .max_by(|a, b| a.rate.per_second().total_cmp(&b.rate.per_second()))
+    }
+}
+
+/// Alternates arena and echo rounds: the arena, then each echo style at both stream
+/// counts, in every round.
 ///
 /// The echo answers with the median-sized DecisionRequest message the bots received in the
 /// first arena round (`fallback` if there was none): the same message sizes as the arena's.
 fn measure_rate(servers: &Runtime, clients: &Runtime, fallback: pb::ArenaMessage) -> Rates {
     let lobby = LobbyConfig {
-        seats: 4,
+        seats: SEATS as usize,
         practice: false,
         ..LobbyConfig::default()
     };
     let arena_server = start_arena(servers, lobby, RATE_BOTS, true);
-    let mut echo_server: Option<Server> = None;
+    let styles = [EchoStyle::Task, EchoStyle::Map];
+    let mut echo_servers: Vec<Server> = Vec::new();
     let mut reply_bytes = 0;
     let mut arena = Rate::default();
-    let mut echo = Rate::default();
-    let mut echo_in_flight = Rate::default();
+    let mut echoes: Vec<EchoRate> = styles
+        .iter()
+        .flat_map(|&style| {
+            [RATE_STREAMS, RATE_MATCHES].map(|streams| EchoRate {
+                style,
+                streams,
+                rate: Rate::default(),
+            })
+        })
+        .collect();
     // For profiling one side: `KNOBEL_BENCH_RATE_ONLY=arena` (or `echo`) skips the others.
     let only = std::env::var(RATE_ONLY_ENV).ok();
     let side = |name: &str| only.as_deref().is_none_or(|only| only == name);
     for _ in 0..ROUNDS {
         let mut samples = Vec::new();
-        if side("arena") || echo_server.is_none() {
-            let sample = echo_server.is_none();
+        if side("arena") || echo_servers.is_empty() {
+            let sample = echo_servers.is_empty();
             samples = clients.block_on(arena_rate_round(&arena_server, sample, &mut arena));
         }
-        let echo_server = echo_server.get_or_insert_with(|| {
+        if echo_servers.is_empty() {
             let reply = median_request(&samples).unwrap_or_else(|| fallback.clone());
             reply_bytes = reply.encoded_len();
-            start_echo(servers, reply)
-        });
+            echo_servers = styles
+                .iter()
+                .map(|&style| start_echo(servers, reply.clone(), style))
+                .collect();
+        }
         if side("echo") {
-            clients.block_on(echo_rate_round(echo_server, RATE_STREAMS, &mut echo));
-            clients.block_on(echo_rate_round(
-                echo_server,
-                RATE_MATCHES,
-                &mut echo_in_flight,
-            ));
+            for echo in &mut echoes {
+                let server = &echo_servers[styles
+                    .iter()
+                    .position(|&s| s == echo.style)
+                    .expect("a style")];
+                clients.block_on(echo_rate_round(server, echo.streams, &mut echo.rate));
+            }
         }
     }
     arena_server.stop(servers);
-    if let Some(echo_server) = echo_server {
-        echo_server.stop(servers);
+    for server in echo_servers {
+        server.stop(servers);
     }
     Rates {
         reply_bytes,
         arena,
-        echo,
-        echo_in_flight,
+        echoes,
     }
 }
 
@@ -610,7 +751,7 @@ fn measure_rate(servers: &Runtime, clients: &Runtime, fallback: pb::ArenaMessage
 /// nothing). Returns (with metrics, without).
 fn measure_metrics_cost(servers: &Runtime, clients: &Runtime) -> (Rate, Rate) {
     let lobby = || LobbyConfig {
-        seats: 4,
+        seats: SEATS as usize,
         practice: false,
         ..LobbyConfig::default()
     };
@@ -651,7 +792,7 @@ async fn arena_rate_round(server: &Server, sample: bool, rate: &mut Rate) -> Vec
             ))
         })
         .collect();
-    rate.rounds.push(count_window(&counters.decisions).await);
+    count_window(&counters.decisions, rate).await;
     let _ = stop.send(true);
     let mut samples = Vec::new();
     for bot in bots {
@@ -662,6 +803,7 @@ async fn arena_rate_round(server: &Server, sample: bool, rate: &mut Rate) -> Vec
     rate.matches += counters.matches.load(Ordering::Relaxed);
     rate.errors += counters.errors.load(Ordering::Relaxed);
     rate.messages += counters.messages.load(Ordering::Relaxed);
+    rate.events_only += counters.events_only.load(Ordering::Relaxed);
     rate.decisions += counters.decisions.load(Ordering::Relaxed);
     samples
 }
@@ -694,6 +836,9 @@ async fn heuristic_bot(
             return kept;
         };
         counters.messages.fetch_add(1, Ordering::Relaxed);
+        if message.kind.is_none() {
+            counters.events_only.fetch_add(1, Ordering::Relaxed);
+        }
         if kept.len() < samples && matches!(message.kind, Some(Kind::DecisionRequest(_))) {
             kept.push(message.clone());
         }
@@ -725,13 +870,26 @@ async fn heuristic_bot(
     }
 }
 
-/// Counts `counter`'s increments over the window after the warm-up.
-async fn count_window(counter: &AtomicU64) -> (u64, Duration) {
+/// Counts `counter`'s increments over the window after the warm-up, and adds the CPU time
+/// each group of threads ran in the window to `rate.cpu`.
+async fn count_window(counter: &AtomicU64, rate: &mut Rate) {
     tokio::time::sleep(RATE_WARMUP).await;
-    let (c0, t0) = (counter.load(Ordering::Relaxed), Instant::now());
+    let (c0, t0, cpu0) = (
+        counter.load(Ordering::Relaxed),
+        Instant::now(),
+        thread_use(),
+    );
     tokio::time::sleep(RATE_RUN).await;
-    let (c1, t1) = (counter.load(Ordering::Relaxed), Instant::now());
-    (c1 - c0, t1 - t0)
+    let (c1, t1, cpu1) = (
+        counter.load(Ordering::Relaxed),
+        Instant::now(),
+        thread_use(),
+    );
+    for (total, (before, after)) in rate.threads.iter_mut().zip(cpu0.iter().zip(cpu1)) {
+        total.cpu += after.cpu.saturating_sub(before.cpu);
+        total.switches += after.switches.saturating_sub(before.switches);
+    }
+    rate.rounds.push((c1 - c0, t1 - t0));
 }
 
 /// One round of `streams` echo streams doing ping-pong.
@@ -748,7 +906,7 @@ async fn echo_rate_round(server: &Server, streams: usize, rate: &mut Rate) {
             ))
         })
         .collect();
-    rate.rounds.push(count_window(&counter).await);
+    count_window(&counter, rate).await;
     let _ = stop.send(true);
     for client in clients {
         let _ = client.await;
@@ -1059,31 +1217,32 @@ fn print_latency(arena: &Latency, echo: &Latency, bytes: usize) {
     );
 }
 
+fn echo_name(echo: &EchoRate) -> String {
+    let style = match echo.style {
+        EchoStyle::Task => "tonic's echo (task + channel)",
+        EchoStyle::Map => "mapped echo (no task)",
+    };
+    format!("{style}: {} streams", echo.streams)
+}
+
 fn print_rate(rates: &Rates) {
     let Rates {
         reply_bytes,
         arena,
-        echo,
-        echo_in_flight,
+        echoes,
     } = rates;
-    let ratio = arena.per_second() / echo.per_second();
     println!();
     println!(
         "(b) throughput over {RATE_CONNECTIONS} connections, {ROUNDS} alternating rounds of {:.1} s; echo reply {reply_bytes} B (the arena's median DecisionRequest here)",
         RATE_RUN.as_secs_f64()
     );
     println!("    {:<56} {:>10} {:>24}", "", "per second", "rounds");
-    for (name, rate) in [
-        (
-            format!("arena: {RATE_MATCHES} 4-player matches, {RATE_STREAMS} heuristic bots"),
-            arena,
-        ),
-        (format!("echo: {RATE_STREAMS} ping-pong streams"), echo),
-        (
-            format!("echo: {RATE_MATCHES} streams (the arena's requests in flight)"),
-            echo_in_flight,
-        ),
-    ] {
+    let arena_name =
+        format!("arena: {RATE_MATCHES} 4-player matches, {RATE_STREAMS} heuristic bots");
+    let rows: Vec<(String, &Rate)> = std::iter::once((arena_name, arena))
+        .chain(echoes.iter().map(|e| (echo_name(e), &e.rate)))
+        .collect();
+    for (name, rate) in &rows {
         let rounds: Vec<String> = (0..rate.rounds.len())
             .map(|r| format!("{:.0}", rate.round_per_second(r)))
             .collect();
@@ -1094,16 +1253,49 @@ fn print_rate(rates: &Rates) {
             rounds.join(" ")
         );
     }
+    println!("    per decision (echo: per round trip), CPU µs / context switches, by thread group");
     println!(
-        "    ratio arena/echo({RATE_STREAMS}) {:.2}   target >= 0.5: {}   (arena/echo({RATE_MATCHES}) {:.2})",
-        ratio,
-        verdict(ratio >= 0.5),
-        arena.per_second() / echo_in_flight.per_second()
+        "      {:<44} {:>14} {:>14} {:>14} {:>14} {:>14}",
+        "", THREAD_GROUPS[0], THREAD_GROUPS[1], THREAD_GROUPS[2], THREAD_GROUPS[3], "total"
     );
+    for (name, rate) in &rows {
+        let groups = rate.per_decision();
+        let total = groups
+            .iter()
+            .fold((0.0, 0.0), |(c, s), (gc, gs)| (c + gc, s + gs));
+        let cells: Vec<String> = groups
+            .iter()
+            .chain(std::iter::once(&total))
+            .map(|(cpu, switches)| format!("{cpu:6.1} / {switches:5.2}"))
+            .collect();
+        let short: String = name.chars().take(44).collect();
+        println!(
+            "      {short:<44} {:>14} {:>14} {:>14} {:>14} {:>14}",
+            cells[0], cells[1], cells[2], cells[3], cells[4]
+        );
+    }
+    if let Some(task) = rates.best_echo(EchoStyle::Task) {
+        let ratio = arena.per_second() / task.rate.per_second();
+        println!(
+            "    ratio arena / best of tonic's echo ({}) {:.2}   target >= 0.5: {}",
+            echo_name(task),
+            ratio,
+            verdict(ratio >= 0.5)
+        );
+    }
+    if let Some(map) = rates.best_echo(EchoStyle::Map) {
+        println!(
+            "    ratio arena / best mapped echo ({}) {:.2}   (the stricter reference)",
+            echo_name(map),
+            arena.per_second() / map.rate.per_second()
+        );
+    }
     println!(
-        "    ({} arena matches finished, {:.1} messages received per decision sent, {} error events)",
-        arena.matches,
+        "    ({} arena matches finished, {:.1} decisions per match, {:.2} messages received per decision sent ({:.2} with events only), {} error events)",
+        arena.matches / SEATS,
+        arena.decisions as f64 / (arena.matches / SEATS).max(1) as f64,
         arena.messages as f64 / arena.decisions.max(1) as f64,
+        arena.events_only as f64 / arena.decisions.max(1) as f64,
         arena.errors
     );
 }
