@@ -335,9 +335,24 @@ impl Lobby {
         }
         info!(match_id = %info.match_id, preset = %info.preset, seats = ?info.seat_names, bot_ids = ?info.seat_bot_ids, "match started");
         self.metrics.match_started(game);
-        let (report, announcement) =
+        let (report, mut announcement) =
             run_match(info.clone(), seed, players, self.abort.subscribe()).await;
-        self.record(&info, &report, league).await;
+        let record = self.record(&info, &report, league);
+        let mut record = std::pin::pin!(record);
+        // The last events ride on the result, unless recording outlasts their delay.
+        let recorded = match announcement.events_due() {
+            Some(due) => tokio::select! {
+                () = &mut record => true,
+                () = tokio::time::sleep_until(due) => {
+                    announcement.flush_events();
+                    false
+                }
+            },
+            None => false,
+        };
+        if !recorded {
+            record.await;
+        }
         announcement.send();
         true
     }

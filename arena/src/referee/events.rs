@@ -11,8 +11,8 @@ use tokio::time::Instant;
 use super::seat::SeatState;
 
 /// The longest a public event waits for later ones before it is sent to a seat. Events
-/// are batched: a seat's pending events go out with its next message, at the latest this
-/// long after the first of them happened, and at the end of the match.
+/// are batched: a seat's pending events go out with its next message (the last ones of a
+/// match with its result), at the latest this long after the first of them happened.
 pub const EVENTS_MAX_DELAY: Duration = Duration::from_millis(50);
 
 /// Public events of one step of a match, shared by every seat they are sent to.
@@ -44,21 +44,17 @@ impl EventBatch {
     }
 }
 
-/// Queues public events for every bot seat; at the end of the match every seat's queue is
-/// sent.
+/// Queues public events for every bot seat. At the end of the match the events not yet
+/// sent ride on the result ([`Announcement`](super::Announcement)).
 pub(super) fn broadcast(seats: &mut [SeatState], events: &[Event]) {
     if events.is_empty() {
         return;
     }
     let now = Instant::now();
-    let over = events.iter().any(|e| matches!(e, Event::MatchOver { .. }));
     let batch = Arc::new(EventBatch::new(events.to_vec()));
     for seat in seats.iter_mut().filter(|s| s.is_bot()) {
         seat.pending_since.get_or_insert(now);
         seat.pending.push(batch.clone());
-        if over {
-            seat.flush();
-        }
     }
 }
 

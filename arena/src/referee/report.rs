@@ -2,6 +2,11 @@
 
 use knobel_engine::{ForfeitReason, Match, MatchLog, Outcome, Seat, StrikeReason};
 
+use std::sync::Arc;
+
+use tokio::time::Instant;
+
+use super::EventBatch;
 use super::link::{BotLink, Player, ToSeat};
 use super::seat::SeatState;
 
@@ -124,10 +129,20 @@ impl MatchReport {
 }
 
 /// The last message of a match to its bots, sent once the match is recorded (so that a
-/// bot that asks for the log right after its result finds the match ended).
+/// bot that asks for the log right after its result finds the match ended). The match's
+/// last public events (MatchOver among them) ride on it; if recording takes longer than
+/// [`EVENTS_MAX_DELAY`](super::EVENTS_MAX_DELAY), they go out on their own first
+/// ([`Announcement::flush_events`]), as the contract promises.
 pub struct Announcement {
-    links: Vec<Box<dyn BotLink>>,
+    links: Vec<AnnouncedLink>,
     message: ToSeat,
+}
+
+/// A bot's link at the end of its match, with the public events it has not been sent yet.
+struct AnnouncedLink {
+    link: Box<dyn BotLink>,
+    pending: Vec<Arc<EventBatch>>,
+    pending_since: Option<Instant>,
 }
 
 impl Announcement {
@@ -135,18 +150,46 @@ impl Announcement {
         let links = seats
             .into_iter()
             .filter_map(|seat| match seat.player {
-                Player::Bot(link) => Some(link),
+                Player::Bot(link) => Some(AnnouncedLink {
+                    link,
+                    pending: seat.pending,
+                    pending_since: seat.pending_since,
+                }),
                 Player::Builtin(_) => None,
             })
             .collect();
         Announcement { links, message }
     }
 
-    /// Sends the message to every bot still connected and gives the connections back.
+    /// When the oldest events not yet sent must go out on their own (their
+    /// [`EVENTS_MAX_DELAY`](super::EVENTS_MAX_DELAY) is up), if there are any.
+    pub fn events_due(&self) -> Option<Instant> {
+        self.links
+            .iter()
+            .filter_map(|l| l.pending_since)
+            .min()
+            .map(|since| since + super::EVENTS_MAX_DELAY)
+    }
+
+    /// Sends every bot its events not yet sent, on their own (the result is not ready yet).
+    pub fn flush_events(&mut self) {
+        for announced in &mut self.links {
+            if !announced.pending.is_empty() {
+                let _ = announced.link.send(&announced.pending, None);
+                announced.pending.clear();
+            }
+            announced.pending_since = None;
+        }
+    }
+
+    /// Sends the message, with the events not yet sent, to every bot still connected and
+    /// gives the connections back.
     pub fn send(self) {
-        for mut link in self.links {
-            let _ = link.send(&[], Some(self.message.clone()));
-            link.release();
+        for mut announced in self.links {
+            let _ = announced
+                .link
+                .send(&announced.pending, Some(self.message.clone()));
+            announced.link.release();
         }
     }
 }
