@@ -193,21 +193,13 @@ impl Choice {
 /// Intermediate states: throws 1..=2 × locked 0..=2 × free code × turnable 0..=3 × all.
 const MEMO: usize = 2 * 3 * 343 * 4 * 2;
 
-/// Reusable memo tables for [`Solver`] (stamped, so a new solve needs no clearing).
+/// Reusable memo tables for [`Solver`] (stamped, so a new solve needs no clearing;
+/// allocated by the first solve, so that an expert that never solves costs nothing).
+#[derive(Default)]
 pub(crate) struct Scratch {
     stamp: u32,
     memo: Vec<(u32, f64, u16)>,
     last: Vec<(u32, f64)>,
-}
-
-impl Default for Scratch {
-    fn default() -> Scratch {
-        Scratch {
-            stamp: 0,
-            memo: vec![(0, 0.0, 0); MEMO],
-            last: vec![(0, 0.0); 343],
-        }
-    }
 }
 
 /// One turn to solve: the hands of the variant, the payoff of each final (strength index
@@ -228,6 +220,10 @@ impl<'a> Solver<'a> {
         limit: u8,
         scratch: &'a mut Scratch,
     ) -> Solver<'a> {
+        if scratch.memo.is_empty() {
+            scratch.memo = vec![(0, 0.0, 0); MEMO];
+            scratch.last = vec![(0, 0.0); 343];
+        }
         scratch.stamp = scratch.stamp.wrapping_add(1);
         if scratch.stamp == 0 {
             scratch.memo.fill((0, 0.0, 0));
