@@ -29,7 +29,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, LazyLock, Mutex};
 
 use super::tables::{Hands, Model, Variant, model};
-use super::turn::{Choice, Multi, Scratch, Solver, State};
+use super::turn::{Choice, Eval, Multi, Scratch, Solver, State};
 use crate::action::Action;
 use crate::rules::{Game, Rules};
 use crate::shake::ShakeObservation;
@@ -72,6 +72,7 @@ impl Default for ShakeRules {
 /// The expert's state for Schocken and Sjokken: memo tables and the model in use.
 #[derive(Default)]
 pub(crate) struct ShakeExpert {
+    eval: Eval,
     scratch: Scratch,
     model: Option<(Variant, Arc<Model>)>,
     payoff: Vec<f64>,
@@ -169,7 +170,17 @@ impl ShakeExpert {
             self.non_starter_payoff(&model, o, pos, later, limit);
             &self.payoff
         };
-        let (_, choice) = Solver::new(&model.hands, payoff, limit, &mut self.scratch).solve(&state);
+        let solved = if (1..=3).contains(&limit) {
+            model
+                .graph(limit)
+                .solve(&model.hands, payoff, &state, &mut self.eval)
+        } else {
+            None
+        };
+        // A state no turn can be in (a hand-made observation): the solver itself.
+        let (_, choice) = solved.unwrap_or_else(|| {
+            Solver::new(&model.hands, payoff, limit, &mut self.scratch).solve(&state)
+        });
         if let Some(key) = key {
             let mut solved = SOLVED.lock().unwrap_or_else(|e| e.into_inner());
             if solved.len() >= SOLVED_CAP {

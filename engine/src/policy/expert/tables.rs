@@ -18,9 +18,9 @@
 //!
 //! Layers are built on demand (a match of `n` seats needs `n - 1`) and kept for good.
 
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
-use super::turn::{Multi, Scratch, Solver};
+use super::turn::{Graph, Multi, Scratch, Solver};
 use crate::hand::Hand;
 
 /// The settings that change how a Schocken or Sjokken turn is played or scored.
@@ -156,6 +156,8 @@ pub(crate) struct Model {
     layers: Mutex<[Vec<Arc<Layer>>; 3]>,
     /// The starter's payoff by players after them (built on demand).
     starter: Mutex<Vec<Option<Arc<Vec<f64>>>>>,
+    /// The turn solver compiled per throw limit 1..=3 (built on demand).
+    graphs: [OnceLock<Graph>; 3],
 }
 
 /// The model of `variant`, built once per process.
@@ -169,12 +171,19 @@ pub(crate) fn model(variant: Variant) -> Arc<Model> {
         hands: Hands::new(variant),
         layers: Mutex::new(Default::default()),
         starter: Mutex::new(Vec::new()),
+        graphs: Default::default(),
     });
     models.push((variant, m.clone()));
     m
 }
 
 impl Model {
+    /// The turn solver compiled for throw limit `limit` (1..=3).
+    pub(crate) fn graph(&self, limit: u8) -> &Graph {
+        self.graphs[limit.clamp(1, 3) as usize - 1]
+            .get_or_init(|| Graph::new(&self.hands, limit.clamp(1, 3)))
+    }
+
     /// Layers `0..=j` for throw limit `limit` (1..=3), building those missing.
     pub(crate) fn layer(&self, limit: u8, j: usize) -> Arc<Layer> {
         let mut layers = self.layers.lock().unwrap_or_else(|e| e.into_inner());
