@@ -28,12 +28,12 @@
 use std::collections::HashMap;
 use std::sync::{Arc, LazyLock, Mutex};
 
-use super::tables::{Hands, Model, Variant, model};
+use super::tables::{Hands, Model, Variant, model, view_key};
 use super::turn::{Choice, Eval, Multi, Scratch, Solver, State};
 use crate::action::Action;
 use crate::rules::{Game, Rules};
 use crate::shake::ShakeObservation;
-use crate::types::DieMask;
+use crate::types::{DieMask, MAX_SEATS};
 
 /// The rules the expert plays Schocken or Sjokken by: the game's settings that an
 /// observation does not show (`turn_on_last_throw` it reads from each decision).
@@ -204,34 +204,69 @@ impl ShakeExpert {
     ) {
         let h = &model.hands;
         let ranks = h.ranks();
-        // survive[r]: the chance that every earlier final is at rank r or above.
+        // survive[r]: the chance that every earlier final is at rank r or above. The
+        // earlier views are taken in the order of their keys (the order of `turn_key`), so
+        // that the payoff, a product over them, is a function of that key to the bit.
         let mut survive = vec![1.0f64; ranks + 1];
-        let mut mass = vec![0.0f64; ranks];
-        // best_mass: every earlier seat's distribution by rank, for the passing phase.
-        let mut best_mass: Vec<Vec<f64>> = Vec::new();
+        let mut keys = [0u16; MAX_SEATS];
+        let mut n = 0;
+        let mut odd = false;
         for &seat in &o.turn_order[..pos] {
             let Some(view) = o.turns.get(seat.index()) else {
                 continue;
             };
-            mass.fill(0.0);
-            let all_rolled = view.rolled == DieMask::ALL;
-            let hidden: Vec<usize> = (0..3).filter(|&i| view.dice[i].is_none()).collect();
-            let known = view.dice.map(|d| d.unwrap_or(1));
-            let ways = 6usize.pow(hidden.len() as u32);
-            for i in 0..ways {
-                let mut d = known;
-                for (k, &slot) in hidden.iter().enumerate() {
-                    d[slot] = (i / 6usize.pow(k as u32) % 6) as u8 + 1;
+            match (
+                view_key(view.dice, view.rolled == DieMask::ALL, view.throws),
+                keys.get_mut(n),
+            ) {
+                (Some(key), Some(slot)) => {
+                    *slot = key;
+                    n += 1;
                 }
-                let s = h.strength_index(Multi::of(&d), all_rolled);
-                mass[h.rank(s, view.throws.clamp(1, 3))] += 1.0 / ways as f64;
+                _ => odd = true,
             }
-            best_mass.push(mass.clone());
-            // P(rank >= r), as a suffix sum.
-            let mut at_least = 0.0;
-            for r in (0..ranks).rev() {
-                at_least += mass[r];
-                survive[r] *= at_least;
+        }
+        // best_mass: every earlier seat's distribution by rank, for the passing phase.
+        let mut owned: Vec<Vec<f64>> = Vec::new();
+        let mut best_mass: Vec<&[f64]> = Vec::new();
+        if odd {
+            // Dice off a die's faces or more seats than a table has (a hand-made
+            // observation): each view enumerated as it comes.
+            let mut mass = vec![0.0f64; ranks];
+            for &seat in &o.turn_order[..pos] {
+                let Some(view) = o.turns.get(seat.index()) else {
+                    continue;
+                };
+                mass.fill(0.0);
+                let all_rolled = view.rolled == DieMask::ALL;
+                let hidden: Vec<usize> = (0..3).filter(|&i| view.dice[i].is_none()).collect();
+                let known = view.dice.map(|d| d.unwrap_or(1));
+                let ways = 6usize.pow(hidden.len() as u32);
+                for i in 0..ways {
+                    let mut d = known;
+                    for (k, &slot) in hidden.iter().enumerate() {
+                        d[slot] = (i / 6usize.pow(k as u32) % 6) as u8 + 1;
+                    }
+                    let s = h.strength_index(Multi::of(&d), all_rolled);
+                    mass[h.rank(s, view.throws.clamp(1, 3))] += 1.0 / ways as f64;
+                }
+                owned.push(mass.clone());
+                // P(rank >= r), as a suffix sum.
+                let mut at_least = 0.0;
+                for r in (0..ranks).rev() {
+                    at_least += mass[r];
+                    survive[r] *= at_least;
+                }
+            }
+            best_mass.extend(owned.iter().map(|m| &m[..]));
+        } else {
+            keys[..n].sort_unstable();
+            for &key in &keys[..n] {
+                let view = model.view(key);
+                best_mass.push(&view.mass);
+                for (s, a) in survive.iter_mut().zip(&view.at_least) {
+                    *s *= a;
+                }
             }
         }
         let after = model.after(limit, later);
@@ -345,7 +380,7 @@ fn turn_key(
 /// From the earlier seats' distributions by rank (`masses`): the expected value of the best
 /// earlier hand (what the loser would receive; at least 1), and by rank `r` the chance that
 /// every earlier final is below `r` (a later equal hand is worse, so equal is not below).
-fn earlier_outlook(h: &Hands, masses: &[Vec<f64>], ranks: usize) -> (f64, Vec<f64>) {
+fn earlier_outlook(h: &Hands, masses: &[&[f64]], ranks: usize) -> (f64, Vec<f64>) {
     // below[r]: P(every earlier final has rank < r).
     let mut below = vec![1.0f64; ranks + 1];
     for mass in masses {
