@@ -313,8 +313,50 @@ impl ShakeExpert {
 
 /// Solved decisions shared by every expert in the process, by [`turn_key`]: a decision
 /// is a function of its key alone, so a hit replays exactly what solving would choose.
-static SOLVED: LazyLock<Mutex<HashMap<(u64, u128), u16>>> =
-    LazyLock::new(|| Mutex::new(HashMap::new()));
+static SOLVED: LazyLock<Mutex<Solved>> = LazyLock::new(|| Mutex::new(HashMap::default()));
+
+/// Packed choices by [`turn_key`].
+type Solved = HashMap<(u64, u128), u16, KeyHash>;
+
+/// The hasher of [`SOLVED`]: its keys are packed decisions the engine produces, not chosen
+/// by an adversary, so a multiply-and-fold mix does instead of SipHash (a fixed function:
+/// no random state).
+#[derive(Default, Clone, Copy)]
+struct KeyHash;
+
+impl std::hash::BuildHasher for KeyHash {
+    type Hasher = KeyHasher;
+    fn build_hasher(&self) -> KeyHasher {
+        KeyHasher(0)
+    }
+}
+
+/// See [`KeyHash`].
+struct KeyHasher(u64);
+
+impl std::hash::Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            self.write_u64(u64::from_le_bytes(word));
+        }
+    }
+
+    fn write_u64(&mut self, x: u64) {
+        let m = (self.0 ^ x) as u128 * 0x9e37_79b9_7f4a_7c15u128;
+        self.0 = (m as u64) ^ (m >> 64) as u64;
+    }
+
+    fn write_u128(&mut self, x: u128) {
+        self.write_u64(x as u64);
+        self.write_u64((x >> 64) as u64);
+    }
+}
 
 /// The most entries [`SOLVED`] holds before it starts afresh (about 64 MB at most).
 const SOLVED_CAP: usize = 1 << 20;
