@@ -431,14 +431,82 @@ fn best_of_rerolls(next: &[f64; OUTCOMES], out: &mut [f64; OUTCOMES]) {
     for a in 0..6 {
         for b in 0..6 {
             for c in 0..6 {
-                out[a * 36 + b * 6 + c] = at(a, b, c)
-                    .max(s0[b][c])
-                    .max(s1[a][c])
-                    .max(s2[a][b])
-                    .max(s01[c])
-                    .max(s02[b])
-                    .max(s12[a]);
+                let mut m = at(a, b, c);
+                for v in [s0[b][c], s1[a][c], s2[a][b], s01[c], s02[b], s12[a]] {
+                    // The larger (no NaN here; of equal values the first).
+                    if v > m {
+                        m = v;
+                    }
+                }
+                out[a * 36 + b * 6 + c] = m;
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `out[o]`: the best expected `next` over the rerolls of `o` (one reroll to come), for every
+    /// outcome at once: the mean over each set of rerolled dice is summed once per kept faces.
+    fn reference(next: &[f64; OUTCOMES], out: &mut [f64; OUTCOMES]) {
+        let at = |a: usize, b: usize, c: usize| next[a * 36 + b * 6 + c];
+        let mut s0 = [[0.0; 6]; 6]; // slot 0 rerolled: by (b, c)
+        let mut s1 = [[0.0; 6]; 6]; // slot 1: by (a, c)
+        let mut s2 = [[0.0; 6]; 6]; // slot 2: by (a, b)
+        let mut s01 = [0.0; 6]; // slots 0, 1: by c
+        let mut s02 = [0.0; 6]; // slots 0, 2: by b
+        let mut s12 = [0.0; 6]; // slots 1, 2: by a
+        for a in 0..6 {
+            for b in 0..6 {
+                for c in 0..6 {
+                    let v = at(a, b, c);
+                    let (sixth, thirty_sixth) = (v / 6.0, v / 36.0);
+                    s0[b][c] += sixth;
+                    s1[a][c] += sixth;
+                    s2[a][b] += sixth;
+                    s01[c] += thirty_sixth;
+                    s02[b] += thirty_sixth;
+                    s12[a] += thirty_sixth;
+                }
+            }
+        }
+        for a in 0..6 {
+            for b in 0..6 {
+                for c in 0..6 {
+                    out[a * 36 + b * 6 + c] = at(a, b, c)
+                        .max(s0[b][c])
+                        .max(s1[a][c])
+                        .max(s2[a][b])
+                        .max(s01[c])
+                        .max(s02[b])
+                        .max(s12[a]);
+                }
+            }
+        }
+    }
+
+    /// The same values as the nested loops with `f64::max`, to the bit.
+    #[test]
+    fn best_of_rerolls_as_the_reference() {
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        for round in 0..300 {
+            let mut next = [0.0; OUTCOMES];
+            for v in next.iter_mut() {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                *v = (x >> 11) as f64 / (1u64 << 53) as f64;
+                // Some zeros and ties too.
+                if round % 3 == 0 {
+                    *v = (*v * 4.0).floor() / 4.0;
+                }
+            }
+            let (mut got, mut want) = ([0.0; OUTCOMES], [0.0; OUTCOMES]);
+            best_of_rerolls(&next, &mut got);
+            reference(&next, &mut want);
+            assert_eq!(got.map(f64::to_bits), want.map(f64::to_bits));
         }
     }
 }
