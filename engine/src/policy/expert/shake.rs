@@ -72,7 +72,6 @@ impl Default for ShakeRules {
 /// The expert's state for Schocken and Sjokken: memo tables and the model in use.
 #[derive(Default)]
 pub(crate) struct ShakeExpert {
-    eval: Eval,
     scratch: Scratch,
     model: Option<(Variant, Arc<Model>)>,
     payoff: Vec<f64>,
@@ -171,9 +170,12 @@ impl ShakeExpert {
             &self.payoff
         };
         let solved = if (1..=3).contains(&limit) {
-            model
+            let mut eval = EVAL.with_borrow_mut(std::mem::take);
+            let solved = model
                 .graph(limit)
-                .solve(&model.hands, payoff, &state, &mut self.eval)
+                .solve(&model.hands, payoff, &state, &mut eval);
+            EVAL.set(eval);
+            solved
         } else {
             None
         };
@@ -309,6 +311,12 @@ impl ShakeExpert {
             }
         }
     }
+}
+
+thread_local! {
+    /// The evaluation scratch of the compiled solver on this thread, reused from expert to
+    /// expert and match to match (stamped: a solve forgets what the last one computed).
+    static EVAL: std::cell::RefCell<Eval> = std::cell::RefCell::new(Eval::default());
 }
 
 /// Solved decisions shared by every expert in the process, by [`turn_key`]: a decision
