@@ -85,8 +85,10 @@ fn time_unseen(rules: &knobel_engine::Rules, first: u64) -> f64 {
 /// - cold: right after that, `UNSEEN` matches of seeds never played before (the decision
 ///   cache holds only what those 32 matches put in it);
 /// - steady state: after `WARM_UP` more matches on other seeds (a long-running arena,
-///   whose decision cache has filled), `UNSEEN` further matches of seeds never played
-///   before.
+///   whose decision cache has filled), five blocks of `UNSEEN` further matches of seeds
+///   never played before, each timed once (the lowest, median and highest printed: a
+///   block of Sjokken lasts a few tens of milliseconds, so one block alone is noisy on a
+///   shared machine).
 fn unseen(rules: &knobel_engine::Rules, preset: &str) {
     let start = std::time::Instant::now();
     for seed in SEEDS {
@@ -97,11 +99,18 @@ fn unseen(rules: &knobel_engine::Rules, preset: &str) {
     for seed in 2_000_000..2_000_000 + WARM_UP {
         play_experts(rules, seed);
     }
-    let warm = time_unseen(rules, 3_000_000);
+    let mut warm: Vec<f64> = (0..5)
+        .map(|block| time_unseen(rules, 3_000_000 + block * UNSEEN))
+        .collect();
+    warm.sort_by(f64::total_cmp);
     eprintln!(
         "{preset}: four experts, {UNSEEN} matches of unseen seeds, timed once: cold {cold:.0} \
-         rounds/s, steady state (after {WARM_UP} matches on other seeds) {warm:.0} rounds/s; \
-         tables and the first {} matches: {:.2} s",
+         rounds/s; steady state (after {WARM_UP} matches on other seeds, five blocks) \
+         {:.0} / {:.0} / {:.0} rounds/s (lowest / median / highest); tables and the first {} \
+         matches: {:.2} s",
+        warm[0],
+        warm[2],
+        warm[4],
         SEEDS.end,
         tables.as_secs_f64()
     );
