@@ -28,12 +28,12 @@
 use std::collections::HashMap;
 use std::sync::{Arc, LazyLock, Mutex};
 
-use super::tables::{Hands, Model, Variant, model};
-use super::turn::{Choice, Multi, Scratch, Solver, State};
+use super::tables::{Hands, Model, Variant, model, view_key};
+use super::turn::{Choice, Eval, Multi, Scratch, Solver, State};
 use crate::action::Action;
 use crate::rules::{Game, Rules};
 use crate::shake::ShakeObservation;
-use crate::types::DieMask;
+use crate::types::{DieMask, MAX_SEATS};
 
 /// The rules the expert plays Schocken or Sjokken by: the game's settings that an
 /// observation does not show (`turn_on_last_throw` it reads from each decision).
@@ -169,7 +169,20 @@ impl ShakeExpert {
             self.non_starter_payoff(&model, o, pos, later, limit);
             &self.payoff
         };
-        let (_, choice) = Solver::new(&model.hands, payoff, limit, &mut self.scratch).solve(&state);
+        let solved = if (1..=3).contains(&limit) {
+            let mut eval = EVAL.with_borrow_mut(std::mem::take);
+            let solved = model
+                .graph(limit)
+                .solve(&model.hands, payoff, &state, &mut eval);
+            EVAL.set(eval);
+            solved
+        } else {
+            None
+        };
+        // A state no turn can be in (a hand-made observation): the solver itself.
+        let (_, choice) = solved.unwrap_or_else(|| {
+            Solver::new(&model.hands, payoff, limit, &mut self.scratch).solve(&state)
+        });
         if let Some(key) = key {
             let mut solved = SOLVED.lock().unwrap_or_else(|e| e.into_inner());
             if solved.len() >= SOLVED_CAP {
@@ -193,34 +206,69 @@ impl ShakeExpert {
     ) {
         let h = &model.hands;
         let ranks = h.ranks();
-        // survive[r]: the chance that every earlier final is at rank r or above.
+        // survive[r]: the chance that every earlier final is at rank r or above. The
+        // earlier views are taken in the order of their keys (the order of `turn_key`), so
+        // that the payoff, a product over them, is a function of that key to the bit.
         let mut survive = vec![1.0f64; ranks + 1];
-        let mut mass = vec![0.0f64; ranks];
-        // best_mass: every earlier seat's distribution by rank, for the passing phase.
-        let mut best_mass: Vec<Vec<f64>> = Vec::new();
+        let mut keys = [0u16; MAX_SEATS];
+        let mut n = 0;
+        let mut odd = false;
         for &seat in &o.turn_order[..pos] {
             let Some(view) = o.turns.get(seat.index()) else {
                 continue;
             };
-            mass.fill(0.0);
-            let all_rolled = view.rolled == DieMask::ALL;
-            let hidden: Vec<usize> = (0..3).filter(|&i| view.dice[i].is_none()).collect();
-            let known = view.dice.map(|d| d.unwrap_or(1));
-            let ways = 6usize.pow(hidden.len() as u32);
-            for i in 0..ways {
-                let mut d = known;
-                for (k, &slot) in hidden.iter().enumerate() {
-                    d[slot] = (i / 6usize.pow(k as u32) % 6) as u8 + 1;
+            match (
+                view_key(view.dice, view.rolled == DieMask::ALL, view.throws),
+                keys.get_mut(n),
+            ) {
+                (Some(key), Some(slot)) => {
+                    *slot = key;
+                    n += 1;
                 }
-                let s = h.strength_index(Multi::of(&d), all_rolled);
-                mass[h.rank(s, view.throws.clamp(1, 3))] += 1.0 / ways as f64;
+                _ => odd = true,
             }
-            best_mass.push(mass.clone());
-            // P(rank >= r), as a suffix sum.
-            let mut at_least = 0.0;
-            for r in (0..ranks).rev() {
-                at_least += mass[r];
-                survive[r] *= at_least;
+        }
+        // best_mass: every earlier seat's distribution by rank, for the passing phase.
+        let mut owned: Vec<Vec<f64>> = Vec::new();
+        let mut best_mass: Vec<&[f64]> = Vec::new();
+        if odd {
+            // Dice off a die's faces or more seats than a table has (a hand-made
+            // observation): each view enumerated as it comes.
+            let mut mass = vec![0.0f64; ranks];
+            for &seat in &o.turn_order[..pos] {
+                let Some(view) = o.turns.get(seat.index()) else {
+                    continue;
+                };
+                mass.fill(0.0);
+                let all_rolled = view.rolled == DieMask::ALL;
+                let hidden: Vec<usize> = (0..3).filter(|&i| view.dice[i].is_none()).collect();
+                let known = view.dice.map(|d| d.unwrap_or(1));
+                let ways = 6usize.pow(hidden.len() as u32);
+                for i in 0..ways {
+                    let mut d = known;
+                    for (k, &slot) in hidden.iter().enumerate() {
+                        d[slot] = (i / 6usize.pow(k as u32) % 6) as u8 + 1;
+                    }
+                    let s = h.strength_index(Multi::of(&d), all_rolled);
+                    mass[h.rank(s, view.throws.clamp(1, 3))] += 1.0 / ways as f64;
+                }
+                owned.push(mass.clone());
+                // P(rank >= r), as a suffix sum.
+                let mut at_least = 0.0;
+                for r in (0..ranks).rev() {
+                    at_least += mass[r];
+                    survive[r] *= at_least;
+                }
+            }
+            best_mass.extend(owned.iter().map(|m| &m[..]));
+        } else {
+            keys[..n].sort_unstable();
+            for &key in &keys[..n] {
+                let view = model.view(key);
+                best_mass.push(&view.mass);
+                for (s, a) in survive.iter_mut().zip(&view.at_least) {
+                    *s *= a;
+                }
             }
         }
         let after = model.after(limit, later);
@@ -265,10 +313,58 @@ impl ShakeExpert {
     }
 }
 
+thread_local! {
+    /// The evaluation scratch of the compiled solver on this thread, reused from expert to
+    /// expert and match to match (stamped: a solve forgets what the last one computed).
+    static EVAL: std::cell::RefCell<Eval> = std::cell::RefCell::new(Eval::default());
+}
+
 /// Solved decisions shared by every expert in the process, by [`turn_key`]: a decision
 /// is a function of its key alone, so a hit replays exactly what solving would choose.
-static SOLVED: LazyLock<Mutex<HashMap<(u64, u128), u16>>> =
-    LazyLock::new(|| Mutex::new(HashMap::new()));
+static SOLVED: LazyLock<Mutex<Solved>> = LazyLock::new(|| Mutex::new(HashMap::default()));
+
+/// Packed choices by [`turn_key`].
+type Solved = HashMap<(u64, u128), u16, KeyHash>;
+
+/// The hasher of [`SOLVED`]: its keys are packed decisions the engine produces, not chosen
+/// by an adversary, so a multiply-and-fold mix does instead of SipHash (a fixed function:
+/// no random state).
+#[derive(Default, Clone, Copy)]
+struct KeyHash;
+
+impl std::hash::BuildHasher for KeyHash {
+    type Hasher = KeyHasher;
+    fn build_hasher(&self) -> KeyHasher {
+        KeyHasher(0)
+    }
+}
+
+/// See [`KeyHash`].
+struct KeyHasher(u64);
+
+impl std::hash::Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            self.write_u64(u64::from_le_bytes(word));
+        }
+    }
+
+    fn write_u64(&mut self, x: u64) {
+        let m = (self.0 ^ x) as u128 * 0x9e37_79b9_7f4a_7c15u128;
+        self.0 = (m as u64) ^ (m >> 64) as u64;
+    }
+
+    fn write_u128(&mut self, x: u128) {
+        self.write_u64(x as u64);
+        self.write_u64((x >> 64) as u64);
+    }
+}
 
 /// The most entries [`SOLVED`] holds before it starts afresh (about 64 MB at most).
 const SOLVED_CAP: usize = 1 << 20;
@@ -334,7 +430,7 @@ fn turn_key(
 /// From the earlier seats' distributions by rank (`masses`): the expected value of the best
 /// earlier hand (what the loser would receive; at least 1), and by rank `r` the chance that
 /// every earlier final is below `r` (a later equal hand is worse, so equal is not below).
-fn earlier_outlook(h: &Hands, masses: &[Vec<f64>], ranks: usize) -> (f64, Vec<f64>) {
+fn earlier_outlook(h: &Hands, masses: &[&[f64]], ranks: usize) -> (f64, Vec<f64>) {
     // below[r]: P(every earlier final has rank < r).
     let mut below = vec![1.0f64; ranks + 1];
     for mass in masses {

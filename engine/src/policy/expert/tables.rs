@@ -18,9 +18,9 @@
 //!
 //! Layers are built on demand (a match of `n` seats needs `n - 1`) and kept for good.
 
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
-use super::turn::{Multi, Scratch, Solver};
+use super::turn::{Graph, Multi, Scratch, Solver};
 use crate::hand::Hand;
 
 /// The settings that change how a Schocken or Sjokken turn is played or scored.
@@ -156,6 +156,32 @@ pub(crate) struct Model {
     layers: Mutex<[Vec<Arc<Layer>>; 3]>,
     /// The starter's payoff by players after them (built on demand).
     starter: Mutex<Vec<Option<Arc<Vec<f64>>>>>,
+    /// The turn solver compiled per throw limit 1..=3 (built on demand).
+    graphs: [OnceLock<Graph>; 3],
+    /// What an earlier turn's view says of its final, by [`view_key`] (built on demand).
+    views: Box<[OnceLock<ViewDist>]>,
+}
+
+/// The final of an earlier turn as a player sees it (hidden dice uniformly random).
+pub(crate) struct ViewDist {
+    /// The chance of each rank.
+    pub mass: Vec<f64>,
+    /// `at_least[r]`: the chance of rank `r` or above (summed from the top rank down).
+    pub at_least: Vec<f64>,
+}
+
+/// What a view of a turn says of its final, in 12 bits: its dice sorted (a hidden one as
+/// 0), whether it rolled all three, its throws (1..=3). Dice and throws out of range give
+/// `None`.
+pub(crate) fn view_key(dice: [Option<u8>; 3], all_rolled: bool, throws: u8) -> Option<u16> {
+    let mut d = dice.map(|d| d.unwrap_or(0) as u16);
+    if d.iter().any(|&x| x > 6) {
+        return None;
+    }
+    d.sort_unstable();
+    Some(
+        d[0] | d[1] << 3 | d[2] << 6 | (all_rolled as u16) << 9 | (throws.clamp(1, 3) as u16) << 10,
+    )
 }
 
 /// The model of `variant`, built once per process.
@@ -169,12 +195,50 @@ pub(crate) fn model(variant: Variant) -> Arc<Model> {
         hands: Hands::new(variant),
         layers: Mutex::new(Default::default()),
         starter: Mutex::new(Vec::new()),
+        graphs: Default::default(),
+        views: (0..1 << 12).map(|_| OnceLock::new()).collect(),
     });
     models.push((variant, m.clone()));
     m
 }
 
 impl Model {
+    /// The distribution of the final of a view with key `key` ([`view_key`]).
+    pub(crate) fn view(&self, key: u16) -> &ViewDist {
+        self.views[key as usize & 0xfff].get_or_init(|| {
+            let h = &self.hands;
+            let ranks = h.ranks();
+            let d = [key & 7, key >> 3 & 7, key >> 6 & 7].map(|x| x as u8);
+            let all_rolled = key >> 9 & 1 != 0;
+            let throws = (key >> 10 & 3) as u8;
+            let hidden: Vec<usize> = (0..3).filter(|&i| d[i] == 0).collect();
+            let known = d.map(|x| if x == 0 { 1 } else { x });
+            let ways = 6usize.pow(hidden.len() as u32);
+            let mut mass = vec![0.0f64; ranks];
+            for i in 0..ways {
+                let mut d = known;
+                for (k, &slot) in hidden.iter().enumerate() {
+                    d[slot] = (i / 6usize.pow(k as u32) % 6) as u8 + 1;
+                }
+                let s = h.strength_index(Multi::of(&d), all_rolled);
+                mass[h.rank(s, throws.clamp(1, 3))] += 1.0 / ways as f64;
+            }
+            let mut at_least = vec![0.0f64; ranks];
+            let mut sum = 0.0;
+            for r in (0..ranks).rev() {
+                sum += mass[r];
+                at_least[r] = sum;
+            }
+            ViewDist { mass, at_least }
+        })
+    }
+
+    /// The turn solver compiled for throw limit `limit` (1..=3).
+    pub(crate) fn graph(&self, limit: u8) -> &Graph {
+        self.graphs[limit.clamp(1, 3) as usize - 1]
+            .get_or_init(|| Graph::new(&self.hands, limit.clamp(1, 3)))
+    }
+
     /// Layers `0..=j` for throw limit `limit` (1..=3), building those missing.
     pub(crate) fn layer(&self, limit: u8, j: usize) -> Arc<Layer> {
         let mut layers = self.layers.lock().unwrap_or_else(|e| e.into_inner());

@@ -193,21 +193,13 @@ impl Choice {
 /// Intermediate states: throws 1..=2 × locked 0..=2 × free code × turnable 0..=3 × all.
 const MEMO: usize = 2 * 3 * 343 * 4 * 2;
 
-/// Reusable memo tables for [`Solver`] (stamped, so a new solve needs no clearing).
+/// Reusable memo tables for [`Solver`] (stamped, so a new solve needs no clearing;
+/// allocated by the first solve, so that an expert that never solves costs nothing).
+#[derive(Default)]
 pub(crate) struct Scratch {
     stamp: u32,
     memo: Vec<(u32, f64, u16)>,
     last: Vec<(u32, f64)>,
-}
-
-impl Default for Scratch {
-    fn default() -> Scratch {
-        Scratch {
-            stamp: 0,
-            memo: vec![(0, 0.0, 0); MEMO],
-            last: vec![(0, 0.0); 343],
-        }
-    }
 }
 
 /// One turn to solve: the hands of the variant, the payoff of each final (strength index
@@ -228,6 +220,10 @@ impl<'a> Solver<'a> {
         limit: u8,
         scratch: &'a mut Scratch,
     ) -> Solver<'a> {
+        if scratch.memo.is_empty() {
+            scratch.memo = vec![(0, 0.0, 0); MEMO];
+            scratch.last = vec![(0, 0.0); 343];
+        }
         scratch.stamp = scratch.stamp.wrapping_add(1);
         if scratch.stamp == 0 {
             scratch.memo.fill((0, 0.0, 0));
@@ -408,6 +404,380 @@ fn memo_index(s: &State) -> usize {
         + s.all_rolled as usize
 }
 
+/// The ways to stop in a state, as payoff indices: the first without turning, then those
+/// turning `m` sixes (what [`Solver::best_stop`] compares, in its order).
+#[derive(Copy, Clone, Debug)]
+struct Stop {
+    first: u32,
+    turns: [(u32, u8); 2],
+    len: u8,
+}
+
+impl Stop {
+    fn of(hands: &Hands, s: &State) -> Stop {
+        let index =
+            |hand: Multi| (hands.strength_index(hand, s.all_rolled) * 3 + s.t as usize - 1) as u32;
+        let mut stop = Stop {
+            first: index(s.free.with_ones(s.locked)),
+            turns: [(0, 0); 2],
+            len: 0,
+        };
+        let round_ends = hands.sjokken && s.free.with_ones(s.locked).dice() == [1, 1, 1];
+        if round_ends || !(hands.sjokken || hands.turn_on_last_throw) {
+            return stop;
+        }
+        for m in 1..=max_turn(hands, s) {
+            stop.turns[stop.len as usize] =
+                (index(s.free.without_sixes(m).with_ones(s.locked + m)), m);
+            stop.len += 1;
+        }
+        stop
+    }
+
+    /// [`Solver::best_stop`]: the least loss of stopping and the sixes turned for it.
+    #[inline]
+    fn best(&self, payoff: &[f64]) -> (f64, u8) {
+        let mut best = (payoff[self.first as usize], 0);
+        for &(index, m) in &self.turns[..self.len as usize] {
+            let v = payoff[index as usize];
+            if v < best.0 - 1e-12 {
+                best = (v, m);
+            }
+        }
+        best
+    }
+}
+
+/// [`Solver::max_turn`].
+fn max_turn(hands: &Hands, s: &State) -> u8 {
+    if s.turnable < 2 || (hands.sjokken && s.t != 1) {
+        0
+    } else if hands.sjokken || s.turnable == 2 {
+        1
+    } else {
+        2
+    }
+}
+
+/// A state of [`Graph`] before the last throw: its stop, and its rerolls
+/// (`options[first..end]`); none when the round ends in it.
+#[derive(Copy, Clone, Debug)]
+struct Node {
+    stop: Stop,
+    first: u32,
+    end: u32,
+}
+
+/// One reroll of a node: turn `turn` sixes, keep `keep`, and throw the rest, worth the
+/// expected value of [`Graph::lasts`] or [`Graph::groups`] entry `target`.
+#[derive(Copy, Clone, Debug)]
+struct Opt {
+    turn: u8,
+    keep: Multi,
+    last: bool,
+    target: u32,
+}
+
+/// The turn solver compiled for one variant's hands and one throw limit: every state, every
+/// reroll and every outcome enumerated once, so that solving for a payoff only adds and
+/// compares numbers. It computes exactly what [`Solver::solve`] computes, in the same order
+/// (the same sums, the same comparisons), so its choices are the same; the tests check it.
+pub(crate) struct Graph {
+    limit: u8,
+    /// A unique number (the evaluation scratch of a thread follows one graph at a time).
+    id: u32,
+    /// `node_of[memo_index(s)]`: the node of state `s` (`u32::MAX`: none).
+    node_of: Vec<u32>,
+    nodes: Vec<Node>,
+    options: Vec<Opt>,
+    /// Throwing before the last throw: `(first, end)` into `edges`, by group.
+    groups: Vec<(u32, u32)>,
+    /// `(probability, node)`, in the order of [`outcomes`].
+    edges: Vec<(f64, u32)>,
+    /// The last throw, by the dice kept with the locked ones: `(first, end)` into
+    /// `last_edges` (indexed by the kept dice's code; empty when unused).
+    lasts: Vec<(u32, u32)>,
+    last_edges: Vec<(f64, Stop)>,
+}
+
+impl Graph {
+    /// Compiles every state a turn of `hands` can be in before throw `limit` (1..=3).
+    pub(crate) fn new(hands: &Hands, limit: u8) -> Graph {
+        use std::sync::atomic::{AtomicU32, Ordering};
+        static IDS: AtomicU32 = AtomicU32::new(1);
+        let mut g = Graph {
+            limit,
+            id: IDS.fetch_add(1, Ordering::Relaxed),
+            node_of: vec![u32::MAX; MEMO],
+            nodes: Vec::new(),
+            options: Vec::new(),
+            groups: Vec::new(),
+            edges: Vec::new(),
+            lasts: vec![(0, 0); 343],
+            last_edges: Vec::new(),
+        };
+        let mut group_of = std::collections::HashMap::new();
+        for t in 1..limit {
+            for locked in 0..=2u8 {
+                for code in 0..343 {
+                    let free = Multi::from_code(code);
+                    if free.len() + locked as usize != 3 || free.dice().contains(&0) {
+                        continue;
+                    }
+                    for turnable in 0..=free.sixes().min(3) {
+                        for all_rolled in [false, true] {
+                            let s = State {
+                                t,
+                                locked,
+                                free,
+                                turnable,
+                                all_rolled,
+                            };
+                            g.node(hands, &s, &mut group_of);
+                        }
+                    }
+                }
+            }
+        }
+        g
+    }
+
+    /// The node of `s` (t < limit), compiled with everything it leads to if new.
+    fn node(
+        &mut self,
+        hands: &Hands,
+        s: &State,
+        group_of: &mut std::collections::HashMap<(u8, u8, usize, usize), u32>,
+    ) -> u32 {
+        let index = memo_index(s);
+        if self.node_of[index] != u32::MAX {
+            return self.node_of[index];
+        }
+        let id = self.nodes.len() as u32;
+        self.node_of[index] = id;
+        self.nodes.push(Node {
+            stop: Stop::of(hands, s),
+            first: 0,
+            end: 0,
+        });
+        let round_ends = hands.sjokken && s.free.with_ones(s.locked).dice() == [1, 1, 1];
+        let mut opts = Vec::new();
+        if !round_ends {
+            let mut keeps = [Multi::default(); 8];
+            for m in 0..=max_turn(hands, s) {
+                let free = s.free.without_sixes(m);
+                let locked = s.locked + m;
+                let len = free.proper_subsets(&mut keeps);
+                for &keep in &keeps[..len] {
+                    let n = free.len() - keep.len();
+                    let t = s.t + 1;
+                    let (last, target) = if t >= self.limit {
+                        (true, self.last(hands, t, keep.with_ones(locked), n) as u32)
+                    } else {
+                        (false, self.group(hands, t, locked, keep, n, group_of))
+                    };
+                    opts.push(Opt {
+                        turn: m,
+                        keep,
+                        last,
+                        target,
+                    });
+                }
+            }
+        }
+        let first = self.options.len() as u32;
+        self.options.extend(opts);
+        let node = &mut self.nodes[id as usize];
+        node.first = first;
+        node.end = self.options.len() as u32;
+        id
+    }
+
+    /// The group of throwing `n` dice as throw `t` (< limit), keeping `keep` and `locked`
+    /// ones (what [`Solver::reroll_value`] sums over).
+    fn group(
+        &mut self,
+        hands: &Hands,
+        t: u8,
+        locked: u8,
+        keep: Multi,
+        n: usize,
+        group_of: &mut std::collections::HashMap<(u8, u8, usize, usize), u32>,
+    ) -> u32 {
+        let key = (t, locked, keep.code(), n);
+        if let Some(&g) = group_of.get(&key) {
+            return g;
+        }
+        let mut edges = Vec::new();
+        for &(roll, p) in outcomes(n) {
+            let s = State {
+                t,
+                locked,
+                free: keep.union(roll),
+                turnable: turnable(roll),
+                all_rolled: n == 3,
+            };
+            edges.push((p, self.node(hands, &s, group_of)));
+        }
+        let first = self.edges.len() as u32;
+        self.edges.extend(edges);
+        let g = self.groups.len() as u32;
+        self.groups.push((first, self.edges.len() as u32));
+        group_of.insert(key, g);
+        g
+    }
+
+    /// The last throw (`t` = limit) of `n` dice with `kept` (the locked ones included).
+    fn last(&mut self, hands: &Hands, t: u8, kept: Multi, n: usize) -> usize {
+        let code = kept.code();
+        if self.lasts[code] != (0, 0) {
+            return code;
+        }
+        let first = self.last_edges.len() as u32;
+        for &(roll, p) in outcomes(n) {
+            let s = State {
+                t,
+                locked: 0,
+                free: kept.union(roll),
+                turnable: turnable(roll),
+                all_rolled: n == 3,
+            };
+            self.last_edges.push((p, Stop::of(hands, &s)));
+        }
+        self.lasts[code] = (first, self.last_edges.len() as u32);
+        code
+    }
+
+    /// [`Solver::solve`] of `s` for `payoff` (with [`Hands`] and throw limit of this graph),
+    /// or `None` for a state the graph does not hold (not one a turn can be in).
+    pub(crate) fn solve(
+        &self,
+        hands: &Hands,
+        payoff: &[f64],
+        s: &State,
+        eval: &mut Eval,
+    ) -> Option<(f64, Choice)> {
+        let round_ends = hands.sjokken && s.free.with_ones(s.locked).dice() == [1, 1, 1];
+        if s.t >= self.limit || round_ends {
+            let (v, turn) = Stop::of(hands, s).best(payoff);
+            return Some((v, Choice::Stop { turn }));
+        }
+        let node = *self.node_of.get(memo_index(s))?;
+        if node == u32::MAX {
+            return None;
+        }
+        let eval = eval.begin(self);
+        let (v, option) = self.node_value(node, payoff, eval);
+        let choice = match option {
+            u32::MAX => Choice::Stop {
+                turn: self.nodes[node as usize].stop.best(payoff).1,
+            },
+            k => {
+                let opt = self.options[k as usize];
+                Choice::Reroll {
+                    turn: opt.turn,
+                    keep: opt.keep,
+                }
+            }
+        };
+        Some((v, choice))
+    }
+
+    /// The value of a node and its best option (`u32::MAX`: stop).
+    fn node_value(&self, id: u32, payoff: &[f64], eval: &mut EvalSet) -> (f64, u32) {
+        let (stamp, v, option) = eval.nodes[id as usize];
+        if stamp == eval.stamp {
+            return (v, option);
+        }
+        let node = self.nodes[id as usize];
+        let mut best = (node.stop.best(payoff).0, u32::MAX);
+        for k in node.first..node.end {
+            let opt = self.options[k as usize];
+            let v = if opt.last {
+                self.last_value(opt.target as usize, payoff, eval)
+            } else {
+                self.group_value(opt.target as usize, payoff, eval)
+            };
+            if v < best.0 - 1e-12 {
+                best = (v, k);
+            }
+        }
+        eval.nodes[id as usize] = (eval.stamp, best.0, best.1);
+        best
+    }
+
+    fn group_value(&self, g: usize, payoff: &[f64], eval: &mut EvalSet) -> f64 {
+        let (stamp, v) = eval.groups[g];
+        if stamp == eval.stamp {
+            return v;
+        }
+        let (first, end) = self.groups[g];
+        let mut sum = 0.0;
+        for &(p, node) in &self.edges[first as usize..end as usize] {
+            sum += p * self.node_value(node, payoff, eval).0;
+        }
+        eval.groups[g] = (eval.stamp, sum);
+        sum
+    }
+
+    fn last_value(&self, code: usize, payoff: &[f64], eval: &mut EvalSet) -> f64 {
+        let (stamp, v) = eval.lasts[code];
+        if stamp == eval.stamp {
+            return v;
+        }
+        let (first, end) = self.lasts[code];
+        let mut sum = 0.0;
+        for (p, stop) in &self.last_edges[first as usize..end as usize] {
+            sum += p * stop.best(payoff).0;
+        }
+        eval.lasts[code] = (eval.stamp, sum);
+        sum
+    }
+}
+
+/// Stamped values of the nodes, groups and last throws of the [`Graph`]s solved on (one
+/// set per graph, reused from solve to solve, so a solve clears nothing).
+#[derive(Default)]
+pub(crate) struct Eval {
+    sets: Vec<EvalSet>,
+}
+
+struct EvalSet {
+    graph: u32,
+    stamp: u32,
+    nodes: Vec<(u32, f64, u32)>,
+    groups: Vec<(u32, f64)>,
+    lasts: Vec<(u32, f64)>,
+}
+
+impl Eval {
+    /// The set of `graph`, ready to solve: every value of an earlier solve is forgotten.
+    fn begin(&mut self, graph: &Graph) -> &mut EvalSet {
+        let i = match self.sets.iter().position(|e| e.graph == graph.id) {
+            Some(i) => i,
+            None => {
+                self.sets.push(EvalSet {
+                    graph: graph.id,
+                    stamp: 0,
+                    nodes: vec![(0, 0.0, 0); graph.nodes.len()],
+                    groups: vec![(0, 0.0); graph.groups.len()],
+                    lasts: vec![(0, 0.0); 343],
+                });
+                self.sets.len() - 1
+            }
+        };
+        let e = &mut self.sets[i];
+        e.stamp = e.stamp.wrapping_add(1);
+        if e.stamp == 0 {
+            e.nodes.fill((0, 0.0, 0));
+            e.groups.fill((0, 0.0));
+            e.lasts.fill((0, 0.0));
+            e.stamp = 1;
+        }
+        e
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -430,5 +800,80 @@ mod tests {
         assert_eq!(m.without_sixes(1).with_ones(1).dice(), [1, 1, 6]);
         let mut subs = [Multi::default(); 8];
         assert_eq!(m.proper_subsets(&mut subs), 5);
+    }
+
+    /// The compiled graph solves exactly as the solver: the same value (to the bit) and the
+    /// same choice, for every state of every throw limit, under random payoffs, in Schocken
+    /// variants and Sjokken.
+    #[test]
+    fn the_graph_solves_as_the_solver() {
+        use super::super::tables::{Variant, model};
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut random = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 11) as f64 / (1u64 << 53) as f64
+        };
+        for bits in [0u8, 1, 2, 8, 15, 16] {
+            let sjokken = bits == 16;
+            let variant = Variant {
+                sjokken,
+                jule: !sjokken && bits & 1 != 0,
+                straight_in_one_throw: !sjokken && bits & 2 != 0,
+                ties_by_throws: !sjokken && bits & 4 == 0,
+                turn_on_last_throw: sjokken || bits & 8 != 0,
+                tokens: 13,
+            };
+            let h = &model(variant).hands;
+            let mut scratch = Scratch::default();
+            let mut eval = Eval::default();
+            for limit in 1..=3u8 {
+                let graph = Graph::new(h, limit);
+                for round in 0..4 {
+                    // Some payoffs with ties, to exercise the tolerance.
+                    let payoff: Vec<f64> = (0..h.strengths * 3)
+                        .map(|_| {
+                            if round == 0 {
+                                (random() * 4.0).floor() / 4.0
+                            } else {
+                                random()
+                            }
+                        })
+                        .collect();
+                    for t in 1..=3u8 {
+                        for locked in 0..=2u8 {
+                            for code in 0..343 {
+                                let free = Multi::from_code(code);
+                                if free.len() + locked as usize != 3 || free.dice().contains(&0) {
+                                    continue;
+                                }
+                                for turnable in 0..=free.sixes() {
+                                    for all_rolled in [false, true] {
+                                        let s = State {
+                                            t,
+                                            locked,
+                                            free,
+                                            turnable,
+                                            all_rolled,
+                                        };
+                                        let want =
+                                            Solver::new(h, &payoff, limit, &mut scratch).solve(&s);
+                                        let got =
+                                            graph.solve(h, &payoff, &s, &mut eval).expect("a node");
+                                        assert_eq!(
+                                            got.0.to_bits(),
+                                            want.0.to_bits(),
+                                            "{bits} {limit} {s:?}"
+                                        );
+                                        assert_eq!(got.1, want.1, "{bits} {limit} {s:?}");
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
     }
 }

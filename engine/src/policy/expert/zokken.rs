@@ -37,7 +37,8 @@ pub const BLUFF_RATE: f64 = 0.10;
 const VALUE_MARGIN: f64 = 0.15;
 
 fn count(bits: u8) -> f64 {
-    6f64.powi(bits.count_ones() as i32)
+    // 6^k, exact.
+    [1.0, 6.0, 36.0, 216.0][bits.count_ones() as usize]
 }
 
 /// The tables computed once: strengths, the order of the outcomes, and the model of the other
@@ -51,7 +52,19 @@ struct Tables {
     /// `finals[left][o]`: the final outcome distribution of a model seat at `o` with `left`
     /// (0..=2) rerolls to come.
     finals: Vec<Vec<[f32; OUTCOMES]>>,
+    /// `beat[left * OUTCOMES + o][x]`: the chance that outcome `x` beats the final of a
+    /// model seat at `o` with `left` rerolls to come (what [`beat_chances`] multiplies by).
+    beat: Vec<[f64; OUTCOMES]>,
+    /// `reach[o]`: the outcomes reachable from `o` by each reroll of [`REROLLS`] in turn
+    /// (from `REROLL_START[r]` to `REROLL_START[r + 1]`), in the order of [`reachable`].
+    reach: Vec<[u8; REACHABLE]>,
 }
+
+/// Outcomes reachable by the seven rerolls together, counted once per reroll.
+const REACHABLE: usize = 127;
+
+/// Where the outcomes of reroll `r` of [`REROLLS`] start in a row of [`Tables::reach`].
+const REROLL_START: [usize; 8] = [0, 1, 7, 13, 19, 55, 91, 127];
 
 fn tables() -> &'static Tables {
     static TABLES: OnceLock<Tables> = OnceLock::new();
@@ -103,13 +116,37 @@ fn tables() -> &'static Tables {
             }
         }
         let find = |dice: [u8; 3]| outcome_of(dice).expect("on Miwin's dice");
-        Tables {
+        let mut t = Tables {
             strength,
             order,
             kelm: find([9, 3, 3]),
             schlumpf: find([2, 5, 7]),
             finals,
+            beat: Vec::new(),
+            reach: Vec::new(),
+        };
+        t.reach = (0..OUTCOMES)
+            .map(|o| {
+                let mut row = [0u8; REACHABLE];
+                let mut i = 0;
+                for (r, bits) in REROLLS.into_iter().enumerate() {
+                    debug_assert_eq!(i, REROLL_START[r]);
+                    reachable(o, bits, |x| {
+                        row[i] = x as u8;
+                        i += 1;
+                    });
+                }
+                row
+            })
+            .collect();
+        // 1.0 times the chance is the chance itself: multiplying a score by a row of this
+        // table is exactly what `beat_chances` does to it.
+        let mut beat = vec![[1.0f64; OUTCOMES]; 3 * OUTCOMES];
+        for (i, row) in beat.iter_mut().enumerate() {
+            beat_chances(&t, &t.finals[i / OUTCOMES][i % OUTCOMES], row);
         }
+        t.beat = beat;
+        t
     })
 }
 
@@ -118,6 +155,20 @@ pub(crate) struct ZokkenExpert {
     rng: SmallRng,
     score: Vec<f64>,
     values: Vec<[f64; OUTCOMES]>,
+    /// The last equity computed and its input (the same seat decides several times on the
+    /// same dice: bets, calls and the reroll choice after them), see [`Memo`].
+    last: Option<(Memo, (f64, u8))>,
+}
+
+/// Everything the equity and the best reroll depend on: the seat's outcome, the rerolls to
+/// come, and the outcomes of the other seats in the round, in seat order (the order the
+/// score multiplies them in).
+#[derive(Copy, Clone, PartialEq, Eq)]
+struct Memo {
+    mine: u8,
+    left: u8,
+    others: [u8; crate::types::MAX_SEATS],
+    count: u8,
 }
 
 impl ZokkenExpert {
@@ -126,6 +177,7 @@ impl ZokkenExpert {
             rng: SmallRng::seed_from_u64(seed),
             score: vec![1.0; OUTCOMES],
             values: vec![[0.0; OUTCOMES]; 3],
+            last: None,
         }
     }
 
@@ -144,9 +196,54 @@ impl ZokkenExpert {
             ZokkenPhase::Betting(n) => (3usize.saturating_sub(n as usize), false),
             ZokkenPhase::Over => return Action::Check,
         };
+        let mut memo = Memo {
+            mine: mine as u8,
+            left: left as u8,
+            others: [0; crate::types::MAX_SEATS],
+            count: 0,
+        };
+        for (i, seat) in o.seats.iter().enumerate() {
+            if i == o.seat.index() || seat.status != ZokkenSeatStatus::InRound {
+                continue;
+            }
+            let Some(theirs) = outcome_of(seat.dice) else {
+                continue;
+            };
+            let Some(slot) = memo.others.get_mut(memo.count as usize) else {
+                // More seats than a match has (a hand-made observation): not memoised.
+                return self.decide_unmemoised(o, mine, left, choosing);
+            };
+            *slot = theirs as u8;
+            memo.count += 1;
+        }
+        let others = memo.count as usize;
+        let (equity, bits) = match self.last {
+            Some((key, result)) if key == memo => result,
+            _ => {
+                let result = self.solve(&memo);
+                self.last = Some((memo, result));
+                result
+            }
+        };
+        if choosing {
+            return Action::reroll(DieMask::from_bits(bits).unwrap_or(DieMask::EMPTY));
+        }
+        self.bet(o, equity, others + 1)
+    }
+
+    /// [`ZokkenExpert::decide`] for an observation of more than [`MAX_SEATS`] seats.
+    ///
+    /// [`MAX_SEATS`]: crate::types::MAX_SEATS
+    fn decide_unmemoised(
+        &mut self,
+        o: &ZokkenObservation,
+        mine: usize,
+        left: usize,
+        choosing: bool,
+    ) -> Action {
+        let t = tables();
         let mut others = 0;
         self.score.fill(1.0);
-        let t = tables();
         for (i, seat) in o.seats.iter().enumerate() {
             if i == o.seat.index() || seat.status != ZokkenSeatStatus::InRound {
                 continue;
@@ -155,15 +252,53 @@ impl ZokkenExpert {
                 continue;
             };
             others += 1;
-            // While choosing, the others choose this throw too.
-            let dist = &t.finals[left.min(2)][theirs];
-            beat_chances(t, dist, &mut self.score);
+            let row = &t.beat[left.min(2) * OUTCOMES + theirs];
+            for (s, q) in self.score.iter_mut().zip(row) {
+                *s *= q;
+            }
         }
         let (equity, bits) = self.value(mine, left);
         if choosing {
             return Action::reroll(DieMask::from_bits(bits).unwrap_or(DieMask::EMPTY));
         }
         self.bet(o, equity, others + 1)
+    }
+
+    /// The equity and the best reroll for `memo`: the score of every final against the
+    /// other seats (their rows of [`Tables::beat`] multiplied in seat order), then
+    /// [`ZokkenExpert::value`].
+    fn solve(&mut self, memo: &Memo) -> (f64, u8) {
+        let t = tables();
+        let left = memo.left as usize;
+        let mine = memo.mine as usize;
+        // While choosing, the others choose this throw too.
+        let rows = memo.others[..memo.count as usize]
+            .iter()
+            .map(|&theirs| &t.beat[left.min(2) * OUTCOMES + theirs as usize]);
+        match left {
+            // The score of the final itself.
+            0 => (rows.fold(1.0, |score, row| score * row[mine]), 0),
+            // The score only where one reroll can lead.
+            1 => best_reroll(t, mine, |x| {
+                rows.clone().fold(1.0, |score, row| score * row[x])
+            }),
+            _ => {
+                self.score.fill(1.0);
+                for row in rows {
+                    for (s, q) in self.score.iter_mut().zip(row) {
+                        *s *= q;
+                    }
+                }
+                if left == 2 {
+                    let mut next = [0.0; OUTCOMES];
+                    let score: &[f64; OUTCOMES] = self.score[..].try_into().expect("216");
+                    best_of_rerolls(score, &mut next);
+                    best_reroll(t, mine, |x| next[x])
+                } else {
+                    self.value(mine, left)
+                }
+            }
+        }
     }
 
     /// The expected score of outcome `o` with `left` rerolls to come under optimal rerolls,
@@ -223,6 +358,25 @@ impl ZokkenExpert {
     }
 }
 
+/// The best reroll of `o` with one reroll to come and its expected `next`: what
+/// [`ZokkenExpert::value`] computes, from the reachable outcomes of [`Tables::reach`].
+#[inline]
+fn best_reroll(t: &Tables, o: usize, next: impl Fn(usize) -> f64) -> (f64, u8) {
+    let row = &t.reach[o];
+    let mut best = (f64::MIN, 0u8);
+    for (r, bits) in REROLLS.into_iter().enumerate() {
+        let mut sum = 0.0;
+        for &x in &row[REROLL_START[r]..REROLL_START[r + 1]] {
+            sum += next(x as usize);
+        }
+        let v = sum / count(bits);
+        if v > best.0 + 1e-12 {
+            best = (v, bits);
+        }
+    }
+    best
+}
+
 /// Multiplies `score[x]` by the chance that outcome `x` beats a final drawn from `dist`.
 fn beat_chances(t: &Tables, dist: &[f32; OUTCOMES], score: &mut [f64]) {
     let mut below = 0.0f64;
@@ -264,26 +418,95 @@ fn best_of_rerolls(next: &[f64; OUTCOMES], out: &mut [f64; OUTCOMES]) {
         for b in 0..6 {
             for c in 0..6 {
                 let v = at(a, b, c);
-                s0[b][c] += v / 6.0;
-                s1[a][c] += v / 6.0;
-                s2[a][b] += v / 6.0;
-                s01[c] += v / 36.0;
-                s02[b] += v / 36.0;
-                s12[a] += v / 36.0;
+                let (sixth, thirty_sixth) = (v / 6.0, v / 36.0);
+                s0[b][c] += sixth;
+                s1[a][c] += sixth;
+                s2[a][b] += sixth;
+                s01[c] += thirty_sixth;
+                s02[b] += thirty_sixth;
+                s12[a] += thirty_sixth;
             }
         }
     }
     for a in 0..6 {
         for b in 0..6 {
             for c in 0..6 {
-                out[a * 36 + b * 6 + c] = at(a, b, c)
-                    .max(s0[b][c])
-                    .max(s1[a][c])
-                    .max(s2[a][b])
-                    .max(s01[c])
-                    .max(s02[b])
-                    .max(s12[a]);
+                let mut m = at(a, b, c);
+                for v in [s0[b][c], s1[a][c], s2[a][b], s01[c], s02[b], s12[a]] {
+                    // The larger (no NaN here; of equal values the first).
+                    if v > m {
+                        m = v;
+                    }
+                }
+                out[a * 36 + b * 6 + c] = m;
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `out[o]`: the best expected `next` over the rerolls of `o` (one reroll to come), for every
+    /// outcome at once: the mean over each set of rerolled dice is summed once per kept faces.
+    fn reference(next: &[f64; OUTCOMES], out: &mut [f64; OUTCOMES]) {
+        let at = |a: usize, b: usize, c: usize| next[a * 36 + b * 6 + c];
+        let mut s0 = [[0.0; 6]; 6]; // slot 0 rerolled: by (b, c)
+        let mut s1 = [[0.0; 6]; 6]; // slot 1: by (a, c)
+        let mut s2 = [[0.0; 6]; 6]; // slot 2: by (a, b)
+        let mut s01 = [0.0; 6]; // slots 0, 1: by c
+        let mut s02 = [0.0; 6]; // slots 0, 2: by b
+        let mut s12 = [0.0; 6]; // slots 1, 2: by a
+        for a in 0..6 {
+            for b in 0..6 {
+                for c in 0..6 {
+                    let v = at(a, b, c);
+                    let (sixth, thirty_sixth) = (v / 6.0, v / 36.0);
+                    s0[b][c] += sixth;
+                    s1[a][c] += sixth;
+                    s2[a][b] += sixth;
+                    s01[c] += thirty_sixth;
+                    s02[b] += thirty_sixth;
+                    s12[a] += thirty_sixth;
+                }
+            }
+        }
+        for a in 0..6 {
+            for b in 0..6 {
+                for c in 0..6 {
+                    out[a * 36 + b * 6 + c] = at(a, b, c)
+                        .max(s0[b][c])
+                        .max(s1[a][c])
+                        .max(s2[a][b])
+                        .max(s01[c])
+                        .max(s02[b])
+                        .max(s12[a]);
+                }
+            }
+        }
+    }
+
+    /// The same values as the nested loops with `f64::max`, to the bit.
+    #[test]
+    fn best_of_rerolls_as_the_reference() {
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        for round in 0..300 {
+            let mut next = [0.0; OUTCOMES];
+            for v in next.iter_mut() {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                *v = (x >> 11) as f64 / (1u64 << 53) as f64;
+                // Some zeros and ties too.
+                if round % 3 == 0 {
+                    *v = (*v * 4.0).floor() / 4.0;
+                }
+            }
+            let (mut got, mut want) = ([0.0; OUTCOMES], [0.0; OUTCOMES]);
+            best_of_rerolls(&next, &mut got);
+            reference(&next, &mut want);
+            assert_eq!(got.map(f64::to_bits), want.map(f64::to_bits));
         }
     }
 }
