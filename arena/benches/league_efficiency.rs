@@ -1,40 +1,78 @@
 //! How many league matches it takes to rank six built-in players of known, distinct
 //! strength correctly, with duplicate sets and with independent seeds.
 //!
-//! Run: `cargo bench -p knobel-arena --bench league_efficiency` (about 10 minutes on 2
-//! cores). `-- ladder` instead measures the built-in ladder itself (one long league per
-//! game, with ratings, scores and the paired difference of each step). Options (after
-//! `--`): `--leagues R` (default 200), `--max-reps N` (default per game), `--games
-//! schocken,zokken`, `--threads T` (default: available parallelism, at most 2), `--shares a,b,c,d`
-//! (other random shares for the four middle players, to choose a ladder), `--zokken-rounds R`
-//! (Zokken matches of R rounds; with the preset's 100 one set already suffices).
+//! Run: `cargo bench -p knobel-arena --bench league_efficiency` (a few minutes on 2 cores).
+//! `-- ladder` instead measures the field itself (one long league per game, with ratings,
+//! scores and the paired difference of each step). Options (after `--`): `--ladder
+//! handicap|noisy|a,b,c,…` (the field, strongest first: by default the deterministic
+//! `heuristic, handicap-1, handicap-2, handicap-3, timid, handicap-4`; `noisy` the seeded
+//! `heuristic, heuristic-80 … heuristic-20, random`; or any built-in names, for `ladder`),
+//! `--leagues R` (default 200), `--max-reps N` (default per game), `--games
+//! schocken,zokken`, `--threads T` (default: available parallelism, at most 2), `--shares
+//! a,b,c,d` (with `--ladder noisy`: other random shares for its four middle players, to
+//! choose a ladder), `--zokken-rounds R` (Zokken matches of R rounds; with the preset's 100
+//! one set already suffices).
 //!
-//! Method: the six players of the ladder, strongest first, play a round robin of one game
-//! (4-seat tables for Schocken and Sjokken, 2-seat for Zokken; the default presets). A
-//! league of `n` repetitions is the first `n` repetitions of the schedule (`expand` puts
-//! repetitions first, so a longer league extends a shorter one with the same seed). For each
-//! of `R` league seeds and each `n` on the grid three orderings are checked: the per-game
-//! standings' own (mean score), the match-by-match Weng-Lin rating (conservative), and a
-//! Weng-Lin rating with one update per duplicate set: are all six in the true order, and
-//! what share of the five adjacent pairs is. **Duplicate**: the schedule as `expand` makes it (the seat orders of a set share
-//! its seed). **Independent**: the same matches, each with a fresh seed.
+//! Method (benches/support/efficiency.rs): the six players, strongest first, play a round
+//! robin of one game (4-seat tables for Schocken and Sjokken, 2-seat for Zokken; the default
+//! presets). A league of `n` repetitions is the first `n` repetitions of the schedule
+//! (`expand` puts repetitions first, so a longer league extends a shorter one with the same
+//! seed). For each of `R` league seeds and each `n` on the grid three orderings are
+//! checked: the per-game standings' own (mean score), the match-by-match Weng-Lin rating
+//! (conservative), and a Weng-Lin rating with one update per duplicate set: are all six in
+//! the true order, and what share of the five adjacent pairs is. **Duplicate**: the
+//! schedule as `expand` makes it (the seat orders of a set share its seed).
+//! **Independent**: the same matches, each with a fresh seed, judged by the same orderings.
 
 use std::sync::OnceLock;
 use std::time::Instant;
 
-use knobel_arena::league::schedule::mix;
 use knobel_arena::league::simulate::play_schedule;
-use knobel_arena::league::{LeagueConfig, PlayedMatch, ScheduledMatch, expand, standings};
+use knobel_arena::league::{PlayedMatch, ScheduledMatch, standings};
 use knobel_engine::Game;
-use knobel_engine::policy::{NoisyHeuristicPolicy, Policy, by_name};
+use knobel_engine::policy::{HANDICAP_LADDER, NoisyHeuristicPolicy, Policy, by_name};
 
 #[path = "support/table.rs"]
 mod table;
 use table::score_cell;
 
+#[path = "support/efficiency.rs"]
+mod measure;
+use measure::{Counts, STATS, Setup, add, table_size};
+
 #[path = "support/ladder.rs"]
 mod ladder;
 use ladder::LADDER;
+
+/// Six deterministic built-in players of known, distinct strength, strongest first: the
+/// heuristic, its handicapped versions ([`HANDICAP_LADDER`]) and `timid` between the last
+/// two. Their decisions depend on nothing but what they see, so their only luck is the
+/// dice.
+const HANDICAPPED: [&str; 6] = [
+    "heuristic",
+    HANDICAP_LADDER[0],
+    HANDICAP_LADDER[1],
+    HANDICAP_LADDER[2],
+    "timid",
+    HANDICAP_LADDER[3],
+];
+
+/// `--ladder noisy|handicap`: the field measured (default `handicap`).
+static FIELD: OnceLock<Vec<&'static str>> = OnceLock::new();
+
+/// The players measured, strongest first.
+fn field() -> &'static [&'static str] {
+    FIELD.get_or_init(|| HANDICAPPED.to_vec())
+}
+
+/// What is measured in `game`: [`field`], and `--zokken-rounds`.
+fn setup(game: Game) -> Setup<'static> {
+    Setup {
+        game,
+        field: field(),
+        zokken_rounds: ZOKKEN_ROUNDS.get().copied(),
+    }
+}
 
 /// The repetition counts the standings are checked at.
 const GRID: [u32; 20] = [
@@ -54,41 +92,8 @@ fn builtin(name: &str, seed: u64) -> Box<dyn Policy + Send> {
     by_name(name, seed).expect("a built-in player")
 }
 
-fn table_size(game: Game) -> u32 {
-    match game {
-        Game::Zokken => 2,
-        _ => 4,
-    }
-}
-
 /// `--zokken-rounds R`: Zokken matches of R rounds instead of the preset's.
 static ZOKKEN_ROUNDS: OnceLock<u32> = OnceLock::new();
-
-fn schedule(game: Game, seed: u64, repetitions: u32) -> Vec<ScheduledMatch> {
-    let bots: Vec<String> = LADDER.iter().map(|b| format!("\"{b}\"")).collect();
-    let settings = match (game, ZOKKEN_ROUNDS.get()) {
-        (Game::Zokken, Some(r)) => format!("settings = {{ rounds = {r} }}\n"),
-        _ => String::new(),
-    };
-    let text = format!(
-        "name = \"efficiency\"\nseed = {seed}\nbots = [{}]\nrepetitions = {repetitions}\n\
-         [games.{}]\ntable_size = {}\n{settings}",
-        bots.join(", "),
-        game.name(),
-        table_size(game)
-    );
-    let config = LeagueConfig::from_toml(&text).expect("a valid league file");
-    let bots: Vec<String> = LADDER.iter().map(|b| (*b).to_owned()).collect();
-    expand(&config, &bots).expect("a schedule")
-}
-
-/// The same matches, each with its own seed.
-fn independent(mut schedule: Vec<ScheduledMatch>) -> Vec<ScheduledMatch> {
-    for m in &mut schedule {
-        m.seed = mix(m.seed, 0x1d_0000 + u64::from(m.ordinal));
-    }
-    schedule
-}
 
 /// Plays `schedule` on `threads` threads (contiguous chunks), results in schedule order.
 fn play_parallel(schedule: &[ScheduledMatch], threads: usize) -> Vec<PlayedMatch> {
@@ -125,6 +130,19 @@ fn args() -> Args {
     while let Some(a) = it.next() {
         match a.as_str() {
             "ladder" => out.ladder = true,
+            "--ladder" => {
+                let ladder = match it.next().as_deref() {
+                    Some("noisy") => LADDER.to_vec(),
+                    Some("handicap") => HANDICAPPED.to_vec(),
+                    Some(list) => list
+                        .split(',')
+                        .map(|b| &*Box::leak(b.to_owned().into_boxed_str()))
+                        .collect(),
+                    other => panic!("--ladder noisy|handicap, not {other:?}"),
+                };
+                println!("field: {}", ladder.join(", "));
+                FIELD.set(ladder).expect("once");
+            }
             "--leagues" => out.leagues = it.next().and_then(|v| v.parse().ok()).expect("R"),
             "--max-reps" => out.max_reps = it.next().and_then(|v| v.parse().ok()),
             "--shares" => {
@@ -179,7 +197,7 @@ fn main() {
 /// One long league: each player's rating, score, and the paired difference to the next.
 fn ladder(game: Game, repetitions: u32, threads: usize) {
     let started = Instant::now();
-    let played = play_parallel(&schedule(game, 1, repetitions), threads);
+    let played = play_parallel(&setup(game).schedule(1, repetitions), threads);
     let s = standings(&played);
     let g = &s.games[0];
     println!(
@@ -192,11 +210,11 @@ fn ladder(game: Game, repetitions: u32, threads: usize) {
         "| player | rating μ | conservative | score (95% CI) | vs next: paired diff (95% CI) |"
     );
     println!("|---|---|---|---|---|");
-    for (i, bot) in LADDER.iter().enumerate() {
+    for (i, bot) in field().iter().enumerate() {
         let b = g.bots.iter().find(|b| b.bot == *bot).expect("a rated bot");
         let place = g.bots.iter().position(|b| b.bot == *bot).expect("ranked") + 1;
         let score = score_cell(b);
-        let next = LADDER.get(i + 1).map_or(String::from("–"), |next| {
+        let next = field().get(i + 1).map_or(String::from("–"), |next| {
             let p = g.pair(bot, next).expect("a pair");
             // Shown as this player's score minus the next one's.
             let d = g.paired_difference(bot, next).expect("a pair");
@@ -218,92 +236,6 @@ fn ladder(game: Game, repetitions: u32, threads: usize) {
     }
 }
 
-/// The orderings compared: the standings' own order (mean score), the match-by-match
-/// Weng-Lin rating (conservative), and a Weng-Lin rating with one update per duplicate set
-/// (each bot placed by its score summed over the set's matches).
-const STATS: [&str; 3] = ["standings (mean score)", "rating", "set rating"];
-
-/// A seat's score in one match, lower is better: its place (Schocken, Sjokken), or minus
-/// its net chips per 100 rounds (Zokken).
-fn seat_score(m: &PlayedMatch, i: usize) -> f64 {
-    match m.game {
-        Game::Zokken => {
-            -(m.seats[i].chips.unwrap_or(0) as f64) * 100.0 / f64::from(m.rounds.max(1))
-        }
-        _ => f64::from(m.seats[i].place),
-    }
-}
-
-/// The bots ordered by each of [`STATS`].
-fn orders(played: &[PlayedMatch]) -> Vec<Vec<String>> {
-    let s = standings(played);
-    let bots = &s.games[0].bots;
-    let standings_order: Vec<String> = bots.iter().map(|b| b.bot.clone()).collect();
-    let mut by_rating: Vec<(&str, f64)> = bots
-        .iter()
-        .map(|b| (b.bot.as_str(), b.conservative))
-        .collect();
-    by_rating.sort_by(|x, y| y.1.total_cmp(&x.1).then(x.0.cmp(y.0)));
-    // Per set: bot -> summed score.
-    let mut sets: std::collections::BTreeMap<u32, std::collections::BTreeMap<&str, f64>> =
-        Default::default();
-    for m in played {
-        for (i, seat) in m.seats.iter().enumerate() {
-            *sets.entry(m.set).or_default().entry(&seat.bot).or_default() += seat_score(m, i);
-        }
-    }
-    let mut ratings = knobel_arena::league::ratings::Ratings::default();
-    for set in sets.values() {
-        let seats: Vec<(&str, u8)> = set
-            .iter()
-            .map(|(bot, score)| {
-                let place = 1 + set.values().filter(|x| *x < score).count() as u8;
-                (*bot, place)
-            })
-            .collect();
-        ratings.apply(&seats);
-    }
-    let mut by_set_rating: Vec<(&str, f64)> = bots
-        .iter()
-        .map(|b| (b.bot.as_str(), ratings.get(&b.bot).conservative()))
-        .collect();
-    by_set_rating.sort_by(|x, y| y.1.total_cmp(&x.1).then(x.0.cmp(y.0)));
-    let names = |v: Vec<(&str, f64)>| v.into_iter().map(|(b, _)| b.to_owned()).collect();
-    vec![standings_order, names(by_rating), names(by_set_rating)]
-}
-
-/// Per ordering of [`STATS`]: whether it ranks the ladder in order, and how many adjacent
-/// pairs it does.
-fn check(played: &[PlayedMatch]) -> Vec<(bool, usize)> {
-    orders(played)
-        .into_iter()
-        .map(|order| {
-            let rank = |bot: &str| order.iter().position(|b| b == bot).expect("ranked");
-            let adjacent = LADDER
-                .windows(2)
-                .filter(|w| rank(w[0]) < rank(w[1]))
-                .count();
-            (order == LADDER, adjacent)
-        })
-        .collect()
-}
-
-/// Counts, per mode (duplicate, independent), grid point and ordering of [`STATS`]: the
-/// leagues all in order, and the adjacent pairs in order.
-type Counts = Vec<Vec<Vec<(u64, u64)>>>;
-
-fn add(sum: &mut Counts, part: &Counts) {
-    for (a, b) in sum
-        .iter_mut()
-        .flatten()
-        .flatten()
-        .zip(part.iter().flatten().flatten())
-    {
-        a.0 += b.0;
-        a.1 += b.1;
-    }
-}
-
 fn efficiency(game: Game, args: &Args) {
     let started = Instant::now();
     let max_reps = args.max_reps.unwrap_or(match game {
@@ -312,25 +244,10 @@ fn efficiency(game: Game, args: &Args) {
     });
     let grid: Vec<u32> = GRID.iter().copied().filter(|&r| r <= max_reps).collect();
     let grid = &grid[..];
-    let per_rep = schedule(game, 0, 1).len();
+    let setup = setup(game);
+    let per_rep = setup.schedule(0, 1).len();
     let zero = || -> Counts { vec![vec![vec![(0, 0); STATS.len()]; grid.len()]; 2] };
-    let tally = |l: u64| -> Counts {
-        let base = schedule(game, l, max_reps);
-        [base.clone(), independent(base)]
-            .iter()
-            .map(|s| {
-                let played = play_schedule(s, &builtin);
-                grid.iter()
-                    .map(|&r| {
-                        check(&played[..r as usize * per_rep])
-                            .into_iter()
-                            .map(|(all, adj)| (u64::from(all), adj as u64))
-                            .collect()
-                    })
-                    .collect()
-            })
-            .collect()
-    };
+    let tally = |l: u64| -> Counts { setup.tally(l, grid, &builtin) };
     let threads = args.threads.max(1) as u64;
     let leagues = args.leagues;
     let totals: Counts = std::thread::scope(|s| {

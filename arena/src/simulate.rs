@@ -19,7 +19,8 @@ pub struct SimulateArgs {
     #[arg(long, value_delimiter = ',', default_values_t = ["schocken".to_owned(), "sjokken".to_owned(), "zokken".to_owned()])]
     presets: Vec<String>,
     /// The players, one per seat, comma separated: random, timid, heuristic, expert, or the graded
-    /// heuristic-80, heuristic-60, heuristic-40, heuristic-20 (docs/leagues.md).
+    /// heuristic-80, heuristic-60, heuristic-40, heuristic-20, or the deterministic handicap-1 …
+    /// handicap-4 (docs/bots.md).
     #[arg(long, value_delimiter = ',', default_values_t = ["heuristic".to_owned(), "random".to_owned(), "timid".to_owned(), "heuristic".to_owned()])]
     players: Vec<String>,
     /// Duplicate sets per preset (each set is one match per seat rotation).

@@ -4,16 +4,20 @@
 //! (exact turn play and equity-based betting, the strongest), and between the
 //! heuristic and random the graded [`NoisyHeuristicPolicy`] players of
 //! [`HEURISTIC_LADDER`] (`heuristic-80` ... `heuristic-20`: the number is the
-//! share of decisions, in percent, played as the heuristic).
+//! share of decisions, in percent, played as the heuristic), and the deterministic
+//! [`HandicapPolicy`] players of [`HANDICAP_LADDER`] (`handicap-1` ... `handicap-4`: the
+//! heuristic with skills left out, weaker as the number grows).
 //!
 //! A policy sees only what a bot would: its [`Observation`] and the legal actions.
 
 mod expert;
+mod handicap;
 mod noisy;
 mod shake;
 mod zokken;
 
 pub use expert::{BLUFF_RATE, ExpertPolicy};
+pub use handicap::{HANDICAP_LADDER, HandicapPolicy};
 pub use noisy::{HEURISTIC_LADDER, NoisyHeuristicPolicy};
 
 use rand::rngs::SmallRng;
@@ -115,9 +119,9 @@ impl Policy for HeuristicPolicy {
     }
 }
 
-/// The names [`by_name`] knows: `random`, `timid`, `heuristic`, `expert` and the
-/// [`HEURISTIC_LADDER`], strongest first.
-pub const POLICY_NAMES: [&str; 8] = [
+/// The names [`by_name`] knows: `random`, `timid`, `heuristic`, `expert`, the
+/// [`HEURISTIC_LADDER`] and the [`HANDICAP_LADDER`], each ladder strongest first.
+pub const POLICY_NAMES: [&str; 12] = [
     "random",
     "timid",
     "heuristic",
@@ -126,10 +130,14 @@ pub const POLICY_NAMES: [&str; 8] = [
     HEURISTIC_LADDER[1].0,
     HEURISTIC_LADDER[2].0,
     HEURISTIC_LADDER[3].0,
+    HANDICAP_LADDER[0],
+    HANDICAP_LADDER[1],
+    HANDICAP_LADDER[2],
+    HANDICAP_LADDER[3],
 ];
 
-/// A built-in policy by name (`random`, `expert` and the ladder players are seeded with
-/// `seed`). The expert plays Schocken by the `schocken` preset until
+/// A built-in policy by name (`random`, `expert` and the [`HEURISTIC_LADDER`] players
+/// are seeded with `seed`; the others ignore it). The expert plays Schocken by the `schocken` preset until
 /// [`Policy::begin_match`] tells it the rules ([`play_out`] does).
 pub fn by_name(name: &str, seed: u64) -> Option<Box<dyn Policy + Send>> {
     match name {
@@ -137,8 +145,11 @@ pub fn by_name(name: &str, seed: u64) -> Option<Box<dyn Policy + Send>> {
         "timid" => Some(Box::new(TimidPolicy)),
         "heuristic" => Some(Box::new(HeuristicPolicy)),
         "expert" => Some(Box::new(ExpertPolicy::new(seed))),
-        _ => NoisyHeuristicPolicy::from_ladder(name, seed)
-            .map(|p| Box::new(p) as Box<dyn Policy + Send>),
+        _ => match HandicapPolicy::by_name(name) {
+            Some(p) => Some(Box::new(p)),
+            None => NoisyHeuristicPolicy::from_ladder(name, seed)
+                .map(|p| Box::new(p) as Box<dyn Policy + Send>),
+        },
     }
 }
 

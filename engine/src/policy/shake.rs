@@ -1,5 +1,6 @@
 //! The Schocken and Sjokken heuristic: keep ones, turn sixes, stop on a strong hand or on a
-//! hand that already beats every hand shown this round.
+//! hand that already beats every hand shown this round; and the same play with some of
+//! these skills left out ([`ShakeSkills`], for the handicapped players).
 
 use crate::action::Action;
 use crate::hand::Hand;
@@ -23,26 +24,75 @@ fn strong(hand: Hand) -> bool {
     ) || matches!(hand, Hand::Schock(x) | Hand::Sjok(x) if x >= 4)
 }
 
+/// Which parts of the heuristic a player uses (all of them: [`ShakeSkills::HEURISTIC`]).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(super) struct ShakeSkills {
+    /// Stops after this many throws at the latest (3: as many as allowed).
+    pub throws: u8,
+    /// Stops on a strong hand (a Schock 4 or better, a General).
+    pub stops_on_strong: bool,
+    /// Reads the table: stops on a hand that beats every hand shown, or as the starter on
+    /// a Straight or Schock.
+    pub reads_table: bool,
+    /// Turns sixes into ones.
+    pub turns_sixes: bool,
+    /// Which dice it keeps when it throws again.
+    pub keep: Keep,
+}
+
+/// Which dice a player keeps when it throws again.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(super) enum Keep {
+    /// Its ones (and a high die beside two ones), as the heuristic.
+    Ones,
+    /// Nothing: rerolls every die it may.
+    Nothing,
+    /// Its twos and threes (chasing low figures: throwing its ones, fives and sixes away).
+    Low,
+}
+
+impl ShakeSkills {
+    /// The heuristic's play.
+    pub const HEURISTIC: ShakeSkills = ShakeSkills {
+        throws: 3,
+        stops_on_strong: true,
+        reads_table: true,
+        turns_sixes: true,
+        keep: Keep::Ones,
+    };
+}
+
 pub(super) fn heuristic(o: &ShakeObservation) -> Action {
+    play(o, ShakeSkills::HEURISTIC)
+}
+
+/// The heuristic's decision with only `skills`.
+pub(super) fn play(o: &ShakeObservation, skills: ShakeSkills) -> Action {
     let Some(decision) = &o.decision else {
         return Action::STOP;
     };
     let Some(me) = o.turns.get(o.seat.index()) else {
         return Action::STOP;
     };
+    if me.throws >= skills.throws {
+        return Action::STOP;
+    }
     let mut dice = me.dice.map(|die| die.unwrap_or(1));
     // The engine computes the hand of dice this seat sees (under the game's variants).
     let now = match me.hand {
         Some(hand) => hand,
         None => hand_of(o.game, dice),
     };
-    if strong(now) {
+    if skills.stops_on_strong && strong(now) {
         return Action::STOP;
     }
 
     // Turn as many sixes as allowed (one if the rest must still be rerolled from three).
     let mut turn = DieMask::EMPTY;
-    if !decision.turnable.is_empty() && (decision.can_reroll || !decision.turn_needs_reroll) {
+    if skills.turns_sixes
+        && !decision.turnable.is_empty()
+        && (decision.can_reroll || !decision.turn_needs_reroll)
+    {
         let max = if decision.turn_needs_reroll && decision.turnable.len() == 3 {
             1
         } else {
@@ -62,7 +112,7 @@ pub(super) fn heuristic(o: &ShakeObservation) -> Action {
         return Action::Stop { turn };
     }
 
-    if turn.is_empty() {
+    if skills.reads_table && turn.is_empty() {
         let is_starter = o.starter == o.seat;
         let good_enough = match after {
             Hand::Straight(_) | Hand::Straat(_) | Hand::Schock(_) | Hand::Sjok(_) => is_starter,
@@ -77,7 +127,11 @@ pub(super) fn heuristic(o: &ShakeObservation) -> Action {
     let ones = dice.iter().filter(|&&die| die == 1).count();
     let mut reroll = DieMask::EMPTY;
     for (slot, &die) in dice.iter().enumerate() {
-        let keep = die == 1 || (ones == 2 && die >= 5);
+        let keep = match skills.keep {
+            Keep::Ones => die == 1 || (ones == 2 && die >= 5),
+            Keep::Nothing => false,
+            Keep::Low => die == 2 || die == 3,
+        };
         if !keep {
             reroll = reroll.union(DieMask::single(slot));
         }

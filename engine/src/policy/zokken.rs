@@ -1,4 +1,6 @@
-//! The Zokken policies: `timid` (checks or calls, keeps all dice) and `heuristic`.
+//! The Zokken policies: `timid` (checks or calls, keeps all dice) and `heuristic`, and the
+//! heuristic with some of its skills left out ([`ZokkenSkills`], for the handicapped
+//! players).
 //!
 //! The heuristic plays from a small table computed once (no allocation): for every one of
 //! the 216 ways a Miwin set can land, the value of the hand if it were final (its percentile
@@ -169,20 +171,86 @@ pub(super) fn timid(o: &ZokkenObservation) -> Action {
     }
 }
 
+/// How many of its rerolls a player plans (the heuristic: both).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(super) enum Rerolls {
+    /// Both rerolls by the plan (the best expected final hand).
+    Planned,
+    /// The first reroll as if it were the last (the best hand after one more throw), then
+    /// keeps all dice.
+    OnlyOne,
+    /// Keeps all dice.
+    None,
+}
+
+/// How a player bets.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(super) enum Betting {
+    /// The heuristic's: bets and raises on a clear lead, calls when close, folds a clearly
+    /// weaker hand facing a bet.
+    Heuristic,
+    /// Never bets or raises, calls every bet (as `timid`).
+    CallsAll,
+    /// Bets and raises whenever it may, else calls: never folds.
+    Maniac,
+}
+
+/// Which parts of the heuristic a Zokken player uses.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(super) struct ZokkenSkills {
+    /// Its rerolls.
+    pub rerolls: Rerolls,
+    /// Its bets.
+    pub betting: Betting,
+}
+
+impl ZokkenSkills {
+    /// The heuristic's play.
+    pub const HEURISTIC: ZokkenSkills = ZokkenSkills {
+        rerolls: Rerolls::Planned,
+        betting: Betting::Heuristic,
+    };
+}
+
 /// Keeps the dice that maximise the expected final hand; bets on a clear lead, calls when
 /// close, folds a clearly weaker hand facing a bet.
 pub(super) fn heuristic(o: &ZokkenObservation) -> Action {
+    play(o, ZokkenSkills::HEURISTIC)
+}
+
+/// The heuristic's decision with only `skills`.
+pub(super) fn play(o: &ZokkenObservation, skills: ZokkenSkills) -> Action {
     let me = o.seat.index();
     let Some(mine) = o.seats.get(me) else {
         return Action::Check;
     };
     match o.phase {
         ZokkenPhase::Choosing(throw) => {
-            let k = if throw <= 2 { 0 } else { 1 };
-            let bits = outcome_of(mine.dice).map_or(0, |outcome| plan().reroll[k][outcome]);
+            let first = throw <= 2;
+            let k = match (skills.rerolls, first) {
+                (Rerolls::Planned, true) => Some(0),
+                (Rerolls::Planned, false) | (Rerolls::OnlyOne, true) => Some(1),
+                _ => None,
+            };
+            let bits = match (k, outcome_of(mine.dice)) {
+                (Some(k), Some(outcome)) => plan().reroll[k][outcome],
+                _ => 0,
+            };
             Action::reroll(DieMask::from_bits(bits).unwrap_or(DieMask::EMPTY))
         }
-        ZokkenPhase::Betting(betting_round) => bet(o, betting_round),
+        ZokkenPhase::Betting(betting_round) => match skills.betting {
+            Betting::Heuristic => bet(o, betting_round),
+            Betting::CallsAll => timid(o),
+            Betting::Maniac => {
+                let facing = o.bets > 0;
+                match (facing, o.bets < o.max_bets) {
+                    (false, true) => Action::Bet,
+                    (false, false) => Action::Check,
+                    (true, true) => Action::Raise,
+                    (true, false) => Action::Call,
+                }
+            }
+        },
         ZokkenPhase::Over => Action::Check,
     }
 }

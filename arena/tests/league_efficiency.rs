@@ -1,0 +1,71 @@
+//! The machinery of the `league_efficiency` bench at small size: duplicate and independent
+//! schedules of the deterministic field (`heuristic`, `handicap-1` … `handicap-3`, `timid`,
+//! `handicap-4`), played and judged by the bench's own code (benches/support/efficiency.rs).
+
+use knobel_engine::Game;
+use knobel_engine::policy::{HANDICAP_LADDER, Policy, by_name};
+
+#[path = "../benches/support/efficiency.rs"]
+mod efficiency;
+use efficiency::{Counts, STATS, Setup, add, independent};
+
+const FIELD: [&str; 6] = [
+    "heuristic",
+    HANDICAP_LADDER[0],
+    HANDICAP_LADDER[1],
+    HANDICAP_LADDER[2],
+    "timid",
+    HANDICAP_LADDER[3],
+];
+
+fn builtin(name: &str, seed: u64) -> Box<dyn Policy + Send> {
+    by_name(name, seed).expect("a built-in player")
+}
+
+fn setup(game: Game) -> Setup<'static> {
+    Setup {
+        game,
+        field: &FIELD,
+        zokken_rounds: Some(10),
+    }
+}
+
+#[test]
+fn duplicate_sets_share_a_seed_and_independent_matches_do_not() {
+    let s = setup(Game::Schocken).schedule(7, 2);
+    // 15 tables of 4 among 6 bots, 4 rotations each, 2 repetitions.
+    assert_eq!(s.len(), 2 * 15 * 4);
+    let ind = independent(s.clone());
+    for (d, i) in s.iter().zip(&ind) {
+        assert_eq!((d.ordinal, d.set, &d.seats), (i.ordinal, i.set, &i.seats));
+        let same_set: Vec<_> = s.iter().filter(|m| m.set == d.set).collect();
+        assert!(same_set.iter().all(|m| m.seed == d.seed));
+        assert_eq!(ind.iter().filter(|m| m.seed == i.seed).count(), 1);
+    }
+}
+
+#[test]
+fn the_measure_is_deterministic_and_longer_leagues_order_the_field() {
+    for game in [Game::Schocken, Game::Zokken] {
+        let setup = setup(game);
+        let grid = [1, 16];
+        let mut totals: Counts = vec![vec![vec![(0, 0); STATS.len()]; grid.len()]; 2];
+        for seed in 0..4 {
+            let t = setup.tally(seed, &grid, &builtin);
+            assert_eq!(
+                t,
+                setup.tally(seed, &grid, &builtin),
+                "{game:?} deterministic"
+            );
+            add(&mut totals, &t);
+        }
+        for (mode, by_grid) in totals.iter().enumerate() {
+            // Standings (mean score) at 16 sets per table: all four leagues fully in order.
+            assert_eq!(by_grid[1][0], (4, 20), "{game:?} mode {mode}");
+            // Every count is within its bounds (4 leagues, 5 adjacent pairs each).
+            for (all, adjacent) in by_grid.iter().flatten() {
+                assert!(*all <= 4 && *adjacent <= 20 && *adjacent >= *all * 5);
+            }
+        }
+    }
+}
