@@ -30,7 +30,7 @@ use std::time::Instant;
 use knobel_arena::league::simulate::play_schedule;
 use knobel_arena::league::{PlayedMatch, ScheduledMatch, standings};
 use knobel_engine::Game;
-use knobel_engine::policy::{HANDICAP_LADDER, NoisyHeuristicPolicy, Policy, by_name};
+use knobel_engine::policy::{NoisyHeuristicPolicy, Policy, by_name};
 
 #[path = "support/table.rs"]
 mod table;
@@ -38,24 +38,11 @@ use table::score_cell;
 
 #[path = "support/efficiency.rs"]
 mod measure;
-use measure::{Counts, STATS, Setup, add, table_size};
+use measure::{Counts, HANDICAPPED, STATS, Setup, add, table_size};
 
 #[path = "support/ladder.rs"]
 mod ladder;
 use ladder::LADDER;
-
-/// Six deterministic built-in players of known, distinct strength, strongest first: the
-/// heuristic, its handicapped versions ([`HANDICAP_LADDER`]) and `timid` between the last
-/// two. Their decisions depend on nothing but what they see, so their only luck is the
-/// dice.
-const HANDICAPPED: [&str; 6] = [
-    "heuristic",
-    HANDICAP_LADDER[0],
-    HANDICAP_LADDER[1],
-    HANDICAP_LADDER[2],
-    "timid",
-    HANDICAP_LADDER[3],
-];
 
 /// `--ladder noisy|handicap`: the field measured (default `handicap`).
 static FIELD: OnceLock<Vec<&'static str>> = OnceLock::new();

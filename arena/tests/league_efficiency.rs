@@ -3,20 +3,11 @@
 //! `handicap-4`), played and judged by the bench's own code (benches/support/efficiency.rs).
 
 use knobel_engine::Game;
-use knobel_engine::policy::{HANDICAP_LADDER, Policy, by_name};
+use knobel_engine::policy::{Policy, by_name};
 
 #[path = "../benches/support/efficiency.rs"]
 mod efficiency;
-use efficiency::{Counts, STATS, Setup, add, independent};
-
-const FIELD: [&str; 6] = [
-    "heuristic",
-    HANDICAP_LADDER[0],
-    HANDICAP_LADDER[1],
-    HANDICAP_LADDER[2],
-    "timid",
-    HANDICAP_LADDER[3],
-];
+use efficiency::{Counts, HANDICAPPED, STATS, Setup, add, independent};
 
 fn builtin(name: &str, seed: u64) -> Box<dyn Policy + Send> {
     by_name(name, seed).expect("a built-in player")
@@ -25,7 +16,7 @@ fn builtin(name: &str, seed: u64) -> Box<dyn Policy + Send> {
 fn setup(game: Game) -> Setup<'static> {
     Setup {
         game,
-        field: &FIELD,
+        field: &HANDICAPPED,
         zokken_rounds: Some(10),
     }
 }

@@ -7,10 +7,24 @@ use knobel_arena::league::schedule::mix;
 use knobel_arena::league::simulate::{PlayerFactory, play_schedule};
 use knobel_arena::league::{LeagueConfig, PlayedMatch, ScheduledMatch, expand, standings};
 use knobel_engine::Game;
+use knobel_engine::policy::HANDICAP_LADDER;
 
 /// The orderings compared: the standings' own order (mean score), the match-by-match
 /// Weng-Lin rating (conservative), and a Weng-Lin rating with one update per duplicate set
 /// (each bot placed by its score summed over the set's matches).
+/// Six deterministic built-in players of known, distinct strength, strongest first: the
+/// heuristic, its handicapped versions ([`HANDICAP_LADDER`]) and `timid` between the last
+/// two. Their decisions depend on nothing but what they see, so their only luck is the
+/// dice.
+pub const HANDICAPPED: [&str; 6] = [
+    "heuristic",
+    HANDICAP_LADDER[0],
+    HANDICAP_LADDER[1],
+    HANDICAP_LADDER[2],
+    "timid",
+    HANDICAP_LADDER[3],
+];
+
 pub const STATS: [&str; 3] = ["standings (mean score)", "rating", "set rating"];
 
 /// The seats of a table of `game` in the measure: 2 for Zokken, else 4.

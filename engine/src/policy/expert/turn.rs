@@ -707,31 +707,33 @@ impl Graph {
     }
 
     fn group_value(&self, g: usize, payoff: &[f64], eval: &mut EvalSet) -> f64 {
-        let (stamp, v) = eval.groups[g];
-        if stamp == eval.stamp {
-            return v;
-        }
         let (first, end) = self.groups[g];
-        let mut sum = 0.0;
-        for &(p, node) in &self.edges[first as usize..end as usize] {
-            sum += p * self.node_value(node, payoff, eval).0;
-        }
-        eval.groups[g] = (eval.stamp, sum);
-        sum
+        memoized(
+            eval,
+            |e| &mut e.groups[g],
+            |eval| {
+                let mut sum = 0.0;
+                for &(p, node) in &self.edges[first as usize..end as usize] {
+                    sum += p * self.node_value(node, payoff, eval).0;
+                }
+                sum
+            },
+        )
     }
 
     fn last_value(&self, code: usize, payoff: &[f64], eval: &mut EvalSet) -> f64 {
-        let (stamp, v) = eval.lasts[code];
-        if stamp == eval.stamp {
-            return v;
-        }
         let (first, end) = self.lasts[code];
-        let mut sum = 0.0;
-        for (p, stop) in &self.last_edges[first as usize..end as usize] {
-            sum += p * stop.best(payoff).0;
-        }
-        eval.lasts[code] = (eval.stamp, sum);
-        sum
+        memoized(
+            eval,
+            |e| &mut e.lasts[code],
+            |_| {
+                let mut sum = 0.0;
+                for (p, stop) in &self.last_edges[first as usize..end as usize] {
+                    sum += p * stop.best(payoff).0;
+                }
+                sum
+            },
+        )
     }
 }
 
@@ -740,6 +742,23 @@ impl Graph {
 #[derive(Default)]
 pub(crate) struct Eval {
     sets: Vec<EvalSet>,
+}
+
+/// The value in `eval`'s `cell` if this solve computed it already, else `compute`d and kept
+/// there for the rest of the solve.
+fn memoized(
+    eval: &mut EvalSet,
+    cell: impl Fn(&mut EvalSet) -> &mut (u32, f64),
+    compute: impl FnOnce(&mut EvalSet) -> f64,
+) -> f64 {
+    let (stamp, v) = *cell(eval);
+    if stamp == eval.stamp {
+        return v;
+    }
+    let v = compute(eval);
+    let stamp = eval.stamp;
+    *cell(eval) = (stamp, v);
+    v
 }
 
 struct EvalSet {

@@ -404,41 +404,74 @@ fn beat_chances(t: &Tables, dist: &[f32; OUTCOMES], score: &mut [f64]) {
     }
 }
 
+/// The mean of `next` over each set of rerolled dice, per kept faces: the six candidates of
+/// every outcome's reroll besides keeping all three dice.
+struct RerollMeans {
+    s0: [[f64; 6]; 6], // slot 0 rerolled: by (b, c)
+    s1: [[f64; 6]; 6], // slot 1: by (a, c)
+    s2: [[f64; 6]; 6], // slot 2: by (a, b)
+    s01: [f64; 6],     // slots 0, 1: by c
+    s02: [f64; 6],     // slots 0, 2: by b
+    s12: [f64; 6],     // slots 1, 2: by a
+}
+
+impl RerollMeans {
+    /// Sums each mean once per kept faces, in one pass over `next`.
+    fn of(next: &[f64; OUTCOMES]) -> RerollMeans {
+        let mut m = RerollMeans {
+            s0: [[0.0; 6]; 6],
+            s1: [[0.0; 6]; 6],
+            s2: [[0.0; 6]; 6],
+            s01: [0.0; 6],
+            s02: [0.0; 6],
+            s12: [0.0; 6],
+        };
+        for a in 0..6 {
+            for b in 0..6 {
+                for c in 0..6 {
+                    let v = next[a * 36 + b * 6 + c];
+                    let (sixth, thirty_sixth) = (v / 6.0, v / 36.0);
+                    m.s0[b][c] += sixth;
+                    m.s1[a][c] += sixth;
+                    m.s2[a][b] += sixth;
+                    m.s01[c] += thirty_sixth;
+                    m.s02[b] += thirty_sixth;
+                    m.s12[a] += thirty_sixth;
+                }
+            }
+        }
+        m
+    }
+
+    /// The candidates of outcome `(a, b, c)`, in the order they are compared.
+    fn of_outcome(&self, a: usize, b: usize, c: usize) -> [f64; 6] {
+        [
+            self.s0[b][c],
+            self.s1[a][c],
+            self.s2[a][b],
+            self.s01[c],
+            self.s02[b],
+            self.s12[a],
+        ]
+    }
+}
+
 /// `out[o]`: the best expected `next` over the rerolls of `o` (one reroll to come), for every
 /// outcome at once: the mean over each set of rerolled dice is summed once per kept faces.
 fn best_of_rerolls(next: &[f64; OUTCOMES], out: &mut [f64; OUTCOMES]) {
-    let at = |a: usize, b: usize, c: usize| next[a * 36 + b * 6 + c];
-    let mut s0 = [[0.0; 6]; 6]; // slot 0 rerolled: by (b, c)
-    let mut s1 = [[0.0; 6]; 6]; // slot 1: by (a, c)
-    let mut s2 = [[0.0; 6]; 6]; // slot 2: by (a, b)
-    let mut s01 = [0.0; 6]; // slots 0, 1: by c
-    let mut s02 = [0.0; 6]; // slots 0, 2: by b
-    let mut s12 = [0.0; 6]; // slots 1, 2: by a
+    let means = RerollMeans::of(next);
     for a in 0..6 {
         for b in 0..6 {
             for c in 0..6 {
-                let v = at(a, b, c);
-                let (sixth, thirty_sixth) = (v / 6.0, v / 36.0);
-                s0[b][c] += sixth;
-                s1[a][c] += sixth;
-                s2[a][b] += sixth;
-                s01[c] += thirty_sixth;
-                s02[b] += thirty_sixth;
-                s12[a] += thirty_sixth;
-            }
-        }
-    }
-    for a in 0..6 {
-        for b in 0..6 {
-            for c in 0..6 {
-                let mut m = at(a, b, c);
-                for v in [s0[b][c], s1[a][c], s2[a][b], s01[c], s02[b], s12[a]] {
+                let o = a * 36 + b * 6 + c;
+                let mut m = next[o];
+                for v in means.of_outcome(a, b, c) {
                     // The larger (no NaN here; of equal values the first).
                     if v > m {
                         m = v;
                     }
                 }
-                out[a * 36 + b * 6 + c] = m;
+                out[o] = m;
             }
         }
     }
@@ -448,46 +481,23 @@ fn best_of_rerolls(next: &[f64; OUTCOMES], out: &mut [f64; OUTCOMES]) {
 mod tests {
     use super::*;
 
-    /// `out[o]`: the best expected `next` over the rerolls of `o` (one reroll to come), for every
-    /// outcome at once: the mean over each set of rerolled dice is summed once per kept faces.
+    /// The maximum as `f64::max` takes it, over the same means.
     fn reference(next: &[f64; OUTCOMES], out: &mut [f64; OUTCOMES]) {
-        let at = |a: usize, b: usize, c: usize| next[a * 36 + b * 6 + c];
-        let mut s0 = [[0.0; 6]; 6]; // slot 0 rerolled: by (b, c)
-        let mut s1 = [[0.0; 6]; 6]; // slot 1: by (a, c)
-        let mut s2 = [[0.0; 6]; 6]; // slot 2: by (a, b)
-        let mut s01 = [0.0; 6]; // slots 0, 1: by c
-        let mut s02 = [0.0; 6]; // slots 0, 2: by b
-        let mut s12 = [0.0; 6]; // slots 1, 2: by a
+        let means = RerollMeans::of(next);
         for a in 0..6 {
             for b in 0..6 {
                 for c in 0..6 {
-                    let v = at(a, b, c);
-                    let (sixth, thirty_sixth) = (v / 6.0, v / 36.0);
-                    s0[b][c] += sixth;
-                    s1[a][c] += sixth;
-                    s2[a][b] += sixth;
-                    s01[c] += thirty_sixth;
-                    s02[b] += thirty_sixth;
-                    s12[a] += thirty_sixth;
-                }
-            }
-        }
-        for a in 0..6 {
-            for b in 0..6 {
-                for c in 0..6 {
-                    out[a * 36 + b * 6 + c] = at(a, b, c)
-                        .max(s0[b][c])
-                        .max(s1[a][c])
-                        .max(s2[a][b])
-                        .max(s01[c])
-                        .max(s02[b])
-                        .max(s12[a]);
+                    let o = a * 36 + b * 6 + c;
+                    out[o] = means
+                        .of_outcome(a, b, c)
+                        .into_iter()
+                        .fold(next[o], f64::max);
                 }
             }
         }
     }
 
-    /// The same values as the nested loops with `f64::max`, to the bit.
+    /// The same values as `f64::max` gives, to the bit.
     #[test]
     fn best_of_rerolls_as_the_reference() {
         let mut x = 0x2545_f491_4f6c_dd1du64;
