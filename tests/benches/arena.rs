@@ -6,8 +6,10 @@
 //!   Decision to receiving its next DecisionRequest of the same match; the echo answers every
 //!   BotMessage with one ArenaMessage, a real DecisionRequest captured from the arena.
 //! - (b) decisions per second: 64 concurrent four-player Schocken matches of heuristic bots
-//!   (256 streams in this process) against 256 echo streams doing ping-pong (and, for
-//!   reference, 64 echo streams: as many requests in flight as the arena's 64 tables have).
+//!   (256 streams in this process) against 256 echo streams doing ping-pong and 64 (as many
+//!   requests in flight as the arena's 64 tables have). The echo's clients do the arena
+//!   bots' own work on every reply (convert the observation, decide with the heuristic), so
+//!   both sides run the same clients; tonic's echo with a bare client is measured too.
 //!
 //! In (a) and (b) the arena serves metrics, scraped every second, as it runs deployed.
 //! - (c) server memory per idle Play stream: the `knobel` binary as a separate process,
@@ -651,9 +653,22 @@ struct Counters {
     errors: AtomicU64,
 }
 
+/// What an echo client does with each reply before it answers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum EchoClient {
+    /// The arena's bots' own work: converts the reply's observation to the engine's
+    /// (`Observation::try_from`) and decides with `HeuristicPolicy`, then sends that action.
+    /// With it, both sides of (b) run the very same clients and the ratio compares servers.
+    Heuristic,
+    /// Answers at once with a fixed action (the echo client before 2026-12-03): the arena's
+    /// bots think, this one does not, and the bots' thinking is charged to the arena.
+    Bare,
+}
+
 /// One echo configuration of the throughput part and what it measured.
 struct EchoRate {
     style: EchoStyle,
+    client: EchoClient,
     /// Ping-pong streams: [`RATE_STREAMS`], as many as the arena has bots, or
     /// [`RATE_MATCHES`], as many requests in flight as the arena has (one seat acts per table
     /// at a time).
@@ -673,12 +688,19 @@ struct Rates {
 }
 
 impl Rates {
-    /// The best echo rate of `style`, over both stream counts.
-    fn best_echo(&self, style: EchoStyle) -> Option<&EchoRate> {
+    /// The best echo rate of `style` with `client`s, over both stream counts.
+    fn best_echo(&self, style: Option<EchoStyle>, client: EchoClient) -> Option<&EchoRate> {
         self.echoes
             .iter()
-            .filter(|e| e.style == style)
+            .filter(|e| style.is_none_or(|s| e.style == s) && e.client == client)
             .max_by(|a, b| a.rate.per_second().total_cmp(&b.rate.per_second()))
+    }
+
+    /// The echo of `style` and `client` at `streams` streams.
+    fn echo(&self, style: EchoStyle, client: EchoClient, streams: usize) -> Option<&EchoRate> {
+        self.echoes
+            .iter()
+            .find(|e| e.style == style && e.client == client && e.streams == streams)
     }
 }
 
@@ -698,15 +720,24 @@ fn measure_rate(servers: &Runtime, clients: &Runtime, fallback: pb::ArenaMessage
     let mut echo_servers: Vec<Server> = Vec::new();
     let mut reply_bytes = 0;
     let mut arena = Rate::default();
+    // Both styles at both stream counts with the arena's own clients, and tonic's echo with
+    // the bare client of earlier runs (for comparison).
     let mut echoes: Vec<EchoRate> = styles
         .iter()
         .flat_map(|&style| {
             [RATE_STREAMS, RATE_MATCHES].map(|streams| EchoRate {
                 style,
+                client: EchoClient::Heuristic,
                 streams,
                 rate: Rate::default(),
             })
         })
+        .chain([RATE_STREAMS, RATE_MATCHES].map(|streams| EchoRate {
+            style: EchoStyle::Task,
+            client: EchoClient::Bare,
+            streams,
+            rate: Rate::default(),
+        }))
         .collect();
     // For profiling one side: `KNOBEL_BENCH_RATE_ONLY=arena` (or `echo`) skips the others.
     let only = std::env::var(RATE_ONLY_ENV).ok();
@@ -731,7 +762,12 @@ fn measure_rate(servers: &Runtime, clients: &Runtime, fallback: pb::ArenaMessage
                     .iter()
                     .position(|&s| s == echo.style)
                     .expect("a style")];
-                clients.block_on(echo_rate_round(server, echo.streams, &mut echo.rate));
+                clients.block_on(echo_rate_round(
+                    server,
+                    echo.streams,
+                    echo.client,
+                    &mut echo.rate,
+                ));
             }
         }
     }
@@ -892,8 +928,8 @@ async fn count_window(counter: &AtomicU64, rate: &mut Rate) {
     rate.rounds.push((c1 - c0, t1 - t0));
 }
 
-/// One round of `streams` echo streams doing ping-pong.
-async fn echo_rate_round(server: &Server, streams: usize, rate: &mut Rate) {
+/// One round of `streams` echo streams doing ping-pong, each a `client`.
+async fn echo_rate_round(server: &Server, streams: usize, client: EchoClient, rate: &mut Rate) {
     let channels = connections(&server.url, RATE_CONNECTIONS).await;
     let counter = Arc::new(AtomicU64::new(0));
     let (stop, stopped) = watch::channel(false);
@@ -901,6 +937,7 @@ async fn echo_rate_round(server: &Server, streams: usize, rate: &mut Rate) {
         .map(|i| {
             tokio::spawn(echo_ping_pong(
                 channels[i % channels.len()].clone(),
+                client,
                 counter.clone(),
                 stopped.clone(),
             ))
@@ -913,16 +950,30 @@ async fn echo_rate_round(server: &Server, streams: usize, rate: &mut Rate) {
     }
 }
 
+/// An echo client: answers every reply, as `client` says, until `stop` is set.
 async fn echo_ping_pong(
     channel: Channel,
+    client: EchoClient,
     counter: Arc<AtomicU64>,
     mut stop: watch::Receiver<bool>,
 ) {
     let (tx, mut inbound) = open(channel, "echo", 0).await;
-    let action = Some(pb::Action::from(knobel_engine::Action::STOP));
+    let fixed = Some(pb::Action::from(knobel_engine::Action::STOP));
+    let mut policy = HeuristicPolicy;
     let play = async {
-        while let Ok(Some(_)) = inbound.message().await {
-            if tx.send(decision(1, action.clone())).await.is_err() {
+        while let Ok(Some(message)) = inbound.message().await {
+            let action = match (client, message.kind) {
+                // The same work as `heuristic_bot` per DecisionRequest.
+                (EchoClient::Heuristic, Some(Kind::DecisionRequest(request))) => {
+                    let observation = Observation::try_from(
+                        request.observation.as_ref().expect("an observation"),
+                    )
+                    .expect("a valid observation");
+                    Some(pb::Action::from(policy.decide(&observation, &[])))
+                }
+                _ => fixed.clone(),
+            };
+            if tx.send(decision(1, action)).await.is_err() {
                 return;
             }
             counter.fetch_add(1, Ordering::Relaxed);
@@ -1222,7 +1273,11 @@ fn echo_name(echo: &EchoRate) -> String {
         EchoStyle::Task => "tonic's echo (task + channel)",
         EchoStyle::Map => "mapped echo (no task)",
     };
-    format!("{style}: {} streams", echo.streams)
+    let client = match echo.client {
+        EchoClient::Heuristic => "",
+        EchoClient::Bare => ", bare client",
+    };
+    format!("{style}{client}: {} streams", echo.streams)
 }
 
 fn print_rate(rates: &Rates) {
@@ -1274,20 +1329,27 @@ fn print_rate(rates: &Rates) {
             cells[0], cells[1], cells[2], cells[3], cells[4]
         );
     }
-    if let Some(task) = rates.best_echo(EchoStyle::Task) {
-        let ratio = arena.per_second() / task.rate.per_second();
+    let ratio = |echo: &EchoRate| arena.per_second() / echo.rate.per_second();
+    if let Some(best) = rates.best_echo(None, EchoClient::Heuristic) {
         println!(
-            "    ratio arena / best of tonic's echo ({}) {:.2}   target >= 0.5: {}",
-            echo_name(task),
-            ratio,
-            verdict(ratio >= 0.5)
+            "    ratio arena / best echo with the same clients ({}) {:.2}   target >= 0.5: {}",
+            echo_name(best),
+            ratio(best),
+            verdict(ratio(best) >= 0.5)
         );
     }
-    if let Some(map) = rates.best_echo(EchoStyle::Map) {
+    if let Some(same) = rates.echo(EchoStyle::Task, EchoClient::Heuristic, RATE_MATCHES) {
         println!(
-            "    ratio arena / best mapped echo ({}) {:.2}   (the stricter reference)",
-            echo_name(map),
-            arena.per_second() / map.rate.per_second()
+            "    ratio arena / tonic's echo at the same concurrency ({}) {:.2}",
+            echo_name(same),
+            ratio(same)
+        );
+    }
+    if let Some(bare) = rates.best_echo(Some(EchoStyle::Task), EchoClient::Bare) {
+        println!(
+            "    ratio arena / best of tonic's echo with a bare client ({}) {:.2}   (the reference before 2026-12-03: the bots' thinking charged to the arena)",
+            echo_name(bare),
+            ratio(bare)
         );
     }
     println!(
