@@ -313,6 +313,17 @@ pub async fn scrape(url: &str) -> String {
     body
 }
 
+/// A free TCP port on 127.0.0.1 for a program that takes a port number (chromedriver,
+/// Prometheus): bound, read and released, so the program binds it next. Another process
+/// may take it in between: a caller that cannot afford that starts the program again on
+/// another port when it exits.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .expect("a free port on 127.0.0.1")
+        .port()
+}
+
 /// A plain HTTP/1.1 GET of `url` (`http://host:port/path`) over loopback, connecting within
 /// 10 s: the status code and the body.
 pub async fn http_get(url: &str) -> (u16, String) {

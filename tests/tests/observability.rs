@@ -93,11 +93,7 @@ impl Prometheus {
         let config_path = dir.path().join("prometheus.yml");
         std::fs::write(&config_path, serde_yaml_ng::to_string(&config).unwrap()).unwrap();
         // A free port: taken from the kernel, then handed to Prometheus.
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
+        let port = knobel_e2e::free_port();
         let child = tokio::process::Command::new(prometheus_binary())
             .arg(format!("--config.file={}", config_path.display()))
             .arg(format!("--storage.tsdb.path={}", dir.path().join("data").display()))

@@ -8,7 +8,7 @@
 use std::time::{Duration, Instant};
 
 use knobel_arena::store::{MatchFilter, MatchStatus, Store};
-use knobel_e2e::{Arena, ArenaOptions, authorized, finish};
+use knobel_e2e::{Arena, ArenaOptions, authorized, finish, http_get};
 mod log_schema;
 
 use knobel_engine::MatchLog;
@@ -246,6 +246,9 @@ async fn sigterm_lets_running_matches_finish_within_the_grace() {
         pb::MatchStatus::Running as i32,
         "{listed:?}"
     );
+    // The web viewer serves through the grace: the running match's page answers.
+    let (status, body) = http_get(&format!("{}matches/{id}", arena.web_url)).await;
+    assert_eq!(status, 200, "{body}");
 
     // Both bots played it to its end.
     for bot in [slow_bot, quick_bot] {
@@ -275,6 +278,15 @@ async fn sigterm_lets_running_matches_finish_within_the_grace() {
             .await
             .is_err(),
         "the listener is still open"
+    );
+    // The web viewer stopped with the arena.
+    let web = arena
+        .web_url
+        .trim_start_matches("http://")
+        .trim_end_matches('/');
+    assert!(
+        tokio::net::TcpStream::connect(web).await.is_err(),
+        "the web viewer still listens at {web}"
     );
 
     // The store holds the match as finished, with its results.

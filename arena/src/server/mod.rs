@@ -138,8 +138,12 @@ pub async fn serve(
     serve_with_web(config, store, listener, metrics_listener, None, shutdown).await
 }
 
+/// How long a stopping arena waits for the web viewer's open pages to end.
+const WEB_STOP_WAIT: Duration = Duration::from_secs(5);
+
 /// [`serve`], and the web viewer ([`crate::web`]) on `web_listener` if one is given: it
-/// serves until the arena shuts down (its live streams end then).
+/// serves until the arena has stopped, the shutdown grace included (its live streams end
+/// then).
 pub async fn serve_with_web(
     config: ServerConfig,
     store: Store,
@@ -231,11 +235,15 @@ pub async fn serve_with_web(
         logs_in_flight: logs_in_flight.clone(),
         leagues: leagues.clone(),
     };
+    // The web viewer serves through the grace (viewers see the last matches end) and stops
+    // with the arena.
+    let (stop_web, web_stopped) = tokio::sync::oneshot::channel::<()>();
     let web_task = web_listener.map(|listener| {
         let web = crate::web::Web::new(store.clone(), leagues, logs_in_flight);
-        let mut stopping = shutdown_rx.clone();
         tokio::spawn(async move {
-            let stopped = async move { crate::referee::shutting_down(&mut stopping).await };
+            let stopped = async move {
+                let _ = web_stopped.await;
+            };
             if let Err(error) = crate::web::serve(web, listener, stopped).await {
                 warn!(error = %error, "the web viewer failed");
             }
@@ -322,8 +330,15 @@ pub async fn serve_with_web(
     if let Some(task) = metrics_task {
         task.abort();
     }
-    if let Some(task) = web_task {
-        task.abort();
+    let _ = stop_web.send(());
+    if let Some(mut task) = web_task {
+        // Its live pages end at once; a page still being read is not waited for long.
+        if tokio::time::timeout(WEB_STOP_WAIT, &mut task)
+            .await
+            .is_err()
+        {
+            task.abort();
+        }
     }
     info!("arena stopped");
     result.map_err(ServeError::from)

@@ -15,6 +15,7 @@ use super::format::{num, percent, signed, time};
 use super::query::{self, one_of, params};
 use super::svg;
 use super::{PageResult, Web, WebError, html};
+use crate::league::LeagueConfig;
 use crate::league::service::{Forfeits, LeagueView};
 use crate::league::standings::{BotStanding, GameStandings, rating_history};
 use crate::match_text;
@@ -428,7 +429,21 @@ struct RatingsPage {
     matches: usize,
 }
 
-const GAME_CHOICES: [&str; 4] = ["overall", "schocken", "sjokken", "zokken"];
+/// The choices of the ratings page for a league of `config_toml`: "overall", then each game
+/// the league plays (every game if its file cannot be read, which a stored league's can).
+pub(super) fn game_choices(config_toml: &str) -> Vec<&'static str> {
+    let played: Vec<Game> = LeagueConfig::from_toml(config_toml)
+        .map(|c| c.games.iter().map(|plan| plan.game).collect())
+        .unwrap_or_else(|_| Game::ALL.to_vec());
+    std::iter::once("overall")
+        .chain(
+            Game::ALL
+                .iter()
+                .filter(|g| played.contains(g))
+                .map(|g| g.name()),
+        )
+        .collect()
+}
 
 pub(super) async fn ratings(
     State(web): State<Web>,
@@ -437,12 +452,13 @@ pub(super) async fn ratings(
 ) -> PageResult {
     let name = segment(league)?;
     let params = params(raw.as_deref(), &["game"])?;
+    let view = league_view(&web, &name).await?;
+    let choices = game_choices(&view.record.config_toml);
     let choice = match params.get("game") {
-        Some(value) => one_of("game", value, &GAME_CHOICES)?,
+        Some(value) => one_of("game", value, &choices)?,
         None => "overall",
     };
     let game: Option<Game> = choice.parse().ok();
-    let view = league_view(&web, &name).await?;
     let series = rating_history(&view.played.results, game);
     let matches = view
         .played
@@ -474,7 +490,7 @@ pub(super) async fn ratings(
         title: format!("{name}: ratings over time, {label}"),
         league_href: href("/leagues/", &name),
         league: name,
-        games: GAME_CHOICES
+        games: choices
             .iter()
             .map(|&g| GameLink {
                 name: g,

@@ -53,3 +53,14 @@ fn numbers_and_times_read_well() {
     assert_eq!(signed(i, 100.0), "+12.5 (+8.0…+20.0)");
     assert_eq!(signed(Interval::mean(&[3.0]), 1.0), "+3.0 (−∞…+∞)");
 }
+
+#[test]
+fn the_ratings_page_offers_the_games_the_league_plays() {
+    use super::pages::game_choices;
+    let file = "name = \"l\"\nbots = [\"a\", \"b\"]\n[games.zokken]\n[games.schocken]\n";
+    assert_eq!(game_choices(file), ["overall", "schocken", "zokken"]);
+    assert_eq!(
+        game_choices("not a league file"),
+        ["overall", "schocken", "sjokken", "zokken"]
+    );
+}
