@@ -106,7 +106,8 @@ impl RerollMeans {
     /// [`RerollMeans::best`] of the six outcomes `(a, b, 0..6)`, side by side, into `out`.
     #[inline(always)]
     fn best_of_row(&self, next: &[f64; OUTCOMES], a: usize, b: usize, out: &mut [f64]) {
-        let row = &next[a * 36 + b * 6..][..6];
+        let row: &[f64; 6] = next[a * 36 + b * 6..][..6].try_into().expect("6");
+        let out: &mut [f64; 6] = out.try_into().expect("6");
         let (s0, s1, s01) = (&self.s0[b], &self.s1[a], &self.s01);
         let (s2, s02, s12) = (self.s2[a][b], self.s02[b], self.s12[a]);
         for c in 0..6 {
@@ -138,37 +139,43 @@ pub(super) fn best_of_rerolls(next: &[f64; OUTCOMES], out: &mut [f64; OUTCOMES])
 
 /// The best reroll of `o = (fa, fb, fc)` and its expected value (the mean of a table over
 /// the outcomes it can lead to), from that table at those outcomes in three blocks of 36:
-/// `first(b * 6 + c)` at `(fa, b, c)`, `second(a * 6 + c)` at `(a, fb, c)`, `third(a * 6 +
-/// b)` at `(a, b, fc)`. The rerolls in the order of [`REROLLS`], each sum from 0.0 in the
+/// `first(b, c)` at `(fa, b, c)`, `second(a, c)` at `(a, fb, c)`, `third(a, b)` at
+/// `(a, b, fc)`. The rerolls in the order of [`REROLLS`], each sum from 0.0 in the
 /// order of [`reachable`](crate::policy::zokken::reachable), the first of means equal
 /// within 1e-12.
 #[inline(always)]
 fn choose(
     o: usize,
-    first: impl Fn(usize) -> f64,
-    second: impl Fn(usize) -> f64,
-    third: impl Fn(usize) -> f64,
+    first: impl Fn(usize, usize) -> f64,
+    second: impl Fn(usize, usize) -> f64,
+    third: impl Fn(usize, usize) -> f64,
 ) -> (f64, u8) {
     let (_, fb, fc) = faces(o);
     let mut sums = [0.0f64; REROLLS.len()];
-    sums[0] += first(fb * 6 + fc);
+    sums[0] += first(fb, fc);
     for a in 0..6 {
-        sums[1] += second(a * 6 + fc);
+        sums[1] += second(a, fc);
     }
     for b in 0..6 {
-        sums[2] += first(b * 6 + fc);
+        sums[2] += first(b, fc);
     }
     for c in 0..6 {
-        sums[3] += first(fb * 6 + c);
+        sums[3] += first(fb, c);
     }
-    for i in 0..36 {
-        sums[4] += third(i);
+    for x in 0..6 {
+        for y in 0..6 {
+            sums[4] += third(x, y);
+        }
     }
-    for i in 0..36 {
-        sums[5] += second(i);
+    for x in 0..6 {
+        for y in 0..6 {
+            sums[5] += second(x, y);
+        }
     }
-    for i in 0..36 {
-        sums[6] += first(i);
+    for x in 0..6 {
+        for y in 0..6 {
+            sums[6] += first(x, y);
+        }
     }
     let mut best = (f64::MIN, 0u8);
     for (sum, bits) in sums.into_iter().zip(REROLLS) {
@@ -185,9 +192,9 @@ pub(super) fn one_reroll(value: &[f64; OUTCOMES], o: usize) -> (f64, u8) {
     let (fa, fb, fc) = faces(o);
     choose(
         o,
-        |i| value[fa * 36 + i],
-        |i| value[i / 6 * 36 + fb * 6 + i % 6],
-        |i| value[i / 6 * 36 + i % 6 * 6 + fc],
+        |b, c| value[fa * 36 + b * 6 + c],
+        |a, c| value[a * 36 + fb * 6 + c],
+        |a, b| value[a * 36 + b * 6 + fc],
     )
 }
 
@@ -215,7 +222,12 @@ pub(super) fn two_rerolls(value: &[f64; OUTCOMES], o: usize) -> (f64, u8) {
             };
         }
     }
-    choose(o, |i| first[i], |i| second[i], |i| third[i])
+    choose(
+        o,
+        |b, c| first[b * 6 + c],
+        |a, c| second[a * 6 + c],
+        |a, b| third[a * 6 + b],
+    )
 }
 
 #[cfg(test)]
