@@ -314,10 +314,15 @@ impl ZokkenExpert {
 /// [`ZokkenExpert::decide_unmemoised`] multiplies into its score from 1.0, the first row
 /// itself: 1.0 times a chance is that chance).
 fn scores<'a>(mut rows: impl Iterator<Item = &'a [f64; OUTCOMES]>, score: &mut [f64; OUTCOMES]) {
-    match (rows.next(), rows.next()) {
-        (None, _) => score.fill(1.0),
-        (Some(first), None) => *score = *first,
-        (Some(first), Some(second)) => product(first, second, score),
+    match (rows.next(), rows.next(), rows.next()) {
+        (None, _, _) => score.fill(1.0),
+        (Some(first), None, _) => *score = *first,
+        (Some(first), Some(second), None) => product(first, second, score),
+        (Some(first), Some(second), Some(third)) => {
+            for (((s, p), q), r) in score.iter_mut().zip(first).zip(second).zip(third) {
+                *s = p * q * r;
+            }
+        }
     }
     for row in rows {
         times(row, score);

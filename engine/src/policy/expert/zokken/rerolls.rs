@@ -84,26 +84,10 @@ impl RerollMeans {
         m
     }
 
-    /// The best expected `next` over the rerolls of outcome `(a, b, c)`: keeping all three
-    /// dice (`next` itself), then rerolling slot 0, 1, 2, slots 0 and 1, 0 and 2, 1 and 2;
-    /// the larger wins (no NaN here; of equal values the first).
-    #[inline]
-    fn best(&self, next: &[f64; OUTCOMES], a: usize, b: usize, c: usize) -> f64 {
-        let mut best = next[a * 36 + b * 6 + c];
-        for v in [
-            self.s0[b][c],
-            self.s1[a][c],
-            self.s2[a][b],
-            self.s01[c],
-            self.s02[b],
-            self.s12[a],
-        ] {
-            best = larger(best, v);
-        }
-        best
-    }
-
-    /// [`RerollMeans::best`] of the six outcomes `(a, b, 0..6)`, side by side, into `out`.
+    /// The best expected `next` over the rerolls of each of the six outcomes `(a, b, 0..6)`,
+    /// side by side, into `out`: keeping all three dice (`next` itself), then rerolling slot
+    /// 0, 1, 2, slots 0 and 1, 0 and 2, 1 and 2; the larger wins (no NaN here; of equal
+    /// values the first).
     #[inline(always)]
     fn best_of_row(&self, next: &[f64; OUTCOMES], a: usize, b: usize, out: &mut [f64]) {
         let row: &[f64; 6] = next[a * 36 + b * 6..][..6].try_into().expect("6");
@@ -201,16 +185,32 @@ pub(super) fn one_reroll(value: &[f64; OUTCOMES], o: usize) -> (f64, u8) {
 /// The best reroll of `o` with two rerolls to come, and the expected final `value` when
 /// both are chosen best: what [`best_of_rerolls`] and then [`one_reroll`] of its result
 /// give, the best of the rerolls formed only where the reroll now can lead.
+///
+/// The best of the seven candidates of each outcome is taken with the candidates that are
+/// the same for a whole row or column of a block compared among themselves once: the
+/// same maximum, to the bit. The outcome's own value comes first and wins ties as before;
+/// the means are sums from 0.0 of values that are not NaN, so no mean is -0.0, and values
+/// that are equal and not zero have the same bits.
 pub(super) fn two_rerolls(value: &[f64; OUTCOMES], o: usize) -> (f64, u8) {
     let m = RerollMeans::of(value);
     let (fa, fb, fc) = faces(o);
     let (mut first, mut second, mut third) = ([0.0; 36], [0.0; 36], [0.0; 36]);
-    for (b, row) in first.chunks_exact_mut(6).enumerate() {
-        m.best_of_row(value, fa, b, row);
-    }
-    for (a, row) in second.chunks_exact_mut(6).enumerate() {
-        m.best_of_row(value, a, fb, row);
-    }
+    let larger3 = |x, y, z| larger(larger(x, y), z);
+    // (fa, b, c): by c, slot 1 and slots 0 and 1; by b, slot 2, slots 0 and 2, 1 and 2.
+    let by_c: [f64; 6] = std::array::from_fn(|c| larger(m.s1[fa][c], m.s01[c]));
+    let by_b: [f64; 6] = std::array::from_fn(|b| larger3(m.s2[fa][b], m.s02[b], m.s12[fa]));
+    fill(&mut first, &by_b, &by_c, |b, c| {
+        larger(value[fa * 36 + b * 6 + c], m.s0[b][c])
+    });
+    // (a, fb, c): by c, slot 0 and slots 0 and 1; by a, slot 2, slots 0 and 2, 1 and 2.
+    let by_c: [f64; 6] = std::array::from_fn(|c| larger(m.s0[fb][c], m.s01[c]));
+    let by_a: [f64; 6] = std::array::from_fn(|a| larger3(m.s2[a][fb], m.s02[fb], m.s12[a]));
+    fill(&mut second, &by_a, &by_c, |a, c| {
+        larger(value[a * 36 + fb * 6 + c], m.s1[a][c])
+    });
+    // (a, b, fc): by b, slot 0, slots 0 and 1, 0 and 2; by a, slot 1, slots 1 and 2.
+    let by_b: [f64; 6] = std::array::from_fn(|b| larger3(m.s0[b][fc], m.s01[fc], m.s02[b]));
+    let by_a: [f64; 6] = std::array::from_fn(|a| larger(m.s1[a][fc], m.s12[a]));
     for a in 0..6 {
         for b in 0..6 {
             third[a * 6 + b] = if a == fa {
@@ -218,7 +218,8 @@ pub(super) fn two_rerolls(value: &[f64; OUTCOMES], o: usize) -> (f64, u8) {
             } else if b == fb {
                 second[a * 6 + fc]
             } else {
-                m.best(value, a, b, fc)
+                let own = larger(value[a * 36 + b * 6 + fc], m.s2[a][b]);
+                larger(larger(own, by_b[b]), by_a[a])
             };
         }
     }
@@ -228,6 +229,16 @@ pub(super) fn two_rerolls(value: &[f64; OUTCOMES], o: usize) -> (f64, u8) {
         |a, c| second[a * 6 + c],
         |a, b| third[a * 6 + b],
     )
+}
+
+/// `out[x * 6 + y]`: the larger of `own(x, y)`, then `by_y[y]`, then `by_x[x]`.
+#[inline(always)]
+fn fill(out: &mut [f64; 36], by_x: &[f64; 6], by_y: &[f64; 6], own: impl Fn(usize, usize) -> f64) {
+    for x in 0..6 {
+        for y in 0..6 {
+            out[x * 6 + y] = larger(larger(own(x, y), by_y[y]), by_x[x]);
+        }
+    }
 }
 
 #[cfg(test)]
