@@ -3,10 +3,11 @@
 //! come.
 //!
 //! Every sum here is the sum the expert's first solver formed, from 0.0 and with its terms
-//! in the same order, and every comparison is its comparison, so the values are the same
-//! to the bit (the tests check it against that solver): only fewer of them are formed (with
-//! two rerolls to come, the best of the rerolls only at the 91 outcomes the choice now can
-//! lead to, not at all 216), in loops the compiler can vectorise.
+//! in the same order, every maximum its maximum (see [`two_rerolls`] for the one taken in
+//! another grouping) and every choice its choice, so the values are the same to the bit (the
+//! tests check it against that solver): only fewer of them are formed (with two rerolls to
+//! come, the best of the rerolls only at the 91 outcomes the choice now can lead to, not at
+//! all 216), in loops the compiler can vectorise.
 
 use crate::policy::zokken::{OUTCOMES, REROLLS};
 
