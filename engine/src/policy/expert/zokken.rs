@@ -18,6 +18,8 @@
 //!   (`e < 1/n`) bet as a bluff with probability [`BLUFF_RATE`] (drawn from its seeded
 //!   generator), else check.
 
+mod rerolls;
+
 use std::sync::OnceLock;
 
 use rand::rngs::SmallRng;
@@ -29,17 +31,13 @@ use crate::hand::Hand;
 use crate::rules::Rules;
 use crate::types::DieMask;
 use crate::zokken::{ZokkenObservation, ZokkenPhase, ZokkenSeatStatus};
+use rerolls::{best_of_rerolls, count, one_reroll, two_rerolls};
 
 /// How often the expert bets a weak hand as a bluff when it could check.
 pub const BLUFF_RATE: f64 = 0.10;
 
 /// How far above its fair share of the pot (`1/n`) its equity must be to bet or raise.
 const VALUE_MARGIN: f64 = 0.15;
-
-fn count(bits: u8) -> f64 {
-    // 6^k, exact.
-    [1.0, 6.0, 36.0, 216.0][bits.count_ones() as usize]
-}
 
 /// The tables computed once: strengths, the order of the outcomes, and the model of the other
 /// seats (their final distributions).
@@ -55,16 +53,7 @@ struct Tables {
     /// `beat[left * OUTCOMES + o][x]`: the chance that outcome `x` beats the final of a
     /// model seat at `o` with `left` rerolls to come (what [`beat_chances`] multiplies by).
     beat: Vec<[f64; OUTCOMES]>,
-    /// `reach[o]`: the outcomes reachable from `o` by each reroll of [`REROLLS`] in turn
-    /// (from `REROLL_START[r]` to `REROLL_START[r + 1]`), in the order of [`reachable`].
-    reach: Vec<[u8; REACHABLE]>,
 }
-
-/// Outcomes reachable by the seven rerolls together, counted once per reroll.
-const REACHABLE: usize = 127;
-
-/// Where the outcomes of reroll `r` of [`REROLLS`] start in a row of [`Tables::reach`].
-const REROLL_START: [usize; 8] = [0, 1, 7, 13, 19, 55, 91, 127];
 
 fn tables() -> &'static Tables {
     static TABLES: OnceLock<Tables> = OnceLock::new();
@@ -123,22 +112,7 @@ fn tables() -> &'static Tables {
             schlumpf: find([2, 5, 7]),
             finals,
             beat: Vec::new(),
-            reach: Vec::new(),
         };
-        t.reach = (0..OUTCOMES)
-            .map(|o| {
-                let mut row = [0u8; REACHABLE];
-                let mut i = 0;
-                for (r, bits) in REROLLS.into_iter().enumerate() {
-                    debug_assert_eq!(i, REROLL_START[r]);
-                    reachable(o, bits, |x| {
-                        row[i] = x as u8;
-                        i += 1;
-                    });
-                }
-                row
-            })
-            .collect();
         // 1.0 times the chance is the chance itself: multiplying a score by a row of this
         // table is exactly what `beat_chances` does to it.
         let mut beat = vec![[1.0f64; OUTCOMES]; 3 * OUTCOMES];
@@ -153,7 +127,7 @@ fn tables() -> &'static Tables {
 /// The expert's state for Zokken.
 pub(crate) struct ZokkenExpert {
     rng: SmallRng,
-    score: Vec<f64>,
+    score: Box<[f64; OUTCOMES]>,
     values: Vec<[f64; OUTCOMES]>,
     /// The last equity computed and its input (the same seat decides several times on the
     /// same dice: bets, calls and the reroll choice after them), see [`Memo`].
@@ -175,7 +149,7 @@ impl ZokkenExpert {
     pub(crate) fn new(seed: u64) -> ZokkenExpert {
         ZokkenExpert {
             rng: SmallRng::seed_from_u64(seed),
-            score: vec![1.0; OUTCOMES],
+            score: Box::new([1.0; OUTCOMES]),
             values: vec![[0.0; OUTCOMES]; 3],
             last: None,
         }
@@ -275,29 +249,15 @@ impl ZokkenExpert {
         let rows = memo.others[..memo.count as usize]
             .iter()
             .map(|&theirs| &t.beat[left.min(2) * OUTCOMES + theirs as usize]);
-        match left {
+        if left == 0 {
             // The score of the final itself.
-            0 => (rows.fold(1.0, |score, row| score * row[mine]), 0),
-            // The score only where one reroll can lead.
-            1 => best_reroll(t, mine, |x| {
-                rows.clone().fold(1.0, |score, row| score * row[x])
-            }),
-            _ => {
-                self.score.fill(1.0);
-                for row in rows {
-                    for (s, q) in self.score.iter_mut().zip(row) {
-                        *s *= q;
-                    }
-                }
-                if left == 2 {
-                    let mut next = [0.0; OUTCOMES];
-                    let score: &[f64; OUTCOMES] = self.score[..].try_into().expect("216");
-                    best_of_rerolls(score, &mut next);
-                    best_reroll(t, mine, |x| next[x])
-                } else {
-                    self.value(mine, left)
-                }
-            }
+            return (rows.fold(1.0, |score, row| score * row[mine]), 0);
+        }
+        scores(rows, &mut self.score);
+        match left {
+            1 => one_reroll(&self.score, mine),
+            2 => two_rerolls(&self.score, mine),
+            _ => self.value(mine, left),
         }
     }
 
@@ -306,25 +266,17 @@ impl ZokkenExpert {
     fn value(&mut self, o: usize, left: usize) -> (f64, u8) {
         // values[k]: the expected score of every outcome with k rerolls to come.
         let mut values = std::mem::take(&mut self.values);
-        values[0].copy_from_slice(&self.score);
+        values[0] = *self.score;
         for k in 1..left {
             let (done, rest) = values.split_at_mut(k);
             best_of_rerolls(&done[k - 1], &mut rest[0]);
         }
         let next = &values[left.max(1) - 1];
-        let mut best = (f64::MIN, 0u8);
-        if left == 0 {
-            best = (next[o], 0);
+        let best = if left == 0 {
+            (next[o], 0)
         } else {
-            for bits in REROLLS {
-                let mut sum = 0.0;
-                reachable(o, bits, |x| sum += next[x]);
-                let v = sum / count(bits);
-                if v > best.0 + 1e-12 {
-                    best = (v, bits);
-                }
-            }
-        }
+            one_reroll(next, o)
+        };
         self.values = values;
         best
     }
@@ -358,23 +310,39 @@ impl ZokkenExpert {
     }
 }
 
-/// The best reroll of `o` with one reroll to come and its expected `next`: what
-/// [`ZokkenExpert::value`] computes, from the reachable outcomes of [`Tables::reach`].
-#[inline]
-fn best_reroll(t: &Tables, o: usize, next: impl Fn(usize) -> f64) -> (f64, u8) {
-    let row = &t.reach[o];
-    let mut best = (f64::MIN, 0u8);
-    for (r, bits) in REROLLS.into_iter().enumerate() {
-        let mut sum = 0.0;
-        for &x in &row[REROLL_START[r]..REROLL_START[r + 1]] {
-            sum += next(x as usize);
-        }
-        let v = sum / count(bits);
-        if v > best.0 + 1e-12 {
-            best = (v, bits);
+/// The score of every final: the product of `rows` in their order (what
+/// [`ZokkenExpert::decide_unmemoised`] multiplies into its score from 1.0, the first row
+/// itself: 1.0 times a chance is that chance).
+fn scores<'a>(mut rows: impl Iterator<Item = &'a [f64; OUTCOMES]>, score: &mut [f64; OUTCOMES]) {
+    match (rows.next(), rows.next(), rows.next()) {
+        (None, _, _) => score.fill(1.0),
+        (Some(first), None, _) => *score = *first,
+        (Some(first), Some(second), None) => product(first, second, score),
+        (Some(first), Some(second), Some(third)) => {
+            for (((s, p), q), r) in score.iter_mut().zip(first).zip(second).zip(third) {
+                *s = p * q * r;
+            }
         }
     }
-    best
+    for row in rows {
+        times(row, score);
+    }
+}
+
+/// `score = first * second`, side by side.
+#[inline(never)]
+fn product(first: &[f64; OUTCOMES], second: &[f64; OUTCOMES], score: &mut [f64; OUTCOMES]) {
+    for ((s, p), q) in score.iter_mut().zip(first).zip(second) {
+        *s = p * q;
+    }
+}
+
+/// `score *= row`, side by side.
+#[inline(never)]
+fn times(row: &[f64; OUTCOMES], score: &mut [f64; OUTCOMES]) {
+    for (s, q) in score.iter_mut().zip(row) {
+        *s *= q;
+    }
 }
 
 /// Multiplies `score[x]` by the chance that outcome `x` beats a final drawn from `dist`.
@@ -401,122 +369,5 @@ fn beat_chances(t: &Tables, dist: &[f32; OUTCOMES], score: &mut [f64]) {
         }
         below += equal;
         i = j;
-    }
-}
-
-/// The mean of `next` over each set of rerolled dice, per kept faces: the six candidates of
-/// every outcome's reroll besides keeping all three dice.
-struct RerollMeans {
-    s0: [[f64; 6]; 6], // slot 0 rerolled: by (b, c)
-    s1: [[f64; 6]; 6], // slot 1: by (a, c)
-    s2: [[f64; 6]; 6], // slot 2: by (a, b)
-    s01: [f64; 6],     // slots 0, 1: by c
-    s02: [f64; 6],     // slots 0, 2: by b
-    s12: [f64; 6],     // slots 1, 2: by a
-}
-
-impl RerollMeans {
-    /// Sums each mean once per kept faces, in one pass over `next`.
-    fn of(next: &[f64; OUTCOMES]) -> RerollMeans {
-        let mut m = RerollMeans {
-            s0: [[0.0; 6]; 6],
-            s1: [[0.0; 6]; 6],
-            s2: [[0.0; 6]; 6],
-            s01: [0.0; 6],
-            s02: [0.0; 6],
-            s12: [0.0; 6],
-        };
-        for a in 0..6 {
-            for b in 0..6 {
-                for c in 0..6 {
-                    let v = next[a * 36 + b * 6 + c];
-                    let (sixth, thirty_sixth) = (v / 6.0, v / 36.0);
-                    m.s0[b][c] += sixth;
-                    m.s1[a][c] += sixth;
-                    m.s2[a][b] += sixth;
-                    m.s01[c] += thirty_sixth;
-                    m.s02[b] += thirty_sixth;
-                    m.s12[a] += thirty_sixth;
-                }
-            }
-        }
-        m
-    }
-
-    /// The candidates of outcome `(a, b, c)`, in the order they are compared.
-    fn of_outcome(&self, a: usize, b: usize, c: usize) -> [f64; 6] {
-        [
-            self.s0[b][c],
-            self.s1[a][c],
-            self.s2[a][b],
-            self.s01[c],
-            self.s02[b],
-            self.s12[a],
-        ]
-    }
-}
-
-/// `out[o]`: the best expected `next` over the rerolls of `o` (one reroll to come), for every
-/// outcome at once: the mean over each set of rerolled dice is summed once per kept faces.
-fn best_of_rerolls(next: &[f64; OUTCOMES], out: &mut [f64; OUTCOMES]) {
-    let means = RerollMeans::of(next);
-    for a in 0..6 {
-        for b in 0..6 {
-            for c in 0..6 {
-                let o = a * 36 + b * 6 + c;
-                let mut m = next[o];
-                for v in means.of_outcome(a, b, c) {
-                    // The larger (no NaN here; of equal values the first).
-                    if v > m {
-                        m = v;
-                    }
-                }
-                out[o] = m;
-            }
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The maximum as `f64::max` takes it, over the same means.
-    fn reference(next: &[f64; OUTCOMES], out: &mut [f64; OUTCOMES]) {
-        let means = RerollMeans::of(next);
-        for a in 0..6 {
-            for b in 0..6 {
-                for c in 0..6 {
-                    let o = a * 36 + b * 6 + c;
-                    out[o] = means
-                        .of_outcome(a, b, c)
-                        .into_iter()
-                        .fold(next[o], f64::max);
-                }
-            }
-        }
-    }
-
-    /// The same values as `f64::max` gives, to the bit.
-    #[test]
-    fn best_of_rerolls_as_the_reference() {
-        let mut x = 0x2545_f491_4f6c_dd1du64;
-        for round in 0..300 {
-            let mut next = [0.0; OUTCOMES];
-            for v in next.iter_mut() {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                *v = (x >> 11) as f64 / (1u64 << 53) as f64;
-                // Some zeros and ties too.
-                if round % 3 == 0 {
-                    *v = (*v * 4.0).floor() / 4.0;
-                }
-            }
-            let (mut got, mut want) = ([0.0; OUTCOMES], [0.0; OUTCOMES]);
-            best_of_rerolls(&next, &mut got);
-            reference(&next, &mut want);
-            assert_eq!(got.map(f64::to_bits), want.map(f64::to_bits));
-        }
     }
 }
