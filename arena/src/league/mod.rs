@@ -4,6 +4,7 @@
 //! engine policies. `docs/leagues.md` is the reference.
 
 pub mod config;
+pub mod design;
 pub mod ratings;
 pub mod schedule;
 pub mod scheduler;
@@ -11,6 +12,8 @@ pub mod service;
 pub mod simulate;
 pub mod standings;
 
+#[cfg(test)]
+mod design_tests;
 #[cfg(test)]
 mod tests;
 
