@@ -1,5 +1,6 @@
 //! Leagues: a league file ([`config`]) expands into a schedule of duplicate sets
-//! ([`schedule`]); its stored results give standings ([`standings`]) with Weng-Lin ratings
+//! ([`schedule`]), in a large league on the tables of a balanced design ([`design`]); its
+//! stored results give standings ([`standings`]) with Weng-Lin ratings
 //! ([`ratings`]) and confidence intervals. [`simulate`] plays a schedule in-process with
 //! engine policies. `docs/leagues.md` is the reference.
 
