@@ -160,6 +160,15 @@ fn thirty_bots_at_tables_of_four_in_three_games_are_accepted() {
 
 #[test]
 fn the_design_turns_balanced_only_above_the_largest_league() {
+    // Under the threshold, auto is the complete design, as before balanced designs.
+    let (auto, b) = league(9, "[games.schocken]\n[games.zokken]\n");
+    let (complete, _) = league(
+        9,
+        "design = \"complete\"\n[games.schocken]\n[games.zokken]\n",
+    );
+    let s = expand(&auto, &b).unwrap();
+    assert_eq!(s, expand(&complete, &b).unwrap());
+    assert_eq!(s.len(), 126 * 4 + 36 * 2);
     // One game of 30 at tables of 4 is 27,405 tables x 4 = 109,620 matches: complete.
     let (c, b) = league(30, "[games.schocken]\n");
     assert_eq!(expand(&c, &b).unwrap().len(), 109_620);
