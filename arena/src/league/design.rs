@@ -58,7 +58,9 @@ pub enum TableDesign {
     Auto,
     /// Every table of the table size (every table with the challenger, in a gauntlet).
     Complete,
-    /// The smallest balanced design [`balanced`] finds (the complete one if it finds none).
+    /// The smallest balanced design [`balanced`] finds; the complete one where none can be
+    /// smaller, or none is found and the league still fits in
+    /// [`super::schedule::MAX_MATCHES`] (else the schedule is refused).
     Balanced,
 }
 
