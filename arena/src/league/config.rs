@@ -4,6 +4,9 @@
 //!
 //! Reading is strict: an unknown key, game, preset, variant, setting or bot, or a table
 //! larger than the field, is an error that names the field and its line.
+//!
+//! (Somewhat over 500 lines: one reader for one file format, each key's check beside its
+//! error; splitting it would scatter the line and field bookkeeping.)
 
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -11,6 +14,8 @@ use std::ops::Range;
 use knobel_engine::{Game, PRESETS, Rules};
 use serde::Deserialize;
 use toml::Spanned;
+
+pub use super::design::TableDesign;
 
 /// Tables hold 2 to 8 seats (RULES.md: two players at least; the arena's upper bound).
 pub const TABLE_SIZES: std::ops::RangeInclusive<u32> = 2..=8;
@@ -59,6 +64,8 @@ pub struct GamePlan {
     pub rules: Rules,
     /// Seats per table.
     pub table_size: u32,
+    /// Which tables it plays: the game's `design`, else the league's, else auto.
+    pub design: TableDesign,
 }
 
 /// A league file, read and checked (except its bots against the registry: see
@@ -120,6 +127,7 @@ struct RawLeague {
     seed: Option<Spanned<u64>>,
     format: Option<Spanned<String>>,
     challenger: Option<Spanned<String>>,
+    design: Option<Spanned<String>>,
     bots: Spanned<toml::Value>,
     repetitions: Option<Spanned<u32>>,
     concurrency: Option<Spanned<u32>>,
@@ -143,6 +151,7 @@ struct RawGame {
     #[serde(default)]
     settings: BTreeMap<Spanned<String>, Spanned<u32>>,
     table_size: Option<Spanned<u32>>,
+    design: Option<Spanned<String>>,
 }
 
 /// The 1-based line of byte offset `at` in `text`.
@@ -196,6 +205,19 @@ impl Reader<'_> {
                 ),
             ))
         }
+    }
+
+    fn design(
+        &self,
+        field: &str,
+        value: Option<&Spanned<String>>,
+        default: TableDesign,
+    ) -> Result<TableDesign, LeagueConfigError> {
+        value.map_or(Ok(default), |d| {
+            d.get_ref()
+                .parse()
+                .map_err(|m: String| self.field(field, d.span(), m))
+        })
     }
 }
 
@@ -254,6 +276,7 @@ impl LeagueConfig {
                 time_bank_ms = r.in_range("time.time_bank_ms", v, TIME_BANK_MS)?;
             }
         }
+        let design = r.design("design", raw.design.as_ref(), TableDesign::Auto)?;
         let bots_line = r.line(raw.bots.span());
         let mut bot_lines = BTreeMap::new();
         let bots_span = raw.bots.span();
@@ -418,6 +441,7 @@ impl LeagueConfig {
                 preset,
                 rules,
                 table_size,
+                design: r.design(&format!("{path}.design"), game.design.as_ref(), design)?,
             });
             table_lines.push(table_line);
         }

@@ -3,7 +3,14 @@
 //!
 //! - **Tables.** Round robin: every set of `table_size` bots among the league's bots, in
 //!   lexicographic order of their positions in the bot list. Gauntlet: every such set that
-//!   holds the challenger.
+//!   holds the challenger. Or, per game, a balanced design ([`super::design`]): when the
+//!   league file asks for it (`design = "balanced"`), or when it leaves the choice to the
+//!   arena (`design = "auto"`, the default) and the complete tables of every game would make
+//!   the league larger than [`MAX_MATCHES`]. Round robin: a design on the bots with blocks of
+//!   `table_size`; gauntlet: a design on the field with blocks of `table_size - 1`, each table
+//!   a block and the challenger. The design's points are the bots (the field) in the order of
+//!   a Fisher-Yates shuffle by the SplitMix64 stream from `mix(mix(league_seed, g), RELABEL)`;
+//!   its tables too are in lexicographic order of the bots' positions.
 //! - **Duplicate sets.** Each table is played as a duplicate set: one seed, and one match per
 //!   seat order, so that a seat position gets the same dice whoever sits there (the dice are
 //!   keyed by seed, seat, round, throw and die slot; docs/rules.md A.8). Tables of up to 3
@@ -19,7 +26,8 @@
 
 use knobel_engine::{Game, Rules};
 
-use super::config::{Format, LeagueConfig};
+use super::config::{Format, LeagueConfig, TableDesign};
+use super::design::{Balanced, balanced, choose, shuffled};
 
 /// The most matches one league may schedule.
 pub const MAX_MATCHES: usize = 200_000;
@@ -57,7 +65,26 @@ pub enum ScheduleError {
         /// How many it would schedule.
         matches: u128,
     },
+    /// A game needs a balanced design and none was found.
+    #[error(
+        "no balanced design of tables of {table_size} for {bots} bots was found in {game} \
+         (docs/leagues.md, \"Schedule\"), and its complete round robin makes the league \
+         {matches} matches (at most {MAX_MATCHES}): use another number of bots or table size"
+    )]
+    NoBalancedDesign {
+        /// The game.
+        game: Game,
+        /// The league's bots.
+        bots: usize,
+        /// The game's table size.
+        table_size: u32,
+        /// How many matches the league would schedule with that game complete.
+        matches: u128,
+    },
 }
+
+/// Mixed into the league seed (with the game) for the shuffle that seats a balanced design.
+pub const RELABEL: u64 = 0x00DE_516B;
 
 /// The SplitMix64 finaliser.
 pub fn splitmix64(mut z: u64) -> u64 {
@@ -74,11 +101,15 @@ pub fn mix(a: u64, b: u64) -> u64 {
 
 /// The seed of a duplicate set.
 pub fn set_seed(league_seed: u64, game: Game, table: u64, repetition: u64) -> u64 {
-    let g = Game::ALL
+    mix(mix(mix(league_seed, game_index(game)), table), repetition)
+}
+
+/// The index of `game` in [`Game::ALL`].
+fn game_index(game: Game) -> u64 {
+    Game::ALL
         .iter()
         .position(|&x| x == game)
-        .expect("a game of Game::ALL") as u64;
-    mix(mix(mix(league_seed, g), table), repetition)
+        .expect("a game of Game::ALL") as u64
 }
 
 /// The seat orders of a duplicate set of `k` seats: for each, the position in the table of
@@ -108,14 +139,6 @@ fn permutations(items: &mut Vec<usize>, from: usize, out: &mut Vec<Vec<usize>>) 
     }
 }
 
-/// n choose k, saturating.
-fn choose(n: u128, k: u128) -> u128 {
-    if k > n {
-        return 0;
-    }
-    (0..k).fold(1u128, |acc, i| acc.saturating_mul(n - i) / (i + 1))
-}
-
 /// Every `k`-subset of `0..n` in lexicographic order, each as a sorted list.
 fn subsets(n: usize, k: usize) -> Vec<Vec<usize>> {
     let mut out = Vec::new();
@@ -136,45 +159,124 @@ fn subsets(n: usize, k: usize) -> Vec<Vec<usize>> {
     }
 }
 
-/// The tables of one game: positions in `bots`.
-fn tables(config: &LeagueConfig, bots: &[String], k: usize) -> Vec<Vec<usize>> {
+/// The complete tables of one game: positions in `bots`.
+fn complete_tables(config: &LeagueConfig, bots: &[String], k: usize) -> Vec<Vec<usize>> {
     match &config.format {
         Format::RoundRobin => subsets(bots.len(), k),
         Format::Gauntlet { challenger } => {
-            let c = bots
-                .iter()
-                .position(|b| b == challenger)
-                .expect("the challenger is a league bot");
-            let others: Vec<usize> = (0..bots.len()).filter(|&i| i != c).collect();
-            subsets(others.len(), k - 1)
-                .into_iter()
-                .map(|rest| {
-                    let mut table: Vec<usize> = std::iter::once(c)
-                        .chain(rest.iter().map(|&i| others[i]))
-                        .collect();
-                    table.sort();
-                    table
-                })
-                .collect()
+            with_challenger(bots, subsets(bots.len() - 1, k - 1), challenger)
         }
     }
 }
 
-/// How many matches `config` schedules for `bots` bots.
-pub fn match_count(config: &LeagueConfig, bots: usize) -> u128 {
-    config
+/// Tables of the field (positions in the field, the bots but the challenger) with the
+/// challenger added: positions in `bots`, each sorted.
+fn with_challenger(
+    bots: &[String],
+    field_tables: Vec<Vec<usize>>,
+    challenger: &str,
+) -> Vec<Vec<usize>> {
+    let c = bots
+        .iter()
+        .position(|b| b == challenger)
+        .expect("the challenger is a league bot");
+    let others: Vec<usize> = (0..bots.len()).filter(|&i| i != c).collect();
+    field_tables
+        .into_iter()
+        .map(|rest| {
+            let mut table: Vec<usize> = std::iter::once(c)
+                .chain(rest.iter().map(|&i| others[i]))
+                .collect();
+            table.sort();
+            table
+        })
+        .collect()
+}
+
+/// The tables one game plays: complete, or a balanced design's blocks.
+enum GameTables {
+    /// Every table: this many.
+    Complete(u128),
+    /// A balanced design's blocks, in positions of the bots (the field, in a gauntlet) in
+    /// the order the design's points take them.
+    Balanced(Vec<Vec<usize>>),
+}
+
+impl GameTables {
+    fn count(&self) -> u128 {
+        match self {
+            GameTables::Complete(n) => *n,
+            GameTables::Balanced(blocks) => blocks.len() as u128,
+        }
+    }
+}
+
+/// Which tables each game of `config` plays with `n` bots, and the league's matches.
+fn plan(config: &LeagueConfig, n: usize) -> Result<(Vec<GameTables>, u128), ScheduleError> {
+    // The points and block size of a game's design: the bots, or the field.
+    let points = |k: u32| match config.format {
+        Format::RoundRobin => (n, k as usize),
+        Format::Gauntlet { .. } => (n - 1, k as usize - 1),
+    };
+    let matches = |tables: &[GameTables]| {
+        tables
+            .iter()
+            .zip(&config.games)
+            .map(|(t, plan)| t.count() * seat_orders(plan.table_size as usize).len() as u128)
+            .sum::<u128>()
+            * u128::from(config.repetitions)
+    };
+    let complete: Vec<GameTables> = config
         .games
         .iter()
         .map(|plan| {
-            let k = plan.table_size as u128;
-            let tables = match config.format {
-                Format::RoundRobin => choose(bots as u128, k),
-                Format::Gauntlet { .. } => choose(bots as u128 - 1, k - 1),
-            };
-            tables * seat_orders(plan.table_size as usize).len() as u128
+            let (v, k) = points(plan.table_size);
+            GameTables::Complete(choose(v as u128, k as u128))
         })
-        .sum::<u128>()
-        * u128::from(config.repetitions)
+        .collect();
+    let auto_balanced = matches(&complete) > MAX_MATCHES as u128;
+    let mut not_found = None;
+    let tables: Vec<GameTables> = complete
+        .into_iter()
+        .zip(&config.games)
+        .map(|(all, plan)| {
+            let wanted = match plan.design {
+                TableDesign::Complete => false,
+                TableDesign::Balanced => true,
+                TableDesign::Auto => auto_balanced,
+            };
+            if !wanted {
+                return all;
+            }
+            let (v, k) = points(plan.table_size);
+            match balanced(v, k) {
+                Balanced::Design(design) => GameTables::Balanced(design.blocks),
+                Balanced::Complete => all,
+                Balanced::NotFound => {
+                    not_found.get_or_insert((plan.game, plan.table_size));
+                    all
+                }
+            }
+        })
+        .collect();
+    let total = matches(&tables);
+    if total > MAX_MATCHES as u128 {
+        return Err(match not_found {
+            Some((game, table_size)) => ScheduleError::NoBalancedDesign {
+                game,
+                bots: n,
+                table_size,
+                matches: total,
+            },
+            None => ScheduleError::TooManyMatches { matches: total },
+        });
+    }
+    Ok((tables, total))
+}
+
+/// How many matches `config` schedules for `bots` bots.
+pub fn match_count(config: &LeagueConfig, bots: usize) -> Result<u128, ScheduleError> {
+    plan(config, bots).map(|(_, matches)| matches)
 }
 
 /// The schedule of `config` for `bots` (as [`LeagueConfig::resolve_bots`] gives them).
@@ -182,17 +284,24 @@ pub fn expand(
     config: &LeagueConfig,
     bots: &[String],
 ) -> Result<Vec<ScheduledMatch>, ScheduleError> {
-    let matches = match_count(config, bots.len());
-    if matches > MAX_MATCHES as u128 {
-        return Err(ScheduleError::TooManyMatches { matches });
-    }
+    let (plans, matches) = plan(config, bots.len())?;
+    let games: Vec<Vec<Vec<usize>>> = plans
+        .into_iter()
+        .zip(&config.games)
+        .map(|(tables, plan)| {
+            let k = plan.table_size as usize;
+            match tables {
+                GameTables::Complete(_) => complete_tables(config, bots, k),
+                GameTables::Balanced(blocks) => seat_design(config, bots, plan.game, blocks),
+            }
+        })
+        .collect();
     let mut schedule = Vec::with_capacity(matches as usize);
     let mut set = 0u32;
     for repetition in 0..config.repetitions {
-        for plan in &config.games {
-            let k = plan.table_size as usize;
-            let orders = seat_orders(k);
-            for (t, table) in tables(config, bots, k).into_iter().enumerate() {
+        for (plan, tables) in config.games.iter().zip(&games) {
+            let orders = seat_orders(plan.table_size as usize);
+            for (t, table) in tables.iter().enumerate() {
                 let seed = set_seed(config.seed, plan.game, t as u64, u64::from(repetition));
                 for (rotation, order) in orders.iter().enumerate() {
                     schedule.push(ScheduledMatch {
@@ -211,4 +320,32 @@ pub fn expand(
         }
     }
     Ok(schedule)
+}
+
+/// A balanced design's blocks as tables of `game`: its points seated by the shuffle of the
+/// bots (the field), each table sorted, the tables sorted.
+fn seat_design(
+    config: &LeagueConfig,
+    bots: &[String],
+    game: Game,
+    blocks: Vec<Vec<usize>>,
+) -> Vec<Vec<usize>> {
+    let field = match config.format {
+        Format::RoundRobin => bots.len(),
+        Format::Gauntlet { .. } => bots.len() - 1,
+    };
+    let seat = shuffled(field, mix(mix(config.seed, game_index(game)), RELABEL));
+    let blocks: Vec<Vec<usize>> = blocks
+        .into_iter()
+        .map(|b| b.into_iter().map(|p| seat[p]).collect())
+        .collect();
+    let mut tables = match &config.format {
+        Format::RoundRobin => blocks,
+        Format::Gauntlet { challenger } => with_challenger(bots, blocks, challenger),
+    };
+    for t in &mut tables {
+        t.sort_unstable();
+    }
+    tables.sort_unstable();
+    tables
 }

@@ -217,8 +217,18 @@ impl Leagues {
         let bots = config
             .resolve_bots(&registered)
             .map_err(|e| Status::invalid_argument(format!("league file: {e}")))?;
-        let schedule =
-            expand(&config, &bots).map_err(|e| Status::invalid_argument(e.to_string()))?;
+        // A balanced design may take a second to find (docs/leagues.md, "Schedule"): off the
+        // async threads.
+        let expanded = tokio::task::spawn_blocking(move || {
+            let schedule = expand(&config, &bots);
+            (config, bots, schedule)
+        })
+        .await;
+        let (config, bots, schedule) = match expanded {
+            Ok(expanded) => expanded,
+            Err(panicked) => std::panic::resume_unwind(panicked.into_panic()),
+        };
+        let schedule = schedule.map_err(|e| Status::invalid_argument(e.to_string()))?;
         let new = NewLeague {
             name: &config.name,
             config_toml,
