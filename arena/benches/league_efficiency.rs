@@ -3,7 +3,10 @@
 //!
 //! Run: `cargo bench -p knobel-arena --bench league_efficiency` (a few minutes on 2 cores).
 //! `-- ladder` instead measures the field itself (one long league per game, with ratings,
-//! scores and the paired difference of each step). Options (after `--`): `--ladder
+//! scores and the paired difference of each step); `-- variance` how much of each score's
+//! variance duplicate sets cancel (finer per-match scores for Schocken and Sjokken: rounds
+//! lost, tokens taken, halves lost); `-- sync` how long a set's seat orders play the same
+//! rounds (docs/leagues.md, "Finer scores"). Options (after `--`): `--ladder
 //! handicap|noisy|a,b,c,…` (the field, strongest first: by default the deterministic
 //! `heuristic, handicap-1, handicap-2, handicap-3, timid, handicap-4`; `noisy` the seeded
 //! `heuristic, heuristic-80 … heuristic-20, random`; or any built-in names, for `ladder`),
@@ -38,7 +41,9 @@ use table::score_cell;
 
 #[path = "support/efficiency.rs"]
 mod measure;
-use measure::{Counts, HANDICAPPED, STATS, Setup, add, table_size};
+use measure::{
+    Counts, HANDICAPPED, SCORES, Setup, add, independent, mean_scores, play, stats, table_size,
+};
 
 #[path = "support/ladder.rs"]
 mod ladder;
@@ -99,6 +104,8 @@ fn play_parallel(schedule: &[ScheduledMatch], threads: usize) -> Vec<PlayedMatch
 
 struct Args {
     ladder: bool,
+    variance: bool,
+    sync: bool,
     leagues: u64,
     max_reps: Option<u32>,
     games: Vec<Game>,
@@ -108,6 +115,8 @@ struct Args {
 fn args() -> Args {
     let mut out = Args {
         ladder: false,
+        variance: false,
+        sync: false,
         leagues: 200,
         max_reps: None,
         games: Game::ALL.to_vec(),
@@ -117,6 +126,8 @@ fn args() -> Args {
     while let Some(a) = it.next() {
         match a.as_str() {
             "ladder" => out.ladder = true,
+            "variance" => out.variance = true,
+            "sync" => out.sync = true,
             "--ladder" => {
                 let ladder = match it.next().as_deref() {
                     Some("noisy") => LADDER.to_vec(),
@@ -173,6 +184,14 @@ fn main() {
     if args.ladder {
         for &game in &args.games {
             ladder(game, args.max_reps.unwrap_or(40), args.threads);
+        }
+    } else if args.variance {
+        for &game in &args.games {
+            variance(game, &args);
+        }
+    } else if args.sync {
+        for &game in &args.games {
+            sync(game, &args);
         }
     } else {
         for &game in &args.games {
@@ -233,7 +252,8 @@ fn efficiency(game: Game, args: &Args) {
     let grid = &grid[..];
     let setup = setup(game);
     let per_rep = setup.schedule(0, 1).len();
-    let zero = || -> Counts { vec![vec![vec![(0, 0); STATS.len()]; grid.len()]; 2] };
+    let stats = stats(game);
+    let zero = || -> Counts { vec![vec![vec![(0, 0); stats.len()]; grid.len()]; 2] };
     let tally = |l: u64| -> Counts { setup.tally(l, grid, &builtin) };
     let threads = args.threads.max(1) as u64;
     let leagues = args.leagues;
@@ -264,7 +284,7 @@ fn efficiency(game: Game, args: &Args) {
         started.elapsed().as_secs_f64()
     );
     let pct = |x: u64, n: u64| 100.0 * x as f64 / n as f64;
-    for (k, stat) in STATS.iter().enumerate() {
+    for (k, stat) in stats.iter().enumerate() {
         println!("\nordered by {stat}:");
         println!(
             "| sets per table | matches | all six, duplicate | all six, independent | adjacent pairs, duplicate | adjacent pairs, independent |"
@@ -292,7 +312,7 @@ fn efficiency(game: Game, args: &Args) {
             n.to_string()
         })
     };
-    for (k, stat) in STATS.iter().enumerate() {
+    for (k, stat) in stats.iter().enumerate() {
         let mut cells = Vec::new();
         for pick in 0..2 {
             let first = |mode: usize| {
@@ -314,5 +334,141 @@ fn efficiency(game: Game, args: &Args) {
             cells.push(format!("{} | {} | {ratio}", show(d), show(ind)));
         }
         println!("| {stat} | {} | {} |", cells[0], cells[1]);
+    }
+}
+
+/// `variance`: how much of the luck duplicate sets cancel, score by score. For each of
+/// `--leagues` league seeds, a league of `--max-reps` (default 1) sets per table is played
+/// as duplicate sets and with independent seeds; for every two adjacent players of the
+/// field, the difference of their mean scores (stronger minus weaker) is taken. Printed per
+/// score of [`SCORES`] and pair: the mean and standard deviation of that difference over the
+/// leagues in each design, the ratio of the variances (duplicate over independent: the
+/// share of matches duplicate sets need for the same precision), and `z`, the mean over the
+/// standard deviation (how clearly one league separates the pair; the smallest `z` decides
+/// when all six are in order).
+fn variance(game: Game, args: &Args) {
+    let started = Instant::now();
+    let setup = setup(game);
+    let reps = args.max_reps.unwrap_or(1);
+    let scores = stats(game).len() - measure::STATS.len() + 1;
+    let threads = args.threads.max(1) as u64;
+    let leagues = args.leagues;
+    // Per league, per mode (duplicate, independent), per score, per adjacent pair.
+    let diffs: Vec<Vec<Vec<Vec<f64>>>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                let setup = &setup;
+                s.spawn(move || {
+                    let mut out = Vec::new();
+                    for l in (t..leagues).step_by(threads as usize) {
+                        let base = setup.schedule(1000 + l, reps);
+                        let modes = [base.clone(), independent(base)].map(|schedule| {
+                            let played = play(&schedule, &builtin);
+                            (0..scores)
+                                .map(|k| {
+                                    let means = mean_scores(k, &played);
+                                    field()
+                                        .windows(2)
+                                        .map(|w| means[w[0]] - means[w[1]])
+                                        .collect()
+                                })
+                                .collect()
+                        });
+                        out.push(modes.to_vec());
+                    }
+                    out
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().expect("a league thread"))
+            .collect()
+    });
+    println!(
+        "\n{} ({leagues} leagues of {reps} sets per table, {:.0} s): difference of mean scores, stronger minus weaker",
+        game.name(),
+        started.elapsed().as_secs_f64()
+    );
+    println!(
+        "| score | pair | mean, duplicate | independent | sd, duplicate | independent | variance ratio | z, duplicate | independent |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|");
+    let n = diffs.len() as f64;
+    for (k, score) in SCORES[..scores].iter().enumerate() {
+        for (p, pair) in field().windows(2).enumerate() {
+            let stat = |mode: usize| {
+                let v: Vec<f64> = diffs.iter().map(|l| l[mode][k][p]).collect();
+                let mean = v.iter().sum::<f64>() / n;
+                let var = v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
+                (mean, var.sqrt())
+            };
+            let ((md, sd), (mi, si)) = (stat(0), stat(1));
+            // Lower scores are better: the stronger player's difference is negative.
+            println!(
+                "| {score} | {} – {} | {md:.3} | {mi:.3} | {sd:.3} | {si:.3} | {:.2} | {:.2} | {:.2} |",
+                pair[0],
+                pair[1],
+                (sd * sd) / (si * si),
+                -md / sd,
+                -mi / si
+            );
+        }
+    }
+}
+
+/// `sync`: how long the seat orders of a duplicate set play the same game. For `--leagues`
+/// leagues of one set per table, per round number: of the sets whose every match reached
+/// it, the share in which every match has the same starter and seats in play, and of those
+/// the share with the same round loser as well.
+fn sync(game: Game, args: &Args) {
+    let setup = setup(game);
+    const ROUNDS: usize = 8;
+    let (mut reached, mut same, mut same_loser) = ([0u64; ROUNDS], [0u64; ROUNDS], [0u64; ROUNDS]);
+    let (mut rounds, mut matches) = (0u64, 0u64);
+    for l in 0..args.leagues {
+        let played = play(&setup.schedule(1000 + l, 1), &builtin);
+        let mut sets: std::collections::BTreeMap<u32, Vec<&measure::Rounds>> = Default::default();
+        for p in &played {
+            sets.entry(p.result.set).or_default().push(&p.rounds);
+            rounds += u64::from(p.rounds.played);
+            matches += 1;
+        }
+        for set in sets.values() {
+            for r in 0..ROUNDS {
+                let Some(keys) = set
+                    .iter()
+                    .map(|m| m.keys.get(r))
+                    .collect::<Option<Vec<_>>>()
+                else {
+                    break;
+                };
+                reached[r] += 1;
+                if keys.iter().all(|k| (k.0, k.1) == (keys[0].0, keys[0].1)) {
+                    same[r] += 1;
+                    same_loser[r] += u64::from(keys.iter().all(|k| k.2 == keys[0].2));
+                }
+            }
+        }
+    }
+    println!(
+        "\n{} ({} leagues of one set per table, {:.1} rounds per match)",
+        game.name(),
+        args.leagues,
+        rounds as f64 / matches as f64
+    );
+    println!(
+        "| round | sets reaching it | same starter and seats in play in every match of the set | and the same loser |"
+    );
+    println!("|---|---|---|---|");
+    for r in 0..ROUNDS {
+        let pct = |x: u64| 100.0 * x as f64 / reached[r].max(1) as f64;
+        println!(
+            "| {} | {} | {:.1}% | {:.1}% |",
+            r + 1,
+            reached[r],
+            pct(same[r]),
+            pct(same_loser[r])
+        );
     }
 }

@@ -3,7 +3,7 @@
 //! [`play_out`] and turned into the [`PlayedMatch`] the standings read.
 
 use knobel_engine::policy::{Policy, play_out};
-use knobel_engine::{Game, Match, Rules};
+use knobel_engine::{Game, Match, MatchLog, Rules};
 
 use super::schedule::{ScheduledMatch, mix};
 use super::standings::{PlayedMatch, PlayedSeat};
@@ -22,8 +22,27 @@ pub fn player_seed(m: &ScheduledMatch, seat: usize) -> u64 {
 /// # Panics
 /// If the match's rules cannot seat its bots (a schedule from `expand` always can).
 pub fn play_match(m: &ScheduledMatch, players: PlayerFactory<'_>) -> PlayedMatch {
-    let mut game = Match::new(m.rules.clone(), m.seed, m.seats.len())
-        .expect("a scheduled match can be set up");
+    play(m, players, false).0
+}
+
+/// Like [`play_match`], with the match's log (every event: who lost each round, the tokens
+/// that moved), for measures that need more than the result.
+pub fn play_match_with_log(
+    m: &ScheduledMatch,
+    players: PlayerFactory<'_>,
+) -> (PlayedMatch, MatchLog) {
+    let (played, log) = play(m, players, true);
+    (played, log.expect("a logged match has a log"))
+}
+
+fn play(
+    m: &ScheduledMatch,
+    players: PlayerFactory<'_>,
+    log: bool,
+) -> (PlayedMatch, Option<MatchLog>) {
+    let setup = if log { Match::new_with_log } else { Match::new };
+    let mut game =
+        setup(m.rules.clone(), m.seed, m.seats.len()).expect("a scheduled match can be set up");
     let mut policies: Vec<Box<dyn Policy + Send>> = m
         .seats
         .iter()
@@ -36,7 +55,7 @@ pub fn play_match(m: &ScheduledMatch, players: PlayerFactory<'_>) -> PlayedMatch
         Rules::Zokken(z) => z.rounds,
         _ => 0,
     };
-    PlayedMatch {
+    let played = PlayedMatch {
         ordinal: m.ordinal,
         game: m.game,
         set: m.set,
@@ -53,7 +72,8 @@ pub fn play_match(m: &ScheduledMatch, players: PlayerFactory<'_>) -> PlayedMatch
                     .flatten(),
             })
             .collect(),
-    }
+    };
+    (played, game.log().cloned())
 }
 
 /// Plays every match of `schedule` in order with `players` and returns the results in
@@ -106,6 +126,17 @@ mod tests {
         }
         let s = standings(&played);
         assert_eq!(s.games.len(), 2);
+    }
+
+    #[test]
+    fn a_logged_match_has_the_same_result_and_its_log_replays_to_it() {
+        for m in schedule() {
+            let (played, log) = play_match_with_log(&m, &builtin);
+            assert_eq!(played, play_match(&m, &builtin));
+            let replayed = log.replay().unwrap().outcome().unwrap();
+            let places: Vec<u8> = played.seats.iter().map(|s| s.place).collect();
+            assert_eq!(replayed.placings, places);
+        }
     }
 
     #[test]
