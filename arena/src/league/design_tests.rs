@@ -89,18 +89,16 @@ fn the_smallest_designs_are_found_where_known() {
 
 #[test]
 fn sixty_bots_get_a_design_up_to_tables_of_seven() {
-    let start = std::time::Instant::now();
+    // How long it takes is measured by `design_survey` (release build), not asserted here.
     for k in 3..=7 {
         assert!(matches!(balanced(60, k), Balanced::Design(_)), "k {k}");
     }
-    // Debug builds are many times slower than release (docs/leagues.md gives release times).
-    assert!(start.elapsed().as_secs() < 30, "{:?}", start.elapsed());
 }
 
 /// The time `balanced` takes for every field up to 64 bots and every table size: run with
 /// `cargo test --release -p knobel-arena --lib design_survey -- --ignored --nocapture`.
 #[test]
-#[ignore]
+#[ignore = "a timing survey, not a check: run it in a release build with --ignored --nocapture"]
 fn design_survey() {
     let (mut worst, mut not_found) = (0f64, Vec::new());
     for k in 3..=8 {
