@@ -666,7 +666,7 @@ impl Graph {
         if node == u32::MAX {
             return None;
         }
-        let eval = eval.begin(self);
+        let eval = eval.begin(self, payoff);
         let (v, option) = self.node_value(node, payoff, eval);
         let choice = match option {
             u32::MAX => Choice::Stop {
@@ -738,7 +738,10 @@ impl Graph {
 }
 
 /// Stamped values of the nodes, groups and last throws of the [`Graph`]s solved on (one
-/// set per graph, reused from solve to solve, so a solve clears nothing).
+/// set per graph, reused from solve to solve, so a solve clears nothing). A value is a
+/// function of the graph and the payoff alone, so a solve for the same payoff as the last
+/// one on its graph (to the bit: the same seat's next decision in a turn) keeps the values
+/// that one computed.
 #[derive(Default)]
 pub(crate) struct Eval {
     sets: Vec<EvalSet>,
@@ -764,20 +767,24 @@ fn memoized(
 struct EvalSet {
     graph: u32,
     stamp: u32,
+    /// The payoff the values of `stamp` are for (empty before the first solve).
+    payoff: Vec<f64>,
     nodes: Vec<(u32, f64, u32)>,
     groups: Vec<(u32, f64)>,
     lasts: Vec<(u32, f64)>,
 }
 
 impl Eval {
-    /// The set of `graph`, ready to solve: every value of an earlier solve is forgotten.
-    fn begin(&mut self, graph: &Graph) -> &mut EvalSet {
+    /// The set of `graph`, ready to solve for `payoff`: the values of an earlier solve are
+    /// kept when it was for the same payoff (bit for bit), else forgotten.
+    fn begin(&mut self, graph: &Graph, payoff: &[f64]) -> &mut EvalSet {
         let i = match self.sets.iter().position(|e| e.graph == graph.id) {
             Some(i) => i,
             None => {
                 self.sets.push(EvalSet {
                     graph: graph.id,
                     stamp: 0,
+                    payoff: Vec::new(),
                     nodes: vec![(0, 0.0, 0); graph.nodes.len()],
                     groups: vec![(0, 0.0); graph.groups.len()],
                     lasts: vec![(0, 0.0); 343],
@@ -786,6 +793,14 @@ impl Eval {
             }
         };
         let e = &mut self.sets[i];
+        let same = |a: &[f64], b: &[f64]| {
+            a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits())
+        };
+        if e.stamp != 0 && same(&e.payoff, payoff) {
+            return e;
+        }
+        e.payoff.clear();
+        e.payoff.extend_from_slice(payoff);
         e.stamp = e.stamp.wrapping_add(1);
         if e.stamp == 0 {
             e.nodes.fill((0, 0.0, 0));
