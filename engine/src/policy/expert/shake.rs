@@ -119,14 +119,15 @@ impl ShakeExpert {
         let limit = decision.max_throws;
         let starter = pos == 0;
         let locked = decision.locked;
-        let free: Vec<u8> = (0..3)
-            .filter(|&i| !locked.contains(i))
-            .map(|i| dice[i])
-            .collect();
+        let (mut free, mut n) = ([0u8; 3], 0);
+        for i in (0..3).filter(|&i| !locked.contains(i)) {
+            free[n] = dice[i];
+            n += 1;
+        }
         let state = State {
             t: me.throws,
             locked: locked.len() as u8,
-            free: Multi::of(&free),
+            free: Multi::of(&free[..n]),
             turnable: if decision.max_turn > 0 {
                 decision.turnable.len() as u8
             } else {
