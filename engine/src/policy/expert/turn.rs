@@ -498,6 +498,9 @@ pub(crate) struct Graph {
     /// `last_edges` (indexed by the kept dice's code; empty when unused).
     lasts: Vec<(u32, u32)>,
     last_edges: Vec<(f64, Stop)>,
+    /// `lasts_plain[code]`: no stop of that last throw may turn sixes (each is worth its
+    /// payoff entry `first`, what [`Stop::best`] returns for it).
+    lasts_plain: Vec<bool>,
 }
 
 impl Graph {
@@ -515,6 +518,7 @@ impl Graph {
             edges: Vec::new(),
             lasts: vec![(0, 0); 343],
             last_edges: Vec::new(),
+            lasts_plain: vec![false; 343],
         };
         let mut group_of = std::collections::HashMap::new();
         for t in 1..limit {
@@ -645,6 +649,9 @@ impl Graph {
             self.last_edges.push((p, Stop::of(hands, &s)));
         }
         self.lasts[code] = (first, self.last_edges.len() as u32);
+        self.lasts_plain[code] = self.last_edges[first as usize..]
+            .iter()
+            .all(|(_, stop)| stop.len == 0);
         code
     }
 
@@ -727,9 +734,16 @@ impl Graph {
             eval,
             |e| &mut e.lasts[code],
             |_| {
+                let edges = &self.last_edges[first as usize..end as usize];
                 let mut sum = 0.0;
-                for (p, stop) in &self.last_edges[first as usize..end as usize] {
-                    sum += p * stop.best(payoff).0;
+                if self.lasts_plain[code] {
+                    for (p, stop) in edges {
+                        sum += p * payoff[stop.first as usize];
+                    }
+                } else {
+                    for (p, stop) in edges {
+                        sum += p * stop.best(payoff).0;
+                    }
                 }
                 sum
             },
