@@ -7,6 +7,10 @@
 //! it rolled all three dice (`straight_in_one_throw`). Every reroll outcome is enumerated as
 //! a multiset with its multinomial probability, every legal turn and keep is tried, and the
 //! payoff is minimised (it is a loss: see [`super::shake`]).
+//!
+//! This file is longer than most (about 930 lines): the solver and its compiled form
+//! ([`Graph`]) must form the same sums in the same order to give the same bits, so they are
+//! kept side by side with the test that checks one against the other.
 
 use super::tables::Hands;
 
