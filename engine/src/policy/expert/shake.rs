@@ -119,14 +119,15 @@ impl ShakeExpert {
         let limit = decision.max_throws;
         let starter = pos == 0;
         let locked = decision.locked;
-        let free: Vec<u8> = (0..3)
-            .filter(|&i| !locked.contains(i))
-            .map(|i| dice[i])
-            .collect();
+        let (mut free, mut n) = ([0u8; 3], 0);
+        for i in (0..3).filter(|&i| !locked.contains(i)) {
+            free[n] = dice[i];
+            n += 1;
+        }
         let state = State {
             t: me.throws,
             locked: locked.len() as u8,
-            free: Multi::of(&free),
+            free: Multi::of(&free[..n]),
             turnable: if decision.max_turn > 0 {
                 decision.turnable.len() as u8
             } else {
@@ -296,18 +297,26 @@ impl ShakeExpert {
         } else {
             (1.0, Vec::new(), Vec::new())
         };
-        for s in 0..ns {
+        let loss = |s: usize, r: usize| {
+            let a = after.as_ref().map_or(1.0, |l| l.a_next[r]);
+            let mut loss = survive[r] * a * lose_value;
+            if passing {
+                loss -= beats[r] * later_below[r] * h.values[s].min(own);
+            }
+            loss
+        };
+        for (s, row) in self.payoff.chunks_exact_mut(3).enumerate() {
             if Some(s) == h.sjok1 {
                 continue;
             }
-            for t in 1..=limit {
-                let r = h.rank(s, t);
-                let a = after.as_ref().map_or(1.0, |l| l.a_next[r]);
-                let mut loss = survive[r] * a * lose_value;
-                if passing {
-                    loss -= beats[r] * later_below[r] * h.values[s].min(own);
+            let row = &mut row[..(limit as usize).min(3)];
+            if h.ties_by_throws {
+                for (t, cell) in (1..).zip(row) {
+                    *cell = loss(s, h.rank(s, t));
                 }
-                self.payoff[s * 3 + t as usize - 1] = loss;
+            } else {
+                // The rank does not depend on the throws: one loss for every throw count.
+                row.fill(loss(s, h.rank(s, 1)));
             }
         }
     }

@@ -7,6 +7,10 @@
 //! it rolled all three dice (`straight_in_one_throw`). Every reroll outcome is enumerated as
 //! a multiset with its multinomial probability, every legal turn and keep is tried, and the
 //! payoff is minimised (it is a loss: see [`super::shake`]).
+//!
+//! This file is longer than most (about 930 lines): the solver and its compiled form
+//! ([`Graph`]) must form the same sums in the same order to give the same bits, so they are
+//! kept side by side with the test that checks one against the other.
 
 use super::tables::Hands;
 
@@ -498,6 +502,9 @@ pub(crate) struct Graph {
     /// `last_edges` (indexed by the kept dice's code; empty when unused).
     lasts: Vec<(u32, u32)>,
     last_edges: Vec<(f64, Stop)>,
+    /// `lasts_plain[code]`: no stop of that last throw may turn sixes (each is worth its
+    /// payoff entry `first`, what [`Stop::best`] returns for it).
+    lasts_plain: Vec<bool>,
 }
 
 impl Graph {
@@ -515,6 +522,7 @@ impl Graph {
             edges: Vec::new(),
             lasts: vec![(0, 0); 343],
             last_edges: Vec::new(),
+            lasts_plain: vec![false; 343],
         };
         let mut group_of = std::collections::HashMap::new();
         for t in 1..limit {
@@ -645,6 +653,9 @@ impl Graph {
             self.last_edges.push((p, Stop::of(hands, &s)));
         }
         self.lasts[code] = (first, self.last_edges.len() as u32);
+        self.lasts_plain[code] = self.last_edges[first as usize..]
+            .iter()
+            .all(|(_, stop)| stop.len == 0);
         code
     }
 
@@ -666,7 +677,7 @@ impl Graph {
         if node == u32::MAX {
             return None;
         }
-        let eval = eval.begin(self);
+        let eval = eval.begin(self, payoff);
         let (v, option) = self.node_value(node, payoff, eval);
         let choice = match option {
             u32::MAX => Choice::Stop {
@@ -727,9 +738,16 @@ impl Graph {
             eval,
             |e| &mut e.lasts[code],
             |_| {
+                let edges = &self.last_edges[first as usize..end as usize];
                 let mut sum = 0.0;
-                for (p, stop) in &self.last_edges[first as usize..end as usize] {
-                    sum += p * stop.best(payoff).0;
+                if self.lasts_plain[code] {
+                    for (p, stop) in edges {
+                        sum += p * payoff[stop.first as usize];
+                    }
+                } else {
+                    for (p, stop) in edges {
+                        sum += p * stop.best(payoff).0;
+                    }
                 }
                 sum
             },
@@ -738,7 +756,10 @@ impl Graph {
 }
 
 /// Stamped values of the nodes, groups and last throws of the [`Graph`]s solved on (one
-/// set per graph, reused from solve to solve, so a solve clears nothing).
+/// set per graph, reused from solve to solve, so a solve clears nothing). A value is a
+/// function of the graph and the payoff alone, so a solve for the same payoff as the last
+/// one on its graph (to the bit: the same seat's next decision in a turn) keeps the values
+/// that one computed.
 #[derive(Default)]
 pub(crate) struct Eval {
     sets: Vec<EvalSet>,
@@ -764,20 +785,24 @@ fn memoized(
 struct EvalSet {
     graph: u32,
     stamp: u32,
+    /// The payoff the values of `stamp` are for (empty before the first solve).
+    payoff: Vec<f64>,
     nodes: Vec<(u32, f64, u32)>,
     groups: Vec<(u32, f64)>,
     lasts: Vec<(u32, f64)>,
 }
 
 impl Eval {
-    /// The set of `graph`, ready to solve: every value of an earlier solve is forgotten.
-    fn begin(&mut self, graph: &Graph) -> &mut EvalSet {
+    /// The set of `graph`, ready to solve for `payoff`: the values of an earlier solve are
+    /// kept when it was for the same payoff (bit for bit), else forgotten.
+    fn begin(&mut self, graph: &Graph, payoff: &[f64]) -> &mut EvalSet {
         let i = match self.sets.iter().position(|e| e.graph == graph.id) {
             Some(i) => i,
             None => {
                 self.sets.push(EvalSet {
                     graph: graph.id,
                     stamp: 0,
+                    payoff: Vec::new(),
                     nodes: vec![(0, 0.0, 0); graph.nodes.len()],
                     groups: vec![(0, 0.0); graph.groups.len()],
                     lasts: vec![(0, 0.0); 343],
@@ -786,6 +811,14 @@ impl Eval {
             }
         };
         let e = &mut self.sets[i];
+        let same = |a: &[f64], b: &[f64]| {
+            a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits())
+        };
+        if e.stamp != 0 && same(&e.payoff, payoff) {
+            return e;
+        }
+        e.payoff.clear();
+        e.payoff.extend_from_slice(payoff);
         e.stamp = e.stamp.wrapping_add(1);
         if e.stamp == 0 {
             e.nodes.fill((0, 0.0, 0));

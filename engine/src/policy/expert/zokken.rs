@@ -150,7 +150,9 @@ impl ZokkenExpert {
         ZokkenExpert {
             rng: SmallRng::seed_from_u64(seed),
             score: Box::new([1.0; OUTCOMES]),
-            values: vec![[0.0; OUTCOMES]; 3],
+            // Allocated by the first `value` that needs it (most decisions never do, and an
+            // expert of Schocken or Sjokken never decides in Zokken).
+            values: Vec::new(),
             last: None,
         }
     }
@@ -266,6 +268,7 @@ impl ZokkenExpert {
     fn value(&mut self, o: usize, left: usize) -> (f64, u8) {
         // values[k]: the expected score of every outcome with k rerolls to come.
         let mut values = std::mem::take(&mut self.values);
+        values.resize(left.max(1), [0.0; OUTCOMES]);
         values[0] = *self.score;
         for k in 1..left {
             let (done, rest) = values.split_at_mut(k);
