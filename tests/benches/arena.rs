@@ -859,7 +859,6 @@ async fn heuristic_bot(
 ) -> Vec<pb::ArenaMessage> {
     let mut kept = Vec::with_capacity(samples);
     let (tx, mut inbound) = open(channel, &token, 0).await;
-    let mut policy = HeuristicPolicy;
     let mut playing = false;
     loop {
         let message = if playing {
@@ -883,10 +882,7 @@ async fn heuristic_bot(
         }
         match message.kind {
             Some(Kind::DecisionRequest(request)) => {
-                let observation =
-                    Observation::try_from(request.observation.as_ref().expect("an observation"))
-                        .expect("a valid observation");
-                let action = pb::Action::from(policy.decide(&observation, &[]));
+                let action = heuristic_action(&request);
                 if tx
                     .send(decision(request.request_id, Some(action)))
                     .await
@@ -907,6 +903,14 @@ async fn heuristic_bot(
             _ => {}
         }
     }
+}
+
+/// What a heuristic bot answers to `request`: its observation converted to the engine's,
+/// and `HeuristicPolicy`'s action (the per-decision work of every client in part (b)).
+fn heuristic_action(request: &pb::DecisionRequest) -> pb::Action {
+    let observation = Observation::try_from(request.observation.as_ref().expect("an observation"))
+        .expect("a valid observation");
+    pb::Action::from(HeuristicPolicy.decide(&observation, &[]))
 }
 
 /// Counts `counter`'s increments over the window after the warm-up, and adds the CPU time
@@ -962,17 +966,12 @@ async fn echo_ping_pong(
 ) {
     let (tx, mut inbound) = open(channel, "echo", 0).await;
     let fixed = Some(pb::Action::from(knobel_engine::Action::STOP));
-    let mut policy = HeuristicPolicy;
     let play = async {
         while let Ok(Some(message)) = inbound.message().await {
             let action = match (client, message.kind) {
                 // The same work as `heuristic_bot` per DecisionRequest.
                 (EchoClient::Heuristic, Some(Kind::DecisionRequest(request))) => {
-                    let observation = Observation::try_from(
-                        request.observation.as_ref().expect("an observation"),
-                    )
-                    .expect("a valid observation");
-                    Some(pb::Action::from(policy.decide(&observation, &[])))
+                    Some(heuristic_action(&request))
                 }
                 _ => fixed.clone(),
             };

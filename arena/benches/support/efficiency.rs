@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use knobel_arena::league::schedule::mix;
-use knobel_arena::league::simulate::{PlayerFactory, play_match_with_log};
+use knobel_arena::league::simulate::{PlayerFactory, play_match, play_match_with_log};
 use knobel_arena::league::{LeagueConfig, PlayedMatch, ScheduledMatch, expand, standings};
 use knobel_engine::policy::HANDICAP_LADDER;
 use knobel_engine::{Event, Game, LogEntry, MatchLog, Seat, Seats};
@@ -118,11 +118,18 @@ pub struct Played {
     pub rounds: Rounds,
 }
 
-/// Plays `schedule` with `players`, in order.
+/// Plays `schedule` with `players`, in order. A match is logged and its [`Rounds`] counted
+/// only in a game with finer scores (Schocken, Sjokken); Zokken's are left empty.
 pub fn play(schedule: &[ScheduledMatch], players: PlayerFactory<'_>) -> Vec<Played> {
     schedule
         .iter()
         .map(|m| {
+            if stats(m.game).len() == STATS.len() {
+                return Played {
+                    result: play_match(m, players),
+                    rounds: Rounds::default(),
+                };
+            }
             let (result, log) = play_match_with_log(m, players);
             Played {
                 result,
@@ -203,9 +210,9 @@ impl Setup<'_> {
     }
 
     /// Per ordering of [`stats`]: whether it ranks the field in its order, and how many
-    /// adjacent pairs it does.
-    pub fn check(&self, played: &[Played]) -> Vec<(bool, usize)> {
-        orders(self.game, played)
+    /// adjacent pairs it does. `results` are the results of `played`.
+    pub fn check(&self, results: &[PlayedMatch], played: &[Played]) -> Vec<(bool, usize)> {
+        orders(self.game, results, played)
             .into_iter()
             .map(|order| {
                 let rank = |bot: &str| order.iter().position(|b| b == bot).expect("ranked");
@@ -229,9 +236,11 @@ impl Setup<'_> {
             .iter()
             .map(|s| {
                 let played = play(s, players);
+                let results: Vec<PlayedMatch> = played.iter().map(|p| p.result.clone()).collect();
                 grid.iter()
                     .map(|&r| {
-                        self.check(&played[..r as usize * per_rep])
+                        let n = r as usize * per_rep;
+                        self.check(&results[..n], &played[..n])
                             .into_iter()
                             .map(|(all, adj)| (u64::from(all), adj as u64))
                             .collect()
@@ -261,10 +270,9 @@ fn seat_score(m: &PlayedMatch, i: usize) -> f64 {
     }
 }
 
-/// The bots ordered by each of [`stats`]`(game)`.
-fn orders(game: Game, played: &[Played]) -> Vec<Vec<String>> {
-    let results: Vec<PlayedMatch> = played.iter().map(|p| p.result.clone()).collect();
-    let s = standings(&results);
+/// The bots ordered by each of [`stats`]`(game)`, from `played` and its `results`.
+fn orders(game: Game, results: &[PlayedMatch], played: &[Played]) -> Vec<Vec<String>> {
+    let s = standings(results);
     let bots = &s.games[0].bots;
     let standings_order: Vec<String> = bots.iter().map(|b| b.bot.clone()).collect();
     let mut by_rating: Vec<(&str, f64)> = bots
@@ -274,7 +282,7 @@ fn orders(game: Game, played: &[Played]) -> Vec<Vec<String>> {
     by_rating.sort_by(|x, y| y.1.total_cmp(&x.1).then(x.0.cmp(y.0)));
     // Per set: bot -> summed score.
     let mut sets: BTreeMap<u32, BTreeMap<&str, f64>> = BTreeMap::new();
-    for m in &results {
+    for m in results {
         for (i, seat) in m.seats.iter().enumerate() {
             *sets.entry(m.set).or_default().entry(&seat.bot).or_default() += seat_score(m, i);
         }

@@ -26,7 +26,7 @@
 
 use knobel_engine::{Game, Rules};
 
-use super::config::{Format, LeagueConfig, TableDesign};
+use super::config::{Format, GamePlan, LeagueConfig, TableDesign};
 use super::design::{Balanced, balanced, choose, shuffled};
 
 /// The most matches one league may schedule.
@@ -211,13 +211,18 @@ impl GameTables {
     }
 }
 
-/// Which tables each game of `config` plays with `n` bots, and the league's matches.
-fn plan(config: &LeagueConfig, n: usize) -> Result<(Vec<GameTables>, u128), ScheduleError> {
-    // The points and block size of a game's design: the bots, or the field.
-    let points = |k: u32| match config.format {
+/// The points and block size of a design of tables of `k` among `n` bots in `format`: the
+/// bots and `k`, or in a gauntlet the field (the bots but the challenger) and `k - 1`.
+fn design_points(format: &Format, n: usize, k: u32) -> (usize, usize) {
+    match format {
         Format::RoundRobin => (n, k as usize),
         Format::Gauntlet { .. } => (n - 1, k as usize - 1),
-    };
+    }
+}
+
+/// Which tables each game of `config` plays with `n` bots, and the league's matches.
+fn plan(config: &LeagueConfig, n: usize) -> Result<(Vec<GameTables>, u128), ScheduleError> {
+    let points = |k: u32| design_points(&config.format, n, k);
     let matches = |tables: &[GameTables]| {
         tables
             .iter()
@@ -292,7 +297,7 @@ pub fn expand(
             let k = plan.table_size as usize;
             match tables {
                 GameTables::Complete(_) => complete_tables(config, bots, k),
-                GameTables::Balanced(blocks) => seat_design(config, bots, plan.game, blocks),
+                GameTables::Balanced(blocks) => seat_design(config, bots, plan, blocks),
             }
         })
         .collect();
@@ -322,19 +327,16 @@ pub fn expand(
     Ok(schedule)
 }
 
-/// A balanced design's blocks as tables of `game`: its points seated by the shuffle of the
+/// A balanced design's blocks as tables of `plan`'s game: its points seated by the shuffle of the
 /// bots (the field), each table sorted, the tables sorted.
 fn seat_design(
     config: &LeagueConfig,
     bots: &[String],
-    game: Game,
+    plan: &GamePlan,
     blocks: Vec<Vec<usize>>,
 ) -> Vec<Vec<usize>> {
-    let field = match config.format {
-        Format::RoundRobin => bots.len(),
-        Format::Gauntlet { .. } => bots.len() - 1,
-    };
-    let seat = shuffled(field, mix(mix(config.seed, game_index(game)), RELABEL));
+    let (field, _) = design_points(&config.format, bots.len(), plan.table_size);
+    let seat = shuffled(field, mix(mix(config.seed, game_index(plan.game)), RELABEL));
     let blocks: Vec<Vec<usize>> = blocks
         .into_iter()
         .map(|b| b.into_iter().map(|p| seat[p]).collect())

@@ -23,7 +23,10 @@ pub(crate) enum Line {
 pub(crate) struct LineReader<R> {
     reader: R,
     max: usize,
+    /// The line read so far (its first `max + 1` bytes).
     buffer: Vec<u8>,
+    /// The length of the line read so far, in bytes.
+    length: usize,
 }
 
 impl<R: AsyncBufRead + Unpin> LineReader<R> {
@@ -33,45 +36,47 @@ impl<R: AsyncBufRead + Unpin> LineReader<R> {
             reader,
             max,
             buffer: Vec::new(),
+            length: 0,
         }
     }
 
     /// The next line; `None` at the end of the stream (a last line without a newline
-    /// counts as a line).
+    /// counts as a line). Cancel safe: a line read in part is kept for the next call.
     pub(crate) async fn next_line(&mut self) -> std::io::Result<Option<Line>> {
-        self.buffer.clear();
-        let mut length = 0usize;
         loop {
             let available = self.reader.fill_buf().await?;
             if available.is_empty() {
-                if length == 0 {
+                if self.length == 0 {
                     return Ok(None);
                 }
-                return Ok(Some(self.finish(length)));
+                return Ok(Some(self.finish()));
             }
             let (chunk, ended) = match available.iter().position(|&b| b == b'\n') {
                 Some(end) => (&available[..end], Some(end + 1)),
                 None => (available, None),
             };
-            length += chunk.len();
-            if length <= self.max + 1 {
+            self.length += chunk.len();
+            if self.length <= self.max + 1 {
                 // One byte over the limit may be the `\r` of a `\r\n`.
                 self.buffer.extend_from_slice(chunk);
             }
             let consumed = ended.unwrap_or(available.len());
             self.reader.consume(consumed);
             if ended.is_some() {
-                return Ok(Some(self.finish(length)));
+                return Ok(Some(self.finish()));
             }
         }
     }
 
-    fn finish(&mut self, mut length: usize) -> Line {
+    /// The line read so far; the next one starts empty.
+    fn finish(&mut self) -> Line {
+        let mut length = std::mem::take(&mut self.length);
         if self.buffer.last() == Some(&b'\r') && length <= self.max + 1 {
             self.buffer.pop();
             length -= 1;
         }
         if length > self.max {
+            self.buffer.clear();
             return Line::TooLong(length);
         }
         match String::from_utf8(std::mem::take(&mut self.buffer)) {
@@ -114,5 +119,22 @@ mod tests {
             lines(&vec![b'x'; 100_000], MAX_LINE_BYTES).await,
             vec![Line::TooLong(100_000)]
         );
+    }
+
+    #[tokio::test]
+    async fn a_read_cancelled_mid_line_loses_nothing() {
+        let (mut program, stdout) = tokio::io::duplex(64);
+        let mut reader = LineReader::new(tokio::io::BufReader::new(stdout), 8);
+        use tokio::io::AsyncWriteExt;
+        program.write_all(b"ab").await.unwrap();
+        // The read is cancelled while the line is half there, as when an arena message
+        // wins the bridge's select.
+        let cancelled =
+            tokio::time::timeout(std::time::Duration::from_millis(20), reader.next_line());
+        assert!(cancelled.await.is_err());
+        program.write_all(b"c\nd\n").await.unwrap();
+        let text = |s: &str| Some(Line::Text(s.to_owned()));
+        assert_eq!(reader.next_line().await.unwrap(), text("abc"));
+        assert_eq!(reader.next_line().await.unwrap(), text("d"));
     }
 }

@@ -279,7 +279,7 @@ impl Responder for Bridge {
             let Some(running) = self.running.as_mut() else {
                 return std::future::pending().await;
             };
-            let Some(line) = running.stdout.recv().await else {
+            let Some(line) = running.next_line().await else {
                 let status = running.exit_status();
                 warn!(
                     status = status.map(|s| s.to_string()),

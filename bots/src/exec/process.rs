@@ -1,14 +1,18 @@
-//! The program behind the bridge: started with piped stdin, stdout and stderr; a task
-//! writes its stdin, one reads its stdout in bounded lines, one copies its stderr to the
-//! log.
+//! The program behind the bridge: started with piped stdin, stdout and stderr. The bot's
+//! own task writes its stdin and reads its stdout (no task or channel in between: each
+//! hop would cost a wake-up per decision); a task copies its stderr to the log.
 
+use std::collections::VecDeque;
 use std::ffi::OsString;
+use std::io;
 use std::process::Stdio;
 use std::time::Duration;
 
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, BufWriter};
-use tokio::process::{Child, Command};
-use tokio::sync::mpsc;
+use std::pin::Pin;
+use std::task::{Context, Poll, Waker};
+
+use tokio::io::{AsyncBufReadExt, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 use tracing::{debug, info, warn};
 
 use super::lines::{Line, LineReader, MAX_LINE_BYTES};
@@ -44,20 +48,111 @@ impl Program {
 /// A running program.
 pub(crate) struct Running {
     child: Child,
-    /// Lines to its stdin; `None` once closed.
-    stdin: Option<mpsc::Sender<String>>,
-    /// Lines from its stdout; ends when the program closes its stdout (it exited).
-    pub(crate) stdout: mpsc::Receiver<Line>,
-    /// The writer task, to wait for its last lines when closing stdin.
-    writer: tokio::task::JoinHandle<()>,
+    stdin: Stdin,
+    stdout: LineReader<BufReader<ChildStdout>>,
 }
 
 /// Why a line could not be queued for the program.
 pub(crate) enum Unsent {
-    /// Its stdin queue is full: it is not reading.
+    /// [`STDIN_QUEUE_LINES`] lines are waiting: it is not reading.
     Full,
     /// Its stdin is closed: it has exited (or closed it).
     Closed,
+}
+
+/// The program's stdin: lines are written at once, as far as the pipe takes them; the
+/// rest waits here and is written while the bot waits for the program's next line.
+struct Stdin {
+    /// The pipe; `None` once closed.
+    pipe: Option<ChildStdin>,
+    /// Lines with their newlines, not yet fully written: the front one from `written` on.
+    waiting: VecDeque<Vec<u8>>,
+    written: usize,
+}
+
+impl Stdin {
+    /// Queues `line` and writes what the pipe takes now, without waiting.
+    fn send(&mut self, line: String) -> Result<(), Unsent> {
+        if self.pipe.is_none() {
+            return Err(Unsent::Closed);
+        }
+        if self.waiting.len() >= STDIN_QUEUE_LINES {
+            return Err(Unsent::Full);
+        }
+        let mut bytes = line.into_bytes();
+        bytes.push(b'\n');
+        self.waiting.push_back(bytes);
+        self.write_now();
+        Ok(())
+    }
+
+    /// Writes waiting lines until the pipe is full or nothing waits.
+    fn write_now(&mut self) {
+        // Polled once with a waker that does nothing: `Pending` means the pipe is full,
+        // and `flush` waits for it with a real waker.
+        let mut context = Context::from_waker(Waker::noop());
+        while let Some(pipe) = self.pipe.as_mut()
+            && let Some(line) = self.waiting.front()
+        {
+            match Pin::new(pipe).poll_write(&mut context, &line[self.written..]) {
+                Poll::Ready(Ok(n)) => self.wrote(n),
+                Poll::Pending => return,
+                Poll::Ready(Err(error)) => self.failed(&error),
+            }
+        }
+    }
+
+    /// `n` more bytes of the front line are written.
+    fn wrote(&mut self, n: usize) {
+        if n == 0 {
+            // A pipe that takes nothing of a line that is not empty will never take it.
+            debug!("the program's stdin takes no more bytes: closing it");
+            self.close();
+            return;
+        }
+        self.written += n;
+        if self
+            .waiting
+            .front()
+            .is_some_and(|line| self.written >= line.len())
+        {
+            self.waiting.pop_front();
+            self.written = 0;
+        }
+    }
+
+    /// A write failed: the program has exited or closed its stdin (a broken pipe).
+    fn failed(&mut self, error: &io::Error) {
+        if error.kind() != io::ErrorKind::Interrupted {
+            debug!(%error, "cannot write the program's stdin: closing it");
+            self.close();
+        }
+    }
+
+    /// Whether lines wait for the pipe.
+    fn is_waiting(&self) -> bool {
+        self.pipe.is_some() && !self.waiting.is_empty()
+    }
+
+    /// Writes every waiting line, waiting for the pipe as needed (cancel safe: a write
+    /// that did not finish wrote nothing).
+    async fn flush(&mut self) {
+        while let Some(pipe) = self.pipe.as_mut()
+            && let Some(line) = self.waiting.front()
+        {
+            match pipe.write(&line[self.written..]).await {
+                Ok(n) => self.wrote(n),
+                Err(error) => self.failed(&error),
+            }
+        }
+    }
+
+    /// Closes the pipe: the program reads the end of its input.
+    fn close(&mut self) {
+        self.pipe = None;
+        self.waiting.clear();
+        self.written = 0;
+    }
 }
 
 impl Running {
@@ -80,42 +175,6 @@ impl Running {
         let stdout = child.stdout.take().expect("piped stdout");
         let stderr = child.stderr.take().expect("piped stderr");
 
-        let (to_program, mut queued) = mpsc::channel::<String>(STDIN_QUEUE_LINES);
-        let writer = tokio::spawn(async move {
-            let mut stdin = BufWriter::new(stdin);
-            while let Some(line) = queued.recv().await {
-                let mut line = line;
-                line.push('\n');
-                if stdin.write_all(line.as_bytes()).await.is_err() {
-                    return;
-                }
-                // Write what is queued in one go; flush when nothing more is waiting.
-                if queued.is_empty() && stdin.flush().await.is_err() {
-                    return;
-                }
-            }
-            let _ = stdin.shutdown().await;
-        });
-
-        let (lines_tx, lines) = mpsc::channel::<Line>(64);
-        tokio::spawn(async move {
-            let mut reader = LineReader::new(BufReader::new(stdout), MAX_LINE_BYTES);
-            loop {
-                match reader.next_line().await {
-                    Ok(Some(line)) => {
-                        if lines_tx.send(line).await.is_err() {
-                            return;
-                        }
-                    }
-                    Ok(None) => return,
-                    Err(error) => {
-                        warn!(pid, error = %error, "cannot read the program's stdout");
-                        return;
-                    }
-                }
-            }
-        });
-
         tokio::spawn(async move {
             let mut lines = BufReader::new(stderr).lines();
             while let Ok(Some(line)) = lines.next_line().await {
@@ -125,40 +184,61 @@ impl Running {
 
         Ok(Running {
             child,
-            stdin: Some(to_program),
-            stdout: lines,
-            writer,
+            stdin: Stdin {
+                pipe: Some(stdin),
+                waiting: VecDeque::new(),
+                written: 0,
+            },
+            stdout: LineReader::new(BufReader::new(stdout), MAX_LINE_BYTES),
         })
     }
 
-    /// Queues `line` (without a newline) for the program's stdin; never waits.
+    /// Sends `line` (without a newline) to the program's stdin; never waits: what the pipe
+    /// does not take at once is written while [`Running::next_line`] waits.
     pub(crate) fn send(&mut self, line: String) -> Result<(), Unsent> {
-        let Some(stdin) = &self.stdin else {
-            return Err(Unsent::Closed);
-        };
-        stdin.try_send(line).map_err(|e| match e {
-            mpsc::error::TrySendError::Full(_) => Unsent::Full,
-            mpsc::error::TrySendError::Closed(_) => Unsent::Closed,
-        })
+        self.stdin.send(line)
     }
 
-    /// Closes the program's stdin once its queued lines are written, gives it
-    /// [`EXIT_GRACE`] to exit, and kills it if it has not.
+    /// The program's next line on stdout; `None` once it has closed its stdout (it exited).
+    /// Writes waiting lines to its stdin meanwhile. Cancel safe.
+    pub(crate) async fn next_line(&mut self) -> Option<Line> {
+        loop {
+            tokio::select! {
+                biased;
+                line = self.stdout.next_line() => {
+                    return match line {
+                        Ok(line) => line,
+                        Err(error) => {
+                            warn!(error = %error, "cannot read the program's stdout");
+                            None
+                        }
+                    };
+                }
+                () = self.stdin.flush(), if self.stdin.is_waiting() => {}
+            }
+        }
+    }
+
+    /// Writes the lines still waiting, closes the program's stdin, gives it
+    /// [`EXIT_GRACE`] to exit, and kills it if it has not (also when its stdin does not
+    /// take the waiting lines within [`EXIT_GRACE`]).
     pub(crate) async fn stop(mut self) {
-        self.stdin = None;
-        let writer = tokio::time::timeout(EXIT_GRACE, &mut self.writer);
-        let exited = match writer.await {
-            Ok(_) => tokio::time::timeout(EXIT_GRACE, self.child.wait())
+        let flushed = tokio::time::timeout(EXIT_GRACE, self.stdin.flush())
+            .await
+            .is_ok();
+        self.stdin.close();
+        let exited = if flushed {
+            tokio::time::timeout(EXIT_GRACE, self.child.wait())
                 .await
                 .ok()
-                .and_then(Result::ok),
-            Err(_) => None,
+                .and_then(Result::ok)
+        } else {
+            None
         };
         match exited {
             Some(status) => debug!(%status, "program exited"),
             None => {
                 info!("program still running {EXIT_GRACE:?} after its stdin closed: killing it");
-                self.writer.abort();
                 let _ = self.child.kill().await;
             }
         }
