@@ -45,12 +45,65 @@ fn check_from_program(text: &str) -> pb::Decision {
     decision
 }
 
+/// What one exchange holds: the games of its MatchStart lines, and how many lines went each
+/// way.
+#[derive(Default)]
+struct Exchange {
+    games: Vec<i32>,
+    to_program: usize,
+    from_program: usize,
+}
+
+/// Checks the `< ` and `> ` lines of one exchange (`…` stands for lines left out). A
+/// `complete` exchange is a whole match: Welcome, MatchStart, every request answered on the
+/// very next line by its `request_id`, and a finished match's MatchResult last.
+fn check_exchange(lines: &[String], complete: bool, exchange: &mut Exchange) {
+    use pb::arena_message::Kind;
+    let mut kinds = Vec::new();
+    let mut open: Option<u64> = None;
+    for line in lines {
+        if let Some(message) = line.strip_prefix("< ") {
+            exchange.to_program += 1;
+            assert!(
+                !complete || open.is_none(),
+                "request {open:?} is not answered before: {message}"
+            );
+            let Some(message) = check_to_program(message, true) else {
+                continue;
+            };
+            match &message.kind {
+                Some(Kind::MatchStart(start)) => exchange.games.push(start.game),
+                Some(Kind::DecisionRequest(request)) => open = Some(request.request_id),
+                _ => {}
+            }
+            kinds.push(message.kind);
+        } else if let Some(answer) = line.strip_prefix("> ") {
+            exchange.from_program += 1;
+            let decision = check_from_program(answer);
+            if complete {
+                assert_eq!(open.take(), Some(decision.request_id), "{answer}");
+            }
+        } else {
+            assert!(!complete, "a complete exchange leaves nothing out: {line}");
+        }
+    }
+    if complete {
+        assert!(open.is_none(), "request {open:?} is never answered");
+        assert!(matches!(kinds.first(), Some(Some(Kind::Welcome(_)))));
+        assert!(matches!(kinds.get(1), Some(Some(Kind::MatchStart(_)))));
+        let Some(Some(Kind::MatchResult(result))) = kinds.last() else {
+            panic!("a complete exchange ends with the MatchResult");
+        };
+        assert_eq!(result.status, pb::MatchStatus::Finished as i32);
+        assert_eq!(exchange.games.len(), 1, "one match");
+    }
+}
+
 #[test]
 fn the_example_lines_are_messages_the_bridge_writes_and_reads() {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/stdio-bots.md");
     let text = std::fs::read_to_string(path).expect("docs/stdio-bots.md");
-    let mut games = Vec::new();
-    let (mut to_program, mut from_program) = (0, 0);
+    let mut exchange = Exchange::default();
     for (info, lines) in blocks(&text) {
         match info.as_str() {
             // A whole JSON value, perhaps indented: to the program or from it.
@@ -64,26 +117,15 @@ fn the_example_lines_are_messages_the_bridge_writes_and_reads() {
                 }
             }
             // An exchange: `< ` lines to the program, `> ` lines from it, `…` for lines left out.
-            "text" => {
-                for line in &lines {
-                    if let Some(message) = line.strip_prefix("< ") {
-                        to_program += 1;
-                        if let Some(pb::ArenaMessage {
-                            kind: Some(pb::arena_message::Kind::MatchStart(start)),
-                            ..
-                        }) = check_to_program(message, true)
-                        {
-                            games.push(start.game);
-                        }
-                    } else if let Some(answer) = line.strip_prefix("> ") {
-                        from_program += 1;
-                        check_from_program(answer);
-                    }
-                }
-            }
+            "text" => check_exchange(&lines, false, &mut exchange),
             _ => {}
         }
     }
+    let Exchange {
+        mut games,
+        to_program,
+        from_program,
+    } = exchange;
     games.sort_unstable();
     let every_game = [pb::Game::Schocken, pb::Game::Sjokken, pb::Game::Zokken].map(|g| g as i32);
     assert_eq!(games, every_game, "an example exchange for each game");
@@ -91,4 +133,50 @@ fn the_example_lines_are_messages_the_bridge_writes_and_reads() {
         to_program >= 20 && from_program >= 8,
         "{to_program} {from_program}"
     );
+}
+
+#[test]
+fn the_whole_matches_are_complete_exchanges_of_each_game() {
+    let docs = concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/");
+    let text = std::fs::read_to_string(format!("{docs}stdio-bots.md")).expect("docs");
+    // Zokken's whole match is in the page itself: the one match (from Welcome on) without
+    // `…`.
+    let zokken = blocks(&text)
+        .into_iter()
+        .filter(|(info, lines)| {
+            info == "text"
+                && lines
+                    .first()
+                    .is_some_and(|l| l.starts_with("< {\"welcome\""))
+                && !lines.iter().any(|l| l == "…")
+        })
+        .map(|(_, lines)| lines)
+        .collect::<Vec<_>>();
+    assert_eq!(zokken.len(), 1, "one whole match in the page");
+    let mut whole = vec![(pb::Game::Zokken, zokken[0].clone())];
+    for (game, file) in [
+        (pb::Game::Schocken, "schocken.txt"),
+        (pb::Game::Sjokken, "sjokken.txt"),
+    ] {
+        assert!(
+            text.contains(&format!("(stdio-examples/{file})")),
+            "{file} is linked"
+        );
+        let lines = std::fs::read_to_string(format!("{docs}stdio-examples/{file}"))
+            .expect(file)
+            .lines()
+            .map(str::to_owned)
+            .collect();
+        whole.push((game, lines));
+    }
+    for (game, lines) in whole {
+        let mut exchange = Exchange::default();
+        check_exchange(&lines, true, &mut exchange);
+        assert_eq!(exchange.games, [game as i32]);
+        assert!(
+            exchange.from_program >= 4,
+            "{game:?}: {}",
+            exchange.from_program
+        );
+    }
 }
