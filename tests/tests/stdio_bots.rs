@@ -388,6 +388,93 @@ async fn a_program_that_exits_in_a_match_forfeits_it_and_plays_the_next_one() {
         forfeit_of(&matches[1], "exits"),
         pb::ForfeitReason::None as i32
     );
+    // The new run saw the next match only: nothing of the left match reached it.
+    let match_ids = |run| {
+        received(dir.path(), run)
+            .iter()
+            .filter_map(|m| m.pointer("/match_start/match_id").cloned())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(match_ids(1), [serde_json::json!(matches[0].match_id)]);
+    assert_eq!(match_ids(2), [serde_json::json!(matches[1].match_id)]);
+    let left = serde_json::json!(matches[0].match_id).to_string();
+    assert!(
+        received(dir.path(), 2)
+            .iter()
+            .all(|m| !m.to_string().contains(&left)),
+        "run 2 read a line of the match run 1 left"
+    );
+    assert!(arena.stop().await.success());
+}
+
+#[cfg_attr(
+    knobel_without_python,
+    ignore = "built with KNOBEL_TEST_WITHOUT=python"
+)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_program_that_keeps_exiting_is_restarted_with_backoff_and_its_stderr_is_logged() {
+    let python = python();
+    let arena = practice_arena(&[]).await;
+    let token = arena.add_bot("crashes").await;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let program = misbehaving(&python, "crash-then-one-match", dir.path());
+    // Two match results: run 6's (it exits after it), then run 7's.
+    let bot = Command::new(knobel_e2e::binaries().join("knobel-bot"))
+        .args(["--server", &arena.url, "--token", &token])
+        .args(["--games", "zokken", "--matches", "2", "--exec"])
+        .args(&program)
+        .env("RUST_LOG", "info")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("start knobel-bot");
+    let output = tokio::time::timeout(Duration::from_secs(180), bot.wait_with_output())
+        .await
+        .expect("knobel-bot did not finish in time")
+        .expect("knobel-bot");
+    let log = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{log}");
+    assert_eq!(starts(dir.path()), 7, "{log}");
+    // The program's stderr is in the bot's log, one line per start, marked as the program's.
+    for run in 1..=7 {
+        let line = format!("misbehaving bot: run {run} starting");
+        assert!(
+            log.lines()
+                .any(|l| l.contains(&line) && l.contains("program")),
+            "{line} is not in the log: {log}"
+        );
+    }
+    // The backoff waits half to all of a step of 200 ms, doubling: at least 0.1, 0.2, 0.4,
+    // 0.8 and 1.6 s between the starts of the runs that exited at once (a gap also holds
+    // the run's start-up and the bridge's connection). Run 6 played a whole match, which
+    // starts the backoff over: run 7 follows its exit within 0.1 to 0.2 s and a start-up,
+    // not after the 3.2 to 6.4 s that would have come next.
+    let times = |file: &str| -> Vec<f64> {
+        std::fs::read_to_string(dir.path().join(file))
+            .expect(file)
+            .lines()
+            .map(|t| t.parse().expect("a time"))
+            .collect()
+    };
+    let started = times("started");
+    let gaps: Vec<f64> = started.windows(2).map(|w| w[1] - w[0]).collect();
+    assert_eq!(gaps.len(), 6, "{gaps:?}");
+    for (gap, at_least) in gaps.iter().zip([0.1, 0.2, 0.4, 0.8, 1.6]) {
+        assert!(gap >= &at_least, "{gaps:?}");
+    }
+    let after_exit = started[6] - times("exited")[0];
+    assert!(
+        (0.1..3.2).contains(&after_exit),
+        "run 7 started {after_exit} s after run 6 exited: the backoff was not reset"
+    );
+    // Both match results are the played matches, clean.
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let summaries: Vec<Summary> = stdout.lines().map(summary).collect();
+    assert_eq!(summaries.len(), 2, "{stdout}");
+    for summary in &summaries {
+        assert_clean(summary, "zokken");
+    }
     assert!(arena.stop().await.success());
 }
 

@@ -225,8 +225,10 @@ impl Responder for Bridge {
         if let Some(running) = self.running.as_mut()
             && let Some(status) = running.exit_status()
         {
-            info!(%status, "the program exited");
+            // Exited between matches: restarted with the same backoff as any other exit.
+            info!(%status, "the program exited: restarting it");
             self.running = None;
+            self.restart = true;
         }
         if self.running.is_none() {
             if self.restart {
