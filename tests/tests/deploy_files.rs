@@ -284,6 +284,17 @@ fn compose_wires_the_arena_postgres_prometheus_and_grafana_from_files_that_exist
     }
 }
 
+/// The `prometheus.io/*` annotations of the object or pod template metadata `metadata`.
+fn scrape_annotations(metadata: &Value) -> Vec<&str> {
+    metadata["annotations"]
+        .as_mapping()
+        .into_iter()
+        .flatten()
+        .filter_map(|(key, _)| key.as_str())
+        .filter(|key| key.starts_with("prometheus.io/"))
+        .collect()
+}
+
 #[test]
 fn the_kubernetes_manifests_agree_with_each_other_and_the_image() {
     let dir = deploy().join("k8s");
@@ -399,10 +410,44 @@ fn the_kubernetes_manifests_agree_with_each_other_and_the_image() {
             "{probe}"
         );
     }
-    for p in service["spec"]["ports"].as_sequence().unwrap() {
-        let target = str_at(p, "targetPort");
-        port(target);
+    // The Service lists the grpc, metrics and web ports, each where the container listens.
+    let service_ports: Vec<(&str, u64, &str)> = service["spec"]["ports"]
+        .as_sequence()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            (
+                str_at(p, "name"),
+                p["port"].as_u64().unwrap(),
+                str_at(p, "targetPort"),
+            )
+        })
+        .collect();
+    assert_eq!(
+        service_ports,
+        [
+            ("grpc", grpc, "grpc"),
+            ("metrics", metrics, "metrics"),
+            ("web", web, "web")
+        ],
+        "the Service's ports"
+    );
+    // Only the pods carry scrape annotations: were the Service annotated too, the usual
+    // Kubernetes scrape jobs (pods, and service endpoints) would scrape each pod twice.
+    for object in &objects {
+        assert_eq!(
+            scrape_annotations(&object["metadata"]),
+            Vec::<&str>::new(),
+            "{} {}: only the pods carry prometheus.io annotations",
+            str_at(object, "kind"),
+            str_at(object, "metadata.name")
+        );
     }
+    assert_eq!(
+        scrape_annotations(&pod["metadata"]).len(),
+        3,
+        "the pods carry scrape, port and path"
+    );
     // Scrape annotations name the metrics port and path.
     let annotations = &pod["metadata"]["annotations"];
     assert_eq!(annotations["prometheus.io/scrape"].as_str(), Some("true"));
