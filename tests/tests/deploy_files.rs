@@ -3,7 +3,9 @@
 //! the Grafana provisioning refer only to images, ports, variables and files that exist; the
 //! variables the arena is given are ones `knobel serve` reads; Prometheus' own `promtool`
 //! accepts the configuration and rules, and the alert rules fire in its unit tests
-//! (deploy/prometheus/tests.yml). Docker has no daemon here: the image is not built.
+//! (deploy/prometheus/tests.yml); where kubectl is installed, `kubectl apply
+//! --dry-run=client` passes on the manifests, against a stand-in API server (kube_api/).
+//! Docker has no daemon here: the image is not built.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -11,6 +13,8 @@ use std::process::Command;
 
 use knobel_e2e::{binaries, workspace};
 use serde_yaml_ng::Value;
+
+mod kube_api;
 
 fn deploy() -> PathBuf {
     workspace().join("deploy")
@@ -284,6 +288,40 @@ fn compose_wires_the_arena_postgres_prometheus_and_grafana_from_files_that_exist
     }
 }
 
+/// The manifests in `dir` (its `.yaml` files, not its folders), each checked to name its
+/// apiVersion, kind and name.
+fn manifests(dir: &Path) -> Vec<Value> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_file())
+        .collect();
+    files.sort();
+    let mut objects = Vec::new();
+    for file in &files {
+        let name = file.display();
+        assert!(
+            name.to_string().ends_with(".yaml"),
+            "{name}: `kubectl apply -f` takes every file in the folder, so every file is a manifest"
+        );
+        for doc in yaml_documents(file) {
+            assert!(doc["apiVersion"].as_str().is_some(), "{name}: apiVersion");
+            assert!(doc["kind"].as_str().is_some(), "{name}: kind");
+            assert!(doc["metadata"]["name"].as_str().is_some(), "{name}: name");
+            objects.push(doc);
+        }
+    }
+    objects
+}
+
+/// The one object of `kind` in `objects`.
+fn find_kind<'a>(objects: &'a [Value], kind: &str) -> &'a Value {
+    let mut found = objects.iter().filter(|o| o["kind"].as_str() == Some(kind));
+    let object = found.next().unwrap_or_else(|| panic!("no {kind}"));
+    assert!(found.next().is_none(), "one {kind}");
+    object
+}
+
 /// The `prometheus.io/*` annotations of the object or pod template metadata `metadata`.
 fn scrape_annotations(metadata: &Value) -> Vec<&str> {
     metadata["annotations"]
@@ -297,28 +335,8 @@ fn scrape_annotations(metadata: &Value) -> Vec<&str> {
 
 #[test]
 fn the_kubernetes_manifests_agree_with_each_other_and_the_image() {
-    let dir = deploy().join("k8s");
-    // Every file is a manifest: `kubectl apply -f deploy/k8s/` takes the folder as it is.
-    let files: BTreeSet<String> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().into_string().unwrap())
-        .collect();
-    assert!(files.iter().all(|f| f.ends_with(".yaml")), "{files:?}");
-    let mut objects = Vec::new();
-    for file in &files {
-        for doc in yaml_documents(&dir.join(file)) {
-            assert!(doc["apiVersion"].as_str().is_some(), "{file}: apiVersion");
-            assert!(doc["kind"].as_str().is_some(), "{file}: kind");
-            assert!(doc["metadata"]["name"].as_str().is_some(), "{file}: name");
-            objects.push(doc);
-        }
-    }
-    let find = |kind: &str| {
-        objects
-            .iter()
-            .find(|o| o["kind"].as_str() == Some(kind))
-            .unwrap_or_else(|| panic!("no {kind}"))
-    };
+    let objects = manifests(&deploy().join("k8s"));
+    let find = |kind: &str| find_kind(&objects, kind);
     let deployment = find("Deployment");
     let service = find("Service");
     let config = find("ConfigMap");
@@ -458,29 +476,80 @@ fn the_kubernetes_manifests_agree_with_each_other_and_the_image() {
     assert_eq!(annotations["prometheus.io/path"].as_str(), Some("/metrics"));
     assert!(pdb["spec"]["minAvailable"].as_u64().is_some());
 
-    // kubectl, where it is installed and reaches a cluster: `apply --dry-run=client` passes
-    // on the folder. (Without a cluster kubectl cannot map kinds: it needs the API server's
-    // discovery even for a client-side dry run.)
-    let reachable = Command::new("kubectl")
-        .args(["version", "--request-timeout=5s"])
+    // kubectl, where it is installed: `apply --dry-run=client` passes on the folder,
+    // against a stand-in API server (kube_api.rs says what it serves, and why without
+    // validation), and says of every object that it would be created.
+    match Command::new("kubectl")
+        .args(["version", "--client"])
         .output()
-        .is_ok_and(|o| o.status.success());
-    if reachable {
-        let output = Command::new("kubectl")
-            .args(["apply", "--dry-run=client", "-f"])
-            .arg(&dir)
-            .output()
-            .unwrap();
-        assert!(output.status.success(), "{output:?}");
-        let applied = String::from_utf8_lossy(&output.stdout);
-        assert_eq!(
-            applied.matches("(dry run)").count(),
-            objects.len(),
-            "{applied}"
-        );
-    } else {
-        eprintln!("kubectl is not installed or reaches no cluster: apply --dry-run=client not run");
+    {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            eprintln!("kubectl is not installed: apply --dry-run=client not run");
+        }
+        installed => {
+            let installed = installed.expect("run kubectl version --client");
+            assert!(installed.status.success(), "kubectl version: {installed:?}");
+            kubectl_dry_run(&deploy().join("k8s"), &objects);
+        }
     }
+}
+
+/// `kubectl apply --dry-run=client -f dir` against a stand-in API server: it succeeds, and
+/// prints one "created (dry run)" line per object, as kubectl names them.
+fn kubectl_dry_run(dir: &Path, objects: &[Value]) {
+    let api = kube_api::KubeApi::start();
+    let home = tempfile::tempdir().unwrap();
+    let kubeconfig = home.path().join("kubeconfig");
+    std::fs::write(&kubeconfig, api.kubeconfig()).unwrap();
+    let output = Command::new("kubectl")
+        .arg("--kubeconfig")
+        .arg(&kubeconfig)
+        .arg("--cache-dir")
+        .arg(home.path().join("cache"))
+        .args([
+            "--request-timeout=60s",
+            "apply",
+            "--dry-run=client",
+            "--validate=false",
+            "-f",
+        ])
+        .arg(dir)
+        .env_remove("KUBECONFIG")
+        .output()
+        .expect("run kubectl apply");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "kubectl apply --dry-run=client -f {}: {output:?}\nrequests: {:?}",
+        dir.display(),
+        api.requests()
+    );
+    let mut printed: Vec<&str> = stdout.lines().collect();
+    printed.sort();
+    let mut expected: Vec<String> = objects
+        .iter()
+        .map(|o| {
+            // kubectl names an object kind.group/name, the kind in lower case.
+            let kind = str_at(o, "kind").to_lowercase();
+            let group = match str_at(o, "apiVersion").rsplit_once('/') {
+                Some((group, _)) => format!(".{group}"),
+                None => String::new(),
+            };
+            format!(
+                "{kind}{group}/{} created (dry run)",
+                str_at(o, "metadata.name")
+            )
+        })
+        .collect();
+    expected.sort();
+    assert_eq!(printed, expected, "{}", dir.display());
+    // It read discovery and looked for each object; it wrote nothing.
+    let requests = api.requests();
+    assert!(
+        requests.iter().all(|r| r.starts_with("GET ")),
+        "{requests:?}"
+    );
+    assert!(requests.contains(&"GET /apis".to_owned()), "{requests:?}");
 }
 
 /// `promtool` (Debian's `prometheus` package; `.ci/run` installs it) with `args`.
