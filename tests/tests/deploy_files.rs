@@ -3,7 +3,8 @@
 //! the Grafana provisioning refer only to images, ports, variables and files that exist; the
 //! variables the arena is given are ones `knobel serve` reads; Prometheus' own `promtool`
 //! accepts the configuration and rules, and the alert rules fire in its unit tests
-//! (deploy/prometheus/tests.yml); where kubectl is installed, `kubectl apply
+//! (deploy/prometheus/tests.yml); every scrape config supplied (compose's, the Kubernetes
+//! PodMonitor) has the job the alerts select; where kubectl is installed, `kubectl apply
 //! --dry-run=client` passes on the manifests, against a stand-in API server (kube_api/).
 //! Docker has no daemon here: the image is not built.
 
@@ -333,9 +334,23 @@ fn scrape_annotations(metadata: &Value) -> Vec<&str> {
         .collect()
 }
 
+/// The Kubernetes manifests: deploy/k8s/ (the arena, `kubectl apply -f deploy/k8s/`) and
+/// deploy/k8s/monitoring/ (the Prometheus Operator's PodMonitor, applied where it runs).
+fn kubernetes() -> (Vec<Value>, Vec<Value>) {
+    let dir = deploy().join("k8s");
+    let folders: BTreeSet<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir())
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(folders, BTreeSet::from(["monitoring".to_owned()]));
+    (manifests(&dir), manifests(&dir.join("monitoring")))
+}
+
 #[test]
 fn the_kubernetes_manifests_agree_with_each_other_and_the_image() {
-    let objects = manifests(&deploy().join("k8s"));
+    let (objects, monitoring) = kubernetes();
     let find = |kind: &str| find_kind(&objects, kind);
     let deployment = find("Deployment");
     let service = find("Service");
@@ -452,7 +467,7 @@ fn the_kubernetes_manifests_agree_with_each_other_and_the_image() {
     );
     // Only the pods carry scrape annotations: were the Service annotated too, the usual
     // Kubernetes scrape jobs (pods, and service endpoints) would scrape each pod twice.
-    for object in &objects {
+    for object in objects.iter().chain(&monitoring) {
         assert_eq!(
             scrape_annotations(&object["metadata"]),
             Vec::<&str>::new(),
@@ -476,7 +491,14 @@ fn the_kubernetes_manifests_agree_with_each_other_and_the_image() {
     assert_eq!(annotations["prometheus.io/path"].as_str(), Some("/metrics"));
     assert!(pdb["spec"]["minAvailable"].as_u64().is_some());
 
-    // kubectl, where it is installed: `apply --dry-run=client` passes on the folder,
+    // The PodMonitor scrapes the pods' metrics port, at the annotations' path.
+    let pod_monitor = find_kind(&monitoring, "PodMonitor");
+    assert_eq!(&pod_monitor["spec"]["selector"]["matchLabels"], labels);
+    let endpoint = &pod_monitor["spec"]["podMetricsEndpoints"][0];
+    assert_eq!(port(str_at(endpoint, "port")), metrics);
+    assert_eq!(str_at(endpoint, "path"), "/metrics");
+
+    // kubectl, where it is installed: `apply --dry-run=client` passes on each folder,
     // against a stand-in API server (kube_api.rs says what it serves, and why without
     // validation), and says of every object that it would be created.
     match Command::new("kubectl")
@@ -489,15 +511,19 @@ fn the_kubernetes_manifests_agree_with_each_other_and_the_image() {
         installed => {
             let installed = installed.expect("run kubectl version --client");
             assert!(installed.status.success(), "kubectl version: {installed:?}");
-            kubectl_dry_run(&deploy().join("k8s"), &objects);
+            // deploy/k8s/ applies to any cluster; monitoring/ needs the Prometheus Operator.
+            let dir = deploy().join("k8s");
+            kubectl_dry_run(&dir, &objects, false);
+            kubectl_dry_run(&dir.join("monitoring"), &monitoring, true);
         }
     }
 }
 
-/// `kubectl apply --dry-run=client -f dir` against a stand-in API server: it succeeds, and
-/// prints one "created (dry run)" line per object, as kubectl names them.
-fn kubectl_dry_run(dir: &Path, objects: &[Value]) {
-    let api = kube_api::KubeApi::start();
+/// `kubectl apply --dry-run=client -f dir` against a stand-in API server (of a cluster with
+/// the Prometheus Operator if `operator`): it succeeds, and prints one "created (dry run)"
+/// line per object, as kubectl names them.
+fn kubectl_dry_run(dir: &Path, objects: &[Value], operator: bool) {
+    let api = kube_api::KubeApi::start(operator);
     let home = tempfile::tempdir().unwrap();
     let kubeconfig = home.path().join("kubeconfig");
     std::fs::write(&kubeconfig, api.kubeconfig()).unwrap();
@@ -550,6 +576,68 @@ fn kubectl_dry_run(dir: &Path, objects: &[Value]) {
         "{requests:?}"
     );
     assert!(requests.contains(&"GET /apis".to_owned()), "{requests:?}");
+}
+
+/// The jobs the alert rules select (`job="..."`).
+fn alert_jobs() -> BTreeSet<String> {
+    let alerts = yaml(&deploy().join("prometheus/alerts.yml"));
+    let mut jobs = BTreeSet::new();
+    for group in alerts["groups"].as_sequence().unwrap() {
+        for rule in group["rules"].as_sequence().unwrap() {
+            let expr = str_at(rule, "expr");
+            for rest in expr.split("job=\"").skip(1) {
+                jobs.insert(rest.split('"').next().unwrap().to_owned());
+            }
+        }
+    }
+    jobs
+}
+
+#[test]
+fn every_supplied_scrape_config_has_the_job_the_alerts_select() {
+    let jobs = alert_jobs();
+    assert!(
+        jobs.contains("knobel-arena"),
+        "KnobelArenaDown selects the arena's job: {jobs:?}"
+    );
+    // Compose: deploy/prometheus/prometheus.yml, the job as named (no relabelling of it).
+    let prometheus = yaml(&deploy().join("prometheus/prometheus.yml"));
+    let mut compose_jobs = BTreeSet::new();
+    for config in prometheus["scrape_configs"].as_sequence().unwrap() {
+        for relabel in config["relabel_configs"]
+            .as_sequence()
+            .into_iter()
+            .flatten()
+        {
+            assert_ne!(relabel["target_label"].as_str(), Some("job"), "{config:?}");
+        }
+        compose_jobs.insert(str_at(config, "job_name").to_owned());
+    }
+    // Kubernetes: the PodMonitor's job is the value of the pod label its jobLabel names.
+    let (objects, monitoring) = kubernetes();
+    let pod_labels = &find_kind(&objects, "Deployment")["spec"]["template"]["metadata"]["labels"];
+    let pod_monitor = find_kind(&monitoring, "PodMonitor");
+    let job_label = str_at(pod_monitor, "spec.jobLabel");
+    let kubernetes_job = pod_labels[job_label]
+        .as_str()
+        .unwrap_or_else(|| panic!("the pods have no label {job_label}: {pod_labels:?}"));
+    for relabel in pod_monitor["spec"]["podMetricsEndpoints"][0]["relabelings"]
+        .as_sequence()
+        .into_iter()
+        .flatten()
+    {
+        assert_ne!(relabel["targetLabel"].as_str(), Some("job"), "{relabel:?}");
+    }
+    for job in &jobs {
+        assert!(
+            compose_jobs.contains(job),
+            "prometheus.yml has no job {job}: {compose_jobs:?}"
+        );
+        assert_eq!(
+            kubernetes_job, job,
+            "the PodMonitor's job is the alerts' job"
+        );
+    }
 }
 
 /// `promtool` (Debian's `prometheus` package; `.ci/run` installs it) with `args`.

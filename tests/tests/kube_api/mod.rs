@@ -5,9 +5,10 @@
 //! the discovery documents `/api`, `/apis` and `/api/v1`, `/apis/GROUP/VERSION` to map each
 //! manifest's kind to a resource (and whether it is namespaced); then a GET of each object,
 //! to diff against what is there. This server answers discovery for the kinds Kubernetes
-//! v1.32 serves in the groups the manifests use, and "not
-//! found" for every object, so kubectl reports each one as "created (dry run)". It refuses
-//! any other method than GET: a client-side dry run must not write.
+//! v1.32 serves in the groups the manifests use (and, if asked to stand for a cluster with
+//! the Prometheus Operator, the operator's), and "not found" for every object, so kubectl
+//! reports each one as "created (dry run)". It refuses any other method than GET: a
+//! client-side dry run must not write.
 //!
 //! It serves no OpenAPI documents (`/openapi/v3`, `/openapi/v2`), which kubectl fetches to
 //! validate fields: those are the API server's own generated schemas of every type, which
@@ -28,7 +29,8 @@ use serde_json::{Value, json};
 type Resource = (&'static str, &'static str, bool);
 
 /// The resources served per group version: the kinds of Kubernetes v1.32 in these groups
-/// that deploy files might use.
+/// that deploy files might use, and the Prometheus Operator's custom resources (the last,
+/// `OPERATOR`).
 const RESOURCES: &[(&str, &[Resource])] = &[
     (
         "v1",
@@ -55,13 +57,29 @@ const RESOURCES: &[(&str, &[Resource])] = &[
         "policy/v1",
         &[("poddisruptionbudgets", "PodDisruptionBudget", true)],
     ),
+    (
+        OPERATOR,
+        &[
+            ("podmonitors", "PodMonitor", true),
+            ("prometheusrules", "PrometheusRule", true),
+            ("servicemonitors", "ServiceMonitor", true),
+        ],
+    ),
 ];
 
-/// The discovery document at `path`, if it is one.
-fn discovery(path: &str) -> Option<Value> {
-    let resource_list = |group_version: &str| {
+/// The Prometheus Operator's group version.
+const OPERATOR: &str = "monitoring.coreos.com/v1";
+
+/// The discovery document at `path`, if it is one; the operator's group only with
+/// `operator`.
+fn discovery(path: &str, operator: bool) -> Option<Value> {
+    let served = || {
         RESOURCES
             .iter()
+            .filter(move |(gv, _)| operator || *gv != OPERATOR)
+    };
+    let resource_list = |group_version: &str| {
+        served()
             .find(|(gv, _)| *gv == group_version)
             .map(|(gv, resources)| {
                 let resources: Vec<Value> = resources
@@ -83,8 +101,7 @@ fn discovery(path: &str) -> Option<Value> {
         "/version" => Some(json!({"major": "1", "minor": "32", "gitVersion": "v1.32.0"})),
         "/api" => Some(json!({"kind": "APIVersions", "versions": ["v1"]})),
         "/apis" => {
-            let groups: Vec<Value> = RESOURCES
-                .iter()
+            let groups: Vec<Value> = served()
                 .filter_map(|(gv, _)| gv.split_once('/'))
                 .map(|(group, version)| {
                     let gv =
@@ -109,7 +126,9 @@ pub struct KubeApi {
 }
 
 impl KubeApi {
-    pub fn start() -> KubeApi {
+    /// A server for a cluster with only Kubernetes' own kinds or, with `operator`, the
+    /// Prometheus Operator's too.
+    pub fn start(operator: bool) -> KubeApi {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
         let addr = listener.local_addr().unwrap();
         let requests = Arc::new(Mutex::new(Vec::new()));
@@ -122,7 +141,7 @@ impl KubeApi {
                         break;
                     }
                     if let Ok(stream) = stream {
-                        answer(stream, &requests);
+                        answer(stream, &requests, operator);
                     }
                 }
             }
@@ -164,7 +183,7 @@ impl Drop for KubeApi {
 
 /// Reads one request (kubectl's are GETs without a body) and answers it, closing the
 /// connection.
-fn answer(mut stream: TcpStream, requests: &Mutex<Vec<String>>) {
+fn answer(mut stream: TcpStream, requests: &Mutex<Vec<String>>, operator: bool) {
     let _ = stream.set_read_timeout(Some(Duration::from_secs(30)));
     let mut reader = BufReader::new(stream.try_clone().unwrap());
     let mut request_line = String::new();
@@ -187,7 +206,7 @@ fn answer(mut stream: TcpStream, requests: &Mutex<Vec<String>>) {
         json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
                "message": format!("{method} {path}: {reason}"), "reason": reason, "code": code})
     };
-    let (code, body) = match discovery(path) {
+    let (code, body) = match discovery(path, operator) {
         _ if method != "GET" => (405, status(405, "MethodNotAllowed")),
         Some(document) => (200, document),
         None => (404, status(404, "NotFound")),
