@@ -499,7 +499,7 @@ fn the_kubernetes_manifests_agree_with_each_other_and_the_image() {
     assert_eq!(str_at(endpoint, "path"), "/metrics");
 
     // kubectl, where it is installed: `apply --dry-run=client` passes on each folder,
-    // against a stand-in API server (kube_api.rs says what it serves, and why without
+    // against a stand-in API server (kube_api/mod.rs says what it serves, and why without
     // validation), and says of every object that it would be created.
     match Command::new("kubectl")
         .args(["version", "--client"])
@@ -600,41 +600,64 @@ fn every_supplied_scrape_config_has_the_job_the_alerts_select() {
         jobs.contains("knobel-arena"),
         "KnobelArenaDown selects the arena's job: {jobs:?}"
     );
-    // Compose: deploy/prometheus/prometheus.yml, the job as named (no relabelling of it).
-    let prometheus = yaml(&deploy().join("prometheus/prometheus.yml"));
-    let mut compose_jobs = BTreeSet::new();
-    for config in prometheus["scrape_configs"].as_sequence().unwrap() {
-        for relabel in config["relabel_configs"]
-            .as_sequence()
-            .into_iter()
-            .flatten()
-        {
-            assert_ne!(relabel["target_label"].as_str(), Some("job"), "{config:?}");
+    // Prometheus configs (deploy/prometheus/, compose's): the jobs as named, none relabelled.
+    let mut configs = 0;
+    for entry in std::fs::read_dir(deploy().join("prometheus")).unwrap() {
+        let path = entry.unwrap().path();
+        let config = yaml(&path);
+        let Some(scrape_configs) = config["scrape_configs"].as_sequence() else {
+            continue;
+        };
+        configs += 1;
+        let mut names = BTreeSet::new();
+        for scrape in scrape_configs {
+            for relabel in scrape["relabel_configs"]
+                .as_sequence()
+                .into_iter()
+                .flatten()
+            {
+                assert_ne!(relabel["target_label"].as_str(), Some("job"), "{scrape:?}");
+            }
+            names.insert(str_at(scrape, "job_name"));
         }
-        compose_jobs.insert(str_at(config, "job_name").to_owned());
+        for job in &jobs {
+            assert!(
+                names.contains(job.as_str()),
+                "{} has no job {job}: {names:?}",
+                path.display()
+            );
+        }
     }
-    // Kubernetes: the PodMonitor's job is the value of the pod label its jobLabel names.
+    assert!(
+        configs >= 1,
+        "deploy/prometheus/prometheus.yml has scrape_configs"
+    );
+    // Kubernetes (the Prometheus Operator): each PodMonitor's job is the value of the pod
+    // label its jobLabel names.
     let (objects, monitoring) = kubernetes();
     let pod_labels = &find_kind(&objects, "Deployment")["spec"]["template"]["metadata"]["labels"];
-    let pod_monitor = find_kind(&monitoring, "PodMonitor");
-    let job_label = str_at(pod_monitor, "spec.jobLabel");
-    let kubernetes_job = pod_labels[job_label]
-        .as_str()
-        .unwrap_or_else(|| panic!("the pods have no label {job_label}: {pod_labels:?}"));
-    for relabel in pod_monitor["spec"]["podMetricsEndpoints"][0]["relabelings"]
-        .as_sequence()
-        .into_iter()
-        .flatten()
-    {
-        assert_ne!(relabel["targetLabel"].as_str(), Some("job"), "{relabel:?}");
-    }
-    for job in &jobs {
-        assert!(
-            compose_jobs.contains(job),
-            "prometheus.yml has no job {job}: {compose_jobs:?}"
-        );
+    assert!(!monitoring.is_empty());
+    for pod_monitor in &monitoring {
         assert_eq!(
-            kubernetes_job, job,
+            str_at(pod_monitor, "kind"),
+            "PodMonitor",
+            "a kind of scrape config this test does not check yet"
+        );
+        let job_label = str_at(pod_monitor, "spec.jobLabel");
+        let job = pod_labels[job_label]
+            .as_str()
+            .unwrap_or_else(|| panic!("the pods have no label {job_label}: {pod_labels:?}"));
+        for endpoint in pod_monitor["spec"]["podMetricsEndpoints"]
+            .as_sequence()
+            .unwrap()
+        {
+            for relabel in endpoint["relabelings"].as_sequence().into_iter().flatten() {
+                assert_ne!(relabel["targetLabel"].as_str(), Some("job"), "{relabel:?}");
+            }
+        }
+        assert_eq!(
+            BTreeSet::from([job.to_owned()]),
+            jobs,
             "the PodMonitor's job is the alerts' job"
         );
     }
