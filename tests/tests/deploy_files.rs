@@ -3,7 +3,10 @@
 //! the Grafana provisioning refer only to images, ports, variables and files that exist; the
 //! variables the arena is given are ones `knobel serve` reads; Prometheus' own `promtool`
 //! accepts the configuration and rules, and the alert rules fire in its unit tests
-//! (deploy/prometheus/tests.yml). Docker has no daemon here: the image is not built.
+//! (deploy/prometheus/tests.yml); every scrape config supplied (compose's, the Kubernetes
+//! PodMonitor) has the job the alerts select; where kubectl is installed, `kubectl apply
+//! --dry-run=client` passes on the manifests, against a stand-in API server (kube_api/).
+//! Docker has no daemon here: the image is not built.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -11,6 +14,8 @@ use std::process::Command;
 
 use knobel_e2e::{binaries, workspace};
 use serde_yaml_ng::Value;
+
+mod kube_api;
 
 fn deploy() -> PathBuf {
     workspace().join("deploy")
@@ -284,30 +289,69 @@ fn compose_wires_the_arena_postgres_prometheus_and_grafana_from_files_that_exist
     }
 }
 
-#[test]
-fn the_kubernetes_manifests_agree_with_each_other_and_the_image() {
-    let dir = deploy().join("k8s");
-    // Every file is a manifest: `kubectl apply -f deploy/k8s/` takes the folder as it is.
-    let files: BTreeSet<String> = std::fs::read_dir(&dir)
+/// The manifests in `dir` (its `.yaml` files, not its folders), each checked to name its
+/// apiVersion, kind and name.
+fn manifests(dir: &Path) -> Vec<Value> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
         .unwrap()
-        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_file())
         .collect();
-    assert!(files.iter().all(|f| f.ends_with(".yaml")), "{files:?}");
+    files.sort();
     let mut objects = Vec::new();
     for file in &files {
-        for doc in yaml_documents(&dir.join(file)) {
-            assert!(doc["apiVersion"].as_str().is_some(), "{file}: apiVersion");
-            assert!(doc["kind"].as_str().is_some(), "{file}: kind");
-            assert!(doc["metadata"]["name"].as_str().is_some(), "{file}: name");
+        let name = file.display();
+        assert!(
+            name.to_string().ends_with(".yaml"),
+            "{name}: `kubectl apply -f` takes every file in the folder, so every file is a manifest"
+        );
+        for doc in yaml_documents(file) {
+            assert!(doc["apiVersion"].as_str().is_some(), "{name}: apiVersion");
+            assert!(doc["kind"].as_str().is_some(), "{name}: kind");
+            assert!(doc["metadata"]["name"].as_str().is_some(), "{name}: name");
             objects.push(doc);
         }
     }
-    let find = |kind: &str| {
-        objects
-            .iter()
-            .find(|o| o["kind"].as_str() == Some(kind))
-            .unwrap_or_else(|| panic!("no {kind}"))
-    };
+    objects
+}
+
+/// The one object of `kind` in `objects`.
+fn find_kind<'a>(objects: &'a [Value], kind: &str) -> &'a Value {
+    let mut found = objects.iter().filter(|o| o["kind"].as_str() == Some(kind));
+    let object = found.next().unwrap_or_else(|| panic!("no {kind}"));
+    assert!(found.next().is_none(), "one {kind}");
+    object
+}
+
+/// The `prometheus.io/*` annotations of the object or pod template metadata `metadata`.
+fn scrape_annotations(metadata: &Value) -> Vec<&str> {
+    metadata["annotations"]
+        .as_mapping()
+        .into_iter()
+        .flatten()
+        .filter_map(|(key, _)| key.as_str())
+        .filter(|key| key.starts_with("prometheus.io/"))
+        .collect()
+}
+
+/// The Kubernetes manifests: deploy/k8s/ (the arena, `kubectl apply -f deploy/k8s/`) and
+/// deploy/k8s/monitoring/ (the Prometheus Operator's PodMonitor, applied where it runs).
+fn kubernetes() -> (Vec<Value>, Vec<Value>) {
+    let dir = deploy().join("k8s");
+    let folders: BTreeSet<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir())
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(folders, BTreeSet::from(["monitoring".to_owned()]));
+    (manifests(&dir), manifests(&dir.join("monitoring")))
+}
+
+#[test]
+fn the_kubernetes_manifests_agree_with_each_other_and_the_image() {
+    let (objects, monitoring) = kubernetes();
+    let find = |kind: &str| find_kind(&objects, kind);
     let deployment = find("Deployment");
     let service = find("Service");
     let config = find("ConfigMap");
@@ -399,10 +443,44 @@ fn the_kubernetes_manifests_agree_with_each_other_and_the_image() {
             "{probe}"
         );
     }
-    for p in service["spec"]["ports"].as_sequence().unwrap() {
-        let target = str_at(p, "targetPort");
-        port(target);
+    // The Service lists the grpc, metrics and web ports, each where the container listens.
+    let service_ports: Vec<(&str, u64, &str)> = service["spec"]["ports"]
+        .as_sequence()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            (
+                str_at(p, "name"),
+                p["port"].as_u64().unwrap(),
+                str_at(p, "targetPort"),
+            )
+        })
+        .collect();
+    assert_eq!(
+        service_ports,
+        [
+            ("grpc", grpc, "grpc"),
+            ("metrics", metrics, "metrics"),
+            ("web", web, "web")
+        ],
+        "the Service's ports"
+    );
+    // Only the pods carry scrape annotations: were the Service annotated too, the usual
+    // Kubernetes scrape jobs (pods, and service endpoints) would scrape each pod twice.
+    for object in objects.iter().chain(&monitoring) {
+        assert_eq!(
+            scrape_annotations(&object["metadata"]),
+            Vec::<&str>::new(),
+            "{} {}: only the pods carry prometheus.io annotations",
+            str_at(object, "kind"),
+            str_at(object, "metadata.name")
+        );
     }
+    assert_eq!(
+        scrape_annotations(&pod["metadata"]).len(),
+        3,
+        "the pods carry scrape, port and path"
+    );
     // Scrape annotations name the metrics port and path.
     let annotations = &pod["metadata"]["annotations"];
     assert_eq!(annotations["prometheus.io/scrape"].as_str(), Some("true"));
@@ -413,28 +491,175 @@ fn the_kubernetes_manifests_agree_with_each_other_and_the_image() {
     assert_eq!(annotations["prometheus.io/path"].as_str(), Some("/metrics"));
     assert!(pdb["spec"]["minAvailable"].as_u64().is_some());
 
-    // kubectl, where it is installed and reaches a cluster: `apply --dry-run=client` passes
-    // on the folder. (Without a cluster kubectl cannot map kinds: it needs the API server's
-    // discovery even for a client-side dry run.)
-    let reachable = Command::new("kubectl")
-        .args(["version", "--request-timeout=5s"])
+    // The PodMonitor scrapes the pods' metrics port, at the annotations' path.
+    let pod_monitor = find_kind(&monitoring, "PodMonitor");
+    assert_eq!(&pod_monitor["spec"]["selector"]["matchLabels"], labels);
+    let endpoint = &pod_monitor["spec"]["podMetricsEndpoints"][0];
+    assert_eq!(port(str_at(endpoint, "port")), metrics);
+    assert_eq!(str_at(endpoint, "path"), "/metrics");
+
+    // kubectl, where it is installed: `apply --dry-run=client` passes on each folder,
+    // against a stand-in API server (kube_api/mod.rs says what it serves, and why without
+    // validation), and says of every object that it would be created.
+    match Command::new("kubectl")
+        .args(["version", "--client"])
         .output()
-        .is_ok_and(|o| o.status.success());
-    if reachable {
-        let output = Command::new("kubectl")
-            .args(["apply", "--dry-run=client", "-f"])
-            .arg(&dir)
-            .output()
-            .unwrap();
-        assert!(output.status.success(), "{output:?}");
-        let applied = String::from_utf8_lossy(&output.stdout);
+    {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            eprintln!("kubectl is not installed: apply --dry-run=client not run");
+        }
+        installed => {
+            let installed = installed.expect("run kubectl version --client");
+            assert!(installed.status.success(), "kubectl version: {installed:?}");
+            // deploy/k8s/ applies to any cluster; monitoring/ needs the Prometheus Operator.
+            let dir = deploy().join("k8s");
+            kubectl_dry_run(&dir, &objects, false);
+            kubectl_dry_run(&dir.join("monitoring"), &monitoring, true);
+        }
+    }
+}
+
+/// `kubectl apply --dry-run=client -f dir` against a stand-in API server (of a cluster with
+/// the Prometheus Operator if `operator`): it succeeds, and prints one "created (dry run)"
+/// line per object, as kubectl names them.
+fn kubectl_dry_run(dir: &Path, objects: &[Value], operator: bool) {
+    let api = kube_api::KubeApi::start(operator);
+    let home = tempfile::tempdir().unwrap();
+    let kubeconfig = home.path().join("kubeconfig");
+    std::fs::write(&kubeconfig, api.kubeconfig()).unwrap();
+    let output = Command::new("kubectl")
+        .arg("--kubeconfig")
+        .arg(&kubeconfig)
+        .arg("--cache-dir")
+        .arg(home.path().join("cache"))
+        .args([
+            "--request-timeout=60s",
+            "apply",
+            "--dry-run=client",
+            "--validate=false",
+            "-f",
+        ])
+        .arg(dir)
+        .env_remove("KUBECONFIG")
+        .output()
+        .expect("run kubectl apply");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "kubectl apply --dry-run=client -f {}: {output:?}\nrequests: {:?}",
+        dir.display(),
+        api.requests()
+    );
+    let mut printed: Vec<&str> = stdout.lines().collect();
+    printed.sort();
+    let mut expected: Vec<String> = objects
+        .iter()
+        .map(|o| {
+            // kubectl names an object kind.group/name, the kind in lower case.
+            let kind = str_at(o, "kind").to_lowercase();
+            let group = match str_at(o, "apiVersion").rsplit_once('/') {
+                Some((group, _)) => format!(".{group}"),
+                None => String::new(),
+            };
+            format!(
+                "{kind}{group}/{} created (dry run)",
+                str_at(o, "metadata.name")
+            )
+        })
+        .collect();
+    expected.sort();
+    assert_eq!(printed, expected, "{}", dir.display());
+    // It read discovery and looked for each object; it wrote nothing.
+    let requests = api.requests();
+    assert!(
+        requests.iter().all(|r| r.starts_with("GET ")),
+        "{requests:?}"
+    );
+    assert!(requests.contains(&"GET /apis".to_owned()), "{requests:?}");
+}
+
+/// The jobs the alert rules select (`job="..."`).
+fn alert_jobs() -> BTreeSet<String> {
+    let alerts = yaml(&deploy().join("prometheus/alerts.yml"));
+    let mut jobs = BTreeSet::new();
+    for group in alerts["groups"].as_sequence().unwrap() {
+        for rule in group["rules"].as_sequence().unwrap() {
+            let expr = str_at(rule, "expr");
+            for rest in expr.split("job=\"").skip(1) {
+                jobs.insert(rest.split('"').next().unwrap().to_owned());
+            }
+        }
+    }
+    jobs
+}
+
+#[test]
+fn every_supplied_scrape_config_has_the_job_the_alerts_select() {
+    let jobs = alert_jobs();
+    assert!(
+        jobs.contains("knobel-arena"),
+        "KnobelArenaDown selects the arena's job: {jobs:?}"
+    );
+    // Prometheus configs (deploy/prometheus/, compose's): the jobs as named, none relabelled.
+    let mut configs = 0;
+    for entry in std::fs::read_dir(deploy().join("prometheus")).unwrap() {
+        let path = entry.unwrap().path();
+        let config = yaml(&path);
+        let Some(scrape_configs) = config["scrape_configs"].as_sequence() else {
+            continue;
+        };
+        configs += 1;
+        let mut names = BTreeSet::new();
+        for scrape in scrape_configs {
+            for relabel in scrape["relabel_configs"]
+                .as_sequence()
+                .into_iter()
+                .flatten()
+            {
+                assert_ne!(relabel["target_label"].as_str(), Some("job"), "{scrape:?}");
+            }
+            names.insert(str_at(scrape, "job_name"));
+        }
+        for job in &jobs {
+            assert!(
+                names.contains(job.as_str()),
+                "{} has no job {job}: {names:?}",
+                path.display()
+            );
+        }
+    }
+    assert!(
+        configs >= 1,
+        "deploy/prometheus/prometheus.yml has scrape_configs"
+    );
+    // Kubernetes (the Prometheus Operator): each PodMonitor's job is the value of the pod
+    // label its jobLabel names.
+    let (objects, monitoring) = kubernetes();
+    let pod_labels = &find_kind(&objects, "Deployment")["spec"]["template"]["metadata"]["labels"];
+    assert!(!monitoring.is_empty());
+    for pod_monitor in &monitoring {
         assert_eq!(
-            applied.matches("(dry run)").count(),
-            objects.len(),
-            "{applied}"
+            str_at(pod_monitor, "kind"),
+            "PodMonitor",
+            "a kind of scrape config this test does not check yet"
         );
-    } else {
-        eprintln!("kubectl is not installed or reaches no cluster: apply --dry-run=client not run");
+        let job_label = str_at(pod_monitor, "spec.jobLabel");
+        let job = pod_labels[job_label]
+            .as_str()
+            .unwrap_or_else(|| panic!("the pods have no label {job_label}: {pod_labels:?}"));
+        for endpoint in pod_monitor["spec"]["podMetricsEndpoints"]
+            .as_sequence()
+            .unwrap()
+        {
+            for relabel in endpoint["relabelings"].as_sequence().into_iter().flatten() {
+                assert_ne!(relabel["targetLabel"].as_str(), Some("job"), "{relabel:?}");
+            }
+        }
+        assert_eq!(
+            BTreeSet::from([job.to_owned()]),
+            jobs,
+            "the PodMonitor's job is the alerts' job"
+        );
     }
 }
 
