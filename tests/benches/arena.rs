@@ -21,8 +21,9 @@
 //! another.
 //!
 //! - (metrics) the cost of metrics: decisions per second as in (b), an arena that serves
-//!   metrics (scraped every second) against one that does not, alternating; run only when
-//!   asked for (`-- metrics`).
+//!   metrics (scraped every second) against one that does not, alternating; then the same
+//!   while each arena plays a league of built-in players (paused between its rounds); run
+//!   only when asked for (`-- metrics`).
 //!
 //! Run with `cargo bench -p knobel-e2e --bench arena` (optionally followed by `--` and
 //! `latency`, `rate`, `memory` and/or `metrics` to run only those parts). docs/benchmarks.md explains
@@ -42,6 +43,7 @@ use knobel_e2e::{authorized, workspace};
 use knobel_engine::Observation;
 use knobel_engine::policy::{HeuristicPolicy, Policy};
 use knobel_proto::v1 as pb;
+use knobel_proto::v1::admin_client::AdminClient;
 use knobel_proto::v1::arena_client::ArenaClient;
 use pb::arena_message::Kind;
 use prost::Message;
@@ -56,7 +58,7 @@ use tonic::Streaming;
 use tonic::transport::{Channel, Endpoint};
 
 mod support;
-use support::{engine_request, percentile_us, runtime};
+use support::{LEAGUE_PLAYERS, engine_request, percentile_us, runtime};
 
 /// Arena and echo measurements alternate this many times in parts (a) and (b), so that both
 /// see the same load of the shared machine; the samples of all rounds are pooled.
@@ -139,8 +141,8 @@ fn main() {
     if let Some(rates) = &rate {
         print_rate(rates);
     }
-    if let Some((on, off)) = &metrics {
-        print_metrics_cost(on, off);
+    if let Some(cost) = &metrics {
+        print_metrics_cost(cost);
     }
     match &memory {
         Some(Ok((arena, echo))) => print_memory(arena, echo),
@@ -174,6 +176,8 @@ async fn scrape(url: &str) -> bool {
 struct Server {
     url: String,
     tokens: Vec<String>,
+    /// The token of the Admin service (the arena only).
+    admin_token: String,
     stop: oneshot::Sender<()>,
     done: JoinHandle<()>,
     _dir: Option<tempfile::TempDir>,
@@ -208,9 +212,11 @@ fn start_arena(servers: &Runtime, lobby: LobbyConfig, bots: usize, metrics: bool
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let addr = listener.local_addr().expect("local address");
         let (stop, stopped) = oneshot::channel::<()>();
+        let admin_token = auth::generate_token();
         let config = ServerConfig {
             lobby,
             shutdown_grace: Duration::from_secs(1),
+            admin_token: Some(auth::AdminToken::new(&admin_token)),
             ..ServerConfig::default()
         };
         let metrics_listener = if metrics {
@@ -238,6 +244,7 @@ fn start_arena(servers: &Runtime, lobby: LobbyConfig, bots: usize, metrics: bool
         Server {
             url: format!("http://{addr}"),
             tokens,
+            admin_token,
             stop,
             done,
             _dir: Some(dir),
@@ -305,6 +312,7 @@ fn start_echo(servers: &Runtime, reply: pb::ArenaMessage, style: EchoStyle) -> S
         Server {
             url: format!("http://{addr}"),
             tokens: vec!["echo".to_owned()],
+            admin_token: String::new(),
             stop,
             done,
             _dir: None,
@@ -785,10 +793,11 @@ fn measure_rate(servers: &Runtime, clients: &Runtime, fallback: pb::ArenaMessage
     }
 }
 
-/// The cost of metrics: the throughput part's arena rounds, alternating between an arena
-/// that serves metrics (scraped every [`SCRAPE_EVERY`]) and one that does not (and so counts
-/// nothing). Returns (with metrics, without).
-fn measure_metrics_cost(servers: &Runtime, clients: &Runtime) -> (Rate, Rate) {
+/// The cost of metrics, measured twice against two arenas, one that serves metrics
+/// (scraped every [`SCRAPE_EVERY`]) and one that does not (and so counts nothing), in
+/// alternating rounds: under the throughput part's pick-up load, then while each arena
+/// plays a league (so that the league series are refreshed and served too).
+fn measure_metrics_cost(servers: &Runtime, clients: &Runtime) -> MetricsCost {
     let lobby = || LobbyConfig {
         seats: SEATS as usize,
         practice: false,
@@ -807,9 +816,185 @@ fn measure_metrics_cost(servers: &Runtime, clients: &Runtime) -> (Rate, Rate) {
             clients.block_on(arena_rate_round(&with, false, &mut on));
         }
     }
+    let mut league_with = clients.block_on(LeagueLoad::start(&with));
+    let mut league_without = clients.block_on(LeagueLoad::start(&without));
+    let (mut league_on, mut league_off) = (Rate::default(), Rate::default());
+    for round in 0..ROUNDS {
+        if round % 2 == 0 {
+            clients.block_on(league_with.round(&mut league_on));
+            clients.block_on(league_without.round(&mut league_off));
+        } else {
+            clients.block_on(league_without.round(&mut league_off));
+            clients.block_on(league_with.round(&mut league_on));
+        }
+    }
+    let league_matches = [&league_with, &league_without].map(|l| clients.block_on(l.finished()));
+    for league in [league_with, league_without] {
+        clients.block_on(league.stop());
+    }
     with.stop(servers);
     without.stop(servers);
-    (on, off)
+    MetricsCost {
+        pick_up: (on, off),
+        league: (league_on, league_off),
+        league_matches,
+    }
+}
+
+/// What [`measure_metrics_cost`] measured: (with metrics, without) under each load.
+struct MetricsCost {
+    pick_up: (Rate, Rate),
+    league: (Rate, Rate),
+    /// League matches finished in each arena (with metrics, without) by the end.
+    league_matches: [u32; 2],
+}
+
+/// The league of the metrics part: Schocken at tables of 4 among [`LEAGUE_PLAYERS`], each
+/// with [`LEAGUE_STREAMS`] Play streams, 100 repetitions (far more than a run plays).
+fn league_file() -> String {
+    let bots: Vec<String> = (0..LEAGUE_PLAYERS.len())
+        .map(|i| format!("\"bench-{i}\""))
+        .collect();
+    format!(
+        "name = \"bench\"\nseed = 5\nbots = [{}]\nrepetitions = 100\nconcurrency = 6\n\n\
+         [games.schocken]\ntable_size = 4\n",
+        bots.join(", ")
+    )
+}
+
+/// Play streams per league player.
+const LEAGUE_STREAMS: usize = 4;
+/// League matches finished before the league rounds are measured.
+const LEAGUE_WARM_UP_MATCHES: u32 = 100;
+
+type Admin =
+    AdminClient<tonic::service::interceptor::InterceptedService<Channel, knobel_bots::BearerAuth>>;
+
+/// A league played over gRPC by built-in players ([`knobel_bots::Bot`]), paused between
+/// the rounds that measure it.
+struct LeagueLoad {
+    admin: Admin,
+    arena: ArenaClient<Channel>,
+    /// The players' decisions.
+    decisions: Arc<AtomicU64>,
+    players: tokio::task::JoinSet<Result<knobel_bots::RunReport, knobel_bots::BotError>>,
+}
+
+impl LeagueLoad {
+    /// Connects the players to `server`, creates and starts the league, waits for
+    /// [`LEAGUE_WARM_UP_MATCHES`] of its matches, and pauses it.
+    async fn start(server: &Server) -> LeagueLoad {
+        use knobel_bots::{Bot, BotConfig, Game, Token};
+        let channel = Endpoint::from_shared(server.url.clone())
+            .expect("url")
+            .connect()
+            .await
+            .expect("connect to the arena");
+        let auth = knobel_bots::BearerAuth::new(&Token::new(server.admin_token.clone()))
+            .expect("admin token");
+        let admin = AdminClient::with_interceptor(channel.clone(), auth);
+        let arena = ArenaClient::new(channel);
+        let decisions = Arc::new(AtomicU64::new(0));
+        let mut players = tokio::task::JoinSet::new();
+        for (i, name) in LEAGUE_PLAYERS.iter().enumerate() {
+            for stream in 0..LEAGUE_STREAMS {
+                let config = BotConfig::new(
+                    server.url.clone(),
+                    Token::new(server.tokens[i].clone()),
+                    format!("bench-{i}"),
+                    vec![Game::Schocken],
+                );
+                let policy = support::Counting {
+                    policy: knobel_bots::strategy(name, (i * 16 + stream) as u64)
+                        .expect("a built-in player"),
+                    decisions: decisions.clone(),
+                };
+                players.spawn(Bot::new(config, policy).run());
+            }
+        }
+        let mut load = LeagueLoad {
+            admin,
+            arena,
+            decisions,
+            players,
+        };
+        load.admin
+            .create_league(pb::CreateLeagueRequest {
+                config_toml: league_file(),
+            })
+            .await
+            .expect("create the league");
+        load.resume().await;
+        let deadline = Instant::now() + Duration::from_secs(300);
+        while load.finished().await < LEAGUE_WARM_UP_MATCHES {
+            assert!(Instant::now() < deadline, "the league does not progress");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        load.pause().await;
+        load
+    }
+
+    /// The league as the arena reports it (the read-only ListLeagues).
+    async fn info(&self) -> pb::LeagueInfo {
+        let mut arena = self.arena.clone();
+        let leagues = arena
+            .list_leagues(pb::ListLeaguesRequest {})
+            .await
+            .expect("list the leagues")
+            .into_inner()
+            .leagues;
+        leagues
+            .into_iter()
+            .find(|l| l.name == "bench")
+            .expect("the league")
+    }
+
+    async fn finished(&self) -> u32 {
+        self.info().await.finished_matches
+    }
+
+    async fn resume(&mut self) {
+        self.admin
+            .start_league(pb::LeagueRequest {
+                name: "bench".into(),
+            })
+            .await
+            .expect("start the league");
+    }
+
+    /// Pauses the league and waits until its last running match has ended, so that the
+    /// other arena's round runs alone.
+    async fn pause(&mut self) {
+        self.admin
+            .pause_league(pb::LeagueRequest {
+                name: "bench".into(),
+            })
+            .await
+            .expect("pause the league");
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while self.info().await.playing > 0 {
+            assert!(Instant::now() < deadline, "league matches do not end");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    /// One round: the league resumed, its decisions counted over a window, paused again.
+    async fn round(&mut self, rate: &mut Rate) {
+        self.resume().await;
+        count_window(&self.decisions, rate).await;
+        self.pause().await;
+    }
+
+    async fn stop(mut self) {
+        self.admin
+            .cancel_league(pb::LeagueRequest {
+                name: "bench".into(),
+            })
+            .await
+            .expect("cancel the league");
+        self.players.abort_all();
+        while self.players.join_next().await.is_some() {}
+    }
 }
 
 /// One round of 256 heuristic bots: counts decisions over the window, then lets every bot
@@ -1364,28 +1549,42 @@ fn print_rate(rates: &Rates) {
     );
 }
 
-fn print_metrics_cost(on: &Rate, off: &Rate) {
-    let ratio = on.per_second() / off.per_second();
+fn print_metrics_cost(cost: &MetricsCost) {
     println!();
     println!(
         "(metrics) decisions per second with metrics served (scraped every {} s) and without, {ROUNDS} alternating rounds of {:.1} s",
         SCRAPE_EVERY.as_secs(),
         RATE_RUN.as_secs_f64()
     );
-    for (name, rate) in [("metrics on", on), ("metrics off", off)] {
-        let rounds: Vec<String> = (0..rate.rounds.len())
-            .map(|r| format!("{:.0}", rate.round_per_second(r)))
-            .collect();
+    let loads = [
+        ("pick-up matches (part (b)'s load)", &cost.pick_up),
+        (
+            "a league of six built-in players (4 streams each, Schocken, tables of 4)",
+            &cost.league,
+        ),
+    ];
+    for (load, (on, off)) in loads {
+        println!("  {load}:");
+        let ratio = on.per_second() / off.per_second();
+        for (name, rate) in [("metrics on", on), ("metrics off", off)] {
+            let rounds: Vec<String> = (0..rate.rounds.len())
+                .map(|r| format!("{:.0}", rate.round_per_second(r)))
+                .collect();
+            println!(
+                "    {name:<12} {:>10.0} per second   rounds {}",
+                rate.per_second(),
+                rounds.join(" ")
+            );
+        }
         println!(
-            "    {name:<12} {:>10.0} per second   rounds {}",
-            rate.per_second(),
-            rounds.join(" ")
+            "    on/off {ratio:.3}: metrics cost {:.1} %   target <= 5 %: {}",
+            (1.0 - ratio) * 100.0,
+            verdict(ratio >= 0.95)
         );
     }
     println!(
-        "    on/off {ratio:.3}: metrics cost {:.1} %   target <= 5 %: {}",
-        (1.0 - ratio) * 100.0,
-        verdict(ratio >= 0.95)
+        "  league matches finished by the end: {} with metrics, {} without",
+        cost.league_matches[0], cost.league_matches[1]
     );
 }
 

@@ -28,6 +28,8 @@ use tokio_stream::StreamExt;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::Streaming;
 
+// The shared helpers; the league players are not used here.
+#[allow(dead_code)]
 mod support;
 use support::{percentile_us, runtime};
 

@@ -19,19 +19,17 @@ use std::time::{Duration, Instant};
 use knobel_arena::auth::{self, AdminToken};
 use knobel_arena::server::{ServerConfig, serve_with_web};
 use knobel_arena::store::Store;
-use knobel_bots::{BearerAuth, Bot, BotConfig, BotPolicy, Game, Token, strategy};
+use knobel_bots::{BearerAuth, Bot, BotConfig, Game, Token, strategy};
 use knobel_e2e::http_request;
-use knobel_engine::policy::Policy;
-use knobel_engine::{Action, Observation, Rules};
 use knobel_proto::v1 as pb;
 use knobel_proto::v1::admin_client::AdminClient;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
-// The shared helpers; this bench uses the runtimes and percentiles only.
+// The shared helpers; this bench uses the runtimes, percentiles and league players.
 #[allow(dead_code)]
 mod support;
-use support::{percentile_us, runtime};
+use support::{Counting, LEAGUE_PLAYERS, percentile_us, runtime};
 
 /// Live pages connected during the windows with live updates.
 const SSE_CLIENTS: usize = 100;
@@ -46,33 +44,10 @@ const ROUNDS: usize = 4;
 /// League matches finished before measuring (the standings have something to show).
 const WARM_UP_MATCHES: u32 = 100;
 
-const BOTS: [&str; 6] = [
-    "heuristic",
-    "heuristic-80",
-    "heuristic-60",
-    "heuristic-40",
-    "heuristic-20",
-    "random",
-];
+const BOTS: [&str; 6] = LEAGUE_PLAYERS;
 const STREAMS_PER_BOT: usize = 4;
 
 /// A built-in player that counts its decisions.
-struct Counting {
-    policy: Box<dyn Policy + Send>,
-    decisions: Arc<AtomicU64>,
-}
-
-impl BotPolicy for Counting {
-    fn begin_match(&mut self, rules: &Rules) {
-        self.policy.begin_match(rules)
-    }
-
-    fn decide(&mut self, observation: &Observation, legal: &[Action]) -> Action {
-        self.decisions.fetch_add(1, Ordering::Relaxed);
-        self.policy.decide(observation, legal)
-    }
-}
-
 fn league_file() -> String {
     let bots: Vec<String> = (0..BOTS.len()).map(|i| format!("\"bot-{i}\"")).collect();
     format!(

@@ -130,3 +130,36 @@ pub fn runtime(name: &str) -> tokio::runtime::Runtime {
         .build()
         .expect("tokio runtime")
 }
+
+/// Six built-in players of clearly different strength, strongest first: the field of the
+/// benchmarks that play a league over gRPC.
+pub const LEAGUE_PLAYERS: [&str; 6] = [
+    "heuristic",
+    "heuristic-80",
+    "heuristic-60",
+    "heuristic-40",
+    "heuristic-20",
+    "random",
+];
+
+/// A built-in player that counts its decisions.
+pub struct Counting {
+    pub policy: Box<dyn knobel_engine::policy::Policy + Send>,
+    pub decisions: std::sync::Arc<std::sync::atomic::AtomicU64>,
+}
+
+impl knobel_bots::BotPolicy for Counting {
+    fn begin_match(&mut self, rules: &Rules) {
+        self.policy.begin_match(rules)
+    }
+
+    fn decide(
+        &mut self,
+        observation: &knobel_engine::Observation,
+        legal: &[knobel_engine::Action],
+    ) -> knobel_engine::Action {
+        self.decisions
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.policy.decide(observation, legal)
+    }
+}
