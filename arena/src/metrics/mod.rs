@@ -475,4 +475,4 @@ impl Drop for StreamGauge {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
