@@ -457,7 +457,9 @@ fn set_standings(
 mod tests {
     use super::*;
     use crate::league::{PlayedSeat, standings};
+    use crate::metrics::STORE_OPERATIONS;
     use crate::metrics::tests::value;
+    use crate::store::Store;
 
     fn record(bots: &[String], games: &str) -> LeagueRecord {
         LeagueRecord {
@@ -514,6 +516,53 @@ mod tests {
                 Some((bot.to_owned(), value.parse().ok()?))
             })
             .collect()
+    }
+
+    /// The league operations on a store of their own that count its failures under
+    /// `league_metrics`, as `serve` gives the refresh; and the store, to close it.
+    async fn counted_leagues(metrics: &Metrics, dir: &std::path::Path) -> (Leagues, Store) {
+        let url = format!("sqlite://{}", dir.join("knobel.db").display());
+        let store = Store::connect(&url).await.unwrap();
+        let (_, stopped) = watch::channel(false);
+        let lobby = crate::lobby::Lobby::new(
+            crate::lobby::LobbyConfig::default(),
+            store.clone(),
+            Metrics::disabled(),
+            stopped,
+        );
+        let scheduler = crate::league::scheduler::Scheduler::new(store.clone(), lobby, None);
+        let leagues = Leagues::new(store.clone(), scheduler, |e| {
+            tonic::Status::unavailable(e.to_string())
+        });
+        (leagues.counting_errors(metrics, "league_metrics"), store)
+    }
+
+    #[tokio::test]
+    async fn a_store_failure_of_the_refresh_is_counted_under_its_operation() {
+        let dir = tempfile::tempdir().unwrap();
+        let metrics = Metrics::default();
+        let (leagues, store) = counted_leagues(&metrics, dir.path()).await;
+        let gauges = metrics.leagues().unwrap();
+        let mut shown = HashMap::new();
+        let errors = |metrics: &Metrics, operation: &str| {
+            let series = format!(r#"knobel_store_errors_total{{operation="{operation}"}}"#);
+            value(&metrics.render(), &series)
+        };
+        refresh_once(gauges, &leagues, &mut shown).await.unwrap();
+        assert_eq!(errors(&metrics, "league_metrics"), Some(0.0));
+        // The database goes away (its pool is closed): the refresh fails, and is counted.
+        store.close().await;
+        refresh_once(gauges, &leagues, &mut shown)
+            .await
+            .unwrap_err();
+        refresh_once(gauges, &leagues, &mut shown)
+            .await
+            .unwrap_err();
+        assert_eq!(errors(&metrics, "league_metrics"), Some(2.0));
+        // ...under its own operation only.
+        for operation in STORE_OPERATIONS.iter().filter(|o| **o != "league_metrics") {
+            assert_eq!(errors(&metrics, operation), Some(0.0), "{operation}");
+        }
     }
 
     #[test]
