@@ -840,20 +840,22 @@ async fn prometheus_shows_the_standings_the_dashboard_queries_work_and_the_count
 /// bank (60 s) has those decisions counted `late`: none `ok`, none timed out.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn answers_after_the_deadline_within_the_bank_are_counted_late() {
-    let mut options = ArenaOptions::default();
-    options.args = [
-        "--decision-ms",
-        "50",
-        "--time-bank-ms",
-        "60000",
-        "--seats",
-        "2",
-        "--practice",
-        "--practice-wait-ms",
-        "0",
-    ]
-    .map(str::to_owned)
-    .to_vec();
+    let options = ArenaOptions {
+        args: [
+            "--decision-ms",
+            "50",
+            "--time-bank-ms",
+            "60000",
+            "--seats",
+            "2",
+            "--practice",
+            "--practice-wait-ms",
+            "0",
+        ]
+        .map(str::to_owned)
+        .to_vec(),
+        ..ArenaOptions::default()
+    };
     let arena = Arena::start_with_env(options, &[("KNOBEL_ADMIN_TOKEN", ADMIN_TOKEN)]).await;
     let mut admin = arena.admin(ADMIN_TOKEN).await;
     let token = admin
