@@ -364,6 +364,18 @@ async fn a_postgres_outage_mid_league_loses_no_result_and_the_league_finishes() 
     // Standings cannot be read meanwhile.
     let err = standings(&arena, "outage").await.unwrap_err();
     assert_eq!(err.code(), tonic::Code::Unavailable, "{err:?}");
+    // Every path that met the outage counted it: GetStandings, the league scheduler and
+    // the league metrics' refresh (each its own operation).
+    for operation in ["standings", "league_scheduler", "league_metrics"] {
+        let series = format!("knobel_store_errors_total{{operation=\"{operation}\"}}");
+        while arena.metric(&series).await < 1.0 {
+            assert!(
+                Instant::now() < deadline,
+                "{series} did not count the outage"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
     server.start_again();
 
     wait_for(

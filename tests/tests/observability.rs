@@ -3,14 +3,22 @@
 //! on 127.0.0.1 with the configuration and rules of deploy/prometheus/.
 //!
 //! During a short league across the three games the test checks that:
+//! - a league created and not yet started already has every entrant's series for each of
+//!   its games (initial rating, 0 matches, 0 at every place);
 //! - `promtool check metrics` accepts the arena's output;
 //! - every bot's rating in Prometheus equals the standings from GetStandings, per game and
 //!   overall, once the league is over;
 //! - every panel query of the Grafana dashboard names only metrics the arena exports (or
-//!   recording rules of deploy/prometheus) and evaluates in that Prometheus without error;
-//!   the leaderboard queries return every bot of the league;
-//! - the decision metrics agree with the stored results: timeouts, strikes by reason and
-//!   forfeits by reason per bot equal what the database recorded.
+//!   recording rules of deploy/prometheus whose own expressions name only exported metrics)
+//!   and evaluates in that Prometheus without error; the leaderboard queries return every
+//!   bot of the league, and each leaderboard table, sorted as the dashboard sorts it, lists
+//!   the bots in GetStandings' order;
+//! - the decision metrics agree with the stored results: timeouts, illegal actions (the bot
+//!   that plays them, on their own), strikes by reason and forfeits by reason per bot equal
+//!   what the database recorded.
+//!
+//! A second test plays practice matches with a bot that answers after the deadline but
+//! within its time bank: those decisions are counted `late`.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
@@ -310,10 +318,11 @@ fn scraped_names(text: &str) -> BTreeSet<String> {
     names
 }
 
-/// The recording rules of deploy/prometheus/recording.yml.
-fn recorded_names() -> BTreeSet<String> {
+/// The rules of `file` in deploy/prometheus/: each one's name (the recorded series or the
+/// alert) and expression.
+fn rules(file: &str) -> BTreeMap<String, String> {
     let rules: serde_yaml_ng::Value = serde_yaml_ng::from_str(
-        &std::fs::read_to_string(workspace().join("deploy/prometheus/recording.yml")).unwrap(),
+        &std::fs::read_to_string(workspace().join("deploy/prometheus").join(file)).unwrap(),
     )
     .unwrap();
     rules["groups"]
@@ -321,18 +330,26 @@ fn recorded_names() -> BTreeSet<String> {
         .unwrap()
         .iter()
         .flat_map(|g| g["rules"].as_sequence().unwrap().iter())
-        .map(|r| r["record"].as_str().unwrap().to_owned())
+        .map(|r| {
+            let name = r["record"].as_str().or(r["alert"].as_str()).unwrap();
+            (name.to_owned(), r["expr"].as_str().unwrap().to_owned())
+        })
         .collect()
+}
+
+/// The Grafana dashboard, deploy/grafana/dashboards/knobel.json.
+fn dashboard() -> Value {
+    serde_json::from_str(
+        &std::fs::read_to_string(workspace().join("deploy/grafana/dashboards/knobel.json"))
+            .unwrap(),
+    )
+    .unwrap()
 }
 
 /// Every query of the dashboard: (panel title, expression), the template variable's query
 /// included.
 fn dashboard_queries() -> Vec<(String, String)> {
-    let dashboard: Value = serde_json::from_str(
-        &std::fs::read_to_string(workspace().join("deploy/grafana/dashboards/knobel.json"))
-            .unwrap(),
-    )
-    .unwrap();
+    let dashboard = dashboard();
     let mut queries = Vec::new();
     for panel in dashboard["panels"].as_array().unwrap() {
         for target in panel["targets"].as_array().unwrap() {
@@ -396,6 +413,115 @@ fn sums(
     sums
 }
 
+/// The series of league "observed", not yet started, that are not at their initial values:
+/// for every bot, each game and overall, the initial Weng-Lin rating, 0 matches and a rank
+/// by name; for each game, 0 matches at each place of its tables (3 seats).
+fn missing_initial_series(text: &str) -> Vec<String> {
+    let mut missing = Vec::new();
+    let mut names: Vec<&str> = BOTS.iter().map(|(name, _)| *name).collect();
+    names.sort();
+    let sigma = 25.0 / 3.0;
+    for game in ["schocken", "sjokken", "zokken", "overall"] {
+        for (rank, bot) in names.iter().enumerate() {
+            let labels = format!(r#"{{bot="{bot}",game="{game}",league="observed"}}"#);
+            for (metric, want) in [
+                ("knobel_league_rating_mu", 25.0),
+                ("knobel_league_rating_sigma", sigma),
+                ("knobel_league_rating_conservative", 25.0 - 3.0 * sigma),
+                ("knobel_league_bot_matches", 0.0),
+                ("knobel_league_rank", rank as f64 + 1.0),
+            ] {
+                let series = format!("{metric}{labels}");
+                if exact(text, &series).is_none_or(|v| (v - want).abs() > 1e-9) {
+                    missing.push(series);
+                }
+            }
+            if game == "schocken" || game == "sjokken" {
+                for place in 1..=3 {
+                    let series = format!(
+                        r#"knobel_league_placings{{bot="{bot}",game="{game}",league="observed",place="{place}"}}"#
+                    );
+                    if exact(text, &series) != Some(0.0) {
+                        missing.push(series);
+                    }
+                }
+            }
+        }
+    }
+    missing
+}
+
+/// The value of the one series `series` (name and labels, exactly) in the scrape `text`.
+fn exact(text: &str, series: &str) -> Option<f64> {
+    text.lines()
+        .find_map(|line| line.strip_prefix(series)?.strip_prefix(' ')?.parse().ok())
+}
+
+/// The bots of each game (and `overall`) in GetStandings' order.
+fn standings_order(s: &pb::GetStandingsResponse) -> BTreeMap<String, Vec<&str>> {
+    let mut order: BTreeMap<String, Vec<&str>> = s
+        .games
+        .iter()
+        .map(|g| {
+            let bots = g.bots.iter().map(|b| b.bot.as_str()).collect();
+            (game_name(g.game).to_owned(), bots)
+        })
+        .collect();
+    order.insert(
+        "overall".to_owned(),
+        s.overall.iter().map(|b| b.bot.as_str()).collect(),
+    );
+    order
+}
+
+/// Every leaderboard table of the dashboard: its game (from the title "Leaderboard: GAME"),
+/// the query of the column its `sortBy` transformation sorts by, and whether descending.
+fn leaderboard_sorts() -> Vec<(String, String, bool)> {
+    let dashboard = dashboard();
+    let mut sorts = Vec::new();
+    for panel in dashboard["panels"].as_array().unwrap() {
+        let Some(game) = panel["title"]
+            .as_str()
+            .unwrap()
+            .strip_prefix("Leaderboard: ")
+        else {
+            continue;
+        };
+        let transformations = panel["transformations"].as_array().unwrap();
+        let find = |id: &str| {
+            transformations
+                .iter()
+                .find(|t| t["id"] == id)
+                .unwrap_or_else(|| panic!("leaderboard {game}: no {id} transformation"))
+        };
+        let sort = &find("sortBy")["options"]["sort"][0];
+        let field = sort["field"].as_str().unwrap();
+        // The column is a query's value, renamed: "Value #REFID" -> field.
+        let renamed = find("organize")["options"]["renameByName"]
+            .as_object()
+            .unwrap();
+        let column = renamed
+            .iter()
+            .find(|(_, to)| *to == field)
+            .map_or(field, |(from, _)| from.as_str());
+        let ref_id = column
+            .strip_prefix("Value #")
+            .unwrap_or_else(|| panic!("leaderboard {game} sorts by {field}, not a query"));
+        let target = panel["targets"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["refId"] == ref_id)
+            .unwrap_or_else(|| panic!("leaderboard {game}: no query {ref_id}"));
+        sorts.push((
+            game.to_owned(),
+            target["expr"].as_str().unwrap().to_owned(),
+            sort["desc"].as_bool().unwrap_or(false),
+        ));
+    }
+    sorts
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[cfg_attr(
     knobel_without_prometheus,
@@ -448,6 +574,21 @@ async fn prometheus_shows_the_standings_the_dashboard_queries_work_and_the_count
         })
         .await
         .unwrap();
+    // Created, not started: every entrant already has its series for each game and
+    // overall, at the initial rating, with 0 matches and 0 at every place.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let text = scrape(&arena.metrics_url).await;
+        let missing = missing_initial_series(&text);
+        if missing.is_empty() {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "a created league lacks series: {missing:?}\n{text}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
     admin
         .start_league(pb::LeagueRequest {
             name: "observed".into(),
@@ -526,7 +667,25 @@ async fn prometheus_shows_the_standings_the_dashboard_queries_work_and_the_count
     let text = scrape(&arena.metrics_url).await;
     assert_eq!(promtool_check_metrics(&text), "", "promtool check metrics");
     let exported = scraped_names(&text);
-    let recorded = recorded_names();
+    // Every recording rule (and alert) names only exported metrics or recording rules, and
+    // every rule it names is one that does.
+    let recorded = rules("recording.yml");
+    for file in ["recording.yml", "alerts.yml"] {
+        for (rule, expr) in rules(file) {
+            let names = metric_names(&expr);
+            // Only the alert on `up` (Prometheus's own) names no metric of the arena.
+            assert!(
+                !names.is_empty() || expr.starts_with("up{"),
+                "{file}: {rule}: {expr} names no metric"
+            );
+            for name in &names {
+                assert!(
+                    exported.contains(name) || (recorded.contains_key(name) && *name != rule),
+                    "{file}: {rule}: {expr} names {name}, which the arena does not export"
+                );
+            }
+        }
+    }
     // Rules have been evaluated over the scrapes of the league.
     let deadline = Instant::now() + Duration::from_secs(60);
     while prometheus
@@ -544,7 +703,7 @@ async fn prometheus_shows_the_standings_the_dashboard_queries_work_and_the_count
         assert!(!names.is_empty(), "{title}: {expr} names no metric");
         for name in &names {
             assert!(
-                exported.contains(name) || recorded.contains(name),
+                exported.contains(name) || recorded.contains_key(name),
                 "{title}: {expr} names {name}, which the arena does not export"
             );
         }
@@ -561,6 +720,26 @@ async fn prometheus_shows_the_standings_the_dashboard_queries_work_and_the_count
             }
         }
     }
+    // Each leaderboard, sorted as the dashboard sorts it, is in GetStandings' order.
+    let order = standings_order(&standings);
+    let mut boards = 0;
+    for (game, expr, descending) in leaderboard_sorts() {
+        let mut rows = prometheus.vector(&with_variables(&expr, &game)).await;
+        rows.sort_by(|a, b| {
+            let by = a.1.total_cmp(&b.1);
+            if descending { by.reverse() } else { by }
+        });
+        let seen: Vec<&str> = rows
+            .iter()
+            .map(|(labels, _)| labels["bot"].as_str())
+            .collect();
+        assert_eq!(
+            seen, order[&game],
+            "leaderboard {game} sorted by {expr}: {rows:?}"
+        );
+        boards += 1;
+    }
+    assert_eq!(boards, 4, "a leaderboard per game and overall");
     bots.abort_all();
 
     // The decision metrics agree with the store.
@@ -623,12 +802,26 @@ async fn prometheus_shows_the_standings_the_dashboard_queries_work_and_the_count
         stored_forfeits.contains_key(&("crook".to_owned(), "strikes".to_owned())),
         "{stored_forfeits:?}"
     );
+    // Its illegal actions are counted as such, on their own: they are crook's stored
+    // strikes less its timeouts and malformed answers (it sends none of those).
+    let illegal = by_outcome(&["illegal"]);
     assert!(
-        by_outcome(&["illegal"])
-            .keys()
-            .all(|(bot, _)| bot == "crook"),
-        "only crook plays illegal actions"
+        illegal.keys().all(|(bot, _)| bot == "crook"),
+        "only crook plays illegal actions: {illegal:?}"
     );
+    let malformed = by_outcome(&["malformed"]);
+    assert!(malformed.is_empty(), "{malformed:?}");
+    let mut stored_illegal = stored_strikes.clone();
+    stored_illegal.retain(|(bot, _), _| bot == "crook");
+    for (key, n) in &mut stored_illegal {
+        *n -= stored_timeouts.get(key).copied().unwrap_or(0.0);
+    }
+    stored_illegal.retain(|_, n| *n > 0.0);
+    assert!(
+        !stored_illegal.is_empty(),
+        "crook was struck for illegal actions"
+    );
+    assert_eq!(illegal, stored_illegal, "illegal actions");
     // ...and the good bots' decisions are counted, and in the latency histogram.
     let ok = by_outcome(&["ok", "late"]);
     assert!(ok.keys().any(|(bot, _)| bot == "ada"), "{ok:?}");
@@ -640,5 +833,79 @@ async fn prometheus_shows_the_standings_the_dashboard_queries_work_and_the_count
     );
     assert!(timed.keys().any(|(bot, _)| bot == "ada"), "{timed:?}");
     drop(prometheus);
+    assert!(arena.stop().await.success());
+}
+
+/// A bot that answers every request after the deadline (50 ms) but well within its time
+/// bank (60 s) has those decisions counted `late`: none `ok`, none timed out.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn answers_after_the_deadline_within_the_bank_are_counted_late() {
+    let options = ArenaOptions {
+        args: [
+            "--decision-ms",
+            "50",
+            "--time-bank-ms",
+            "60000",
+            "--seats",
+            "2",
+            "--practice",
+            "--practice-wait-ms",
+            "0",
+        ]
+        .map(str::to_owned)
+        .to_vec(),
+        ..ArenaOptions::default()
+    };
+    let arena = Arena::start_with_env(options, &[("KNOBEL_ADMIN_TOKEN", ADMIN_TOKEN)]).await;
+    let mut admin = arena.admin(ADMIN_TOKEN).await;
+    let token = admin
+        .add_bot(pb::AddBotRequest {
+            name: "tardy".into(),
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .token;
+    let mut config = BotConfig::new(
+        arena.url.clone(),
+        Token::new(token),
+        "tardy",
+        [Game::Schocken],
+    );
+    config.misbehave = Some(Misbehave::Late(Duration::from_millis(120)));
+    let bot = tokio::spawn(Bot::new(config, strategy("heuristic", 1).unwrap()).run());
+    let outcome = |text: &str, outcome: &str| {
+        sums(text, "knobel_decisions_total", ["bot", "outcome"], |l| {
+            l["outcome"] == outcome
+        })
+        .get(&("tardy".to_owned(), outcome.to_owned()))
+        .copied()
+        .unwrap_or(0.0)
+    };
+    // Decisions are counted when a match ends.
+    let deadline = Instant::now() + Duration::from_secs(180);
+    let text = loop {
+        let text = scrape(&arena.metrics_url).await;
+        if outcome(&text, "late") > 0.0 {
+            break text;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no late decision counted in 180 s:\n{text}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    for other in ["ok", "timeout", "illegal", "malformed"] {
+        assert_eq!(outcome(&text, other), 0.0, "{other}:\n{text}");
+    }
+    // Its decisions took longer than the deadline: none in the deadline's bucket.
+    let within_deadline = sums(
+        &text,
+        "knobel_decision_duration_seconds_bucket",
+        ["bot", "le"],
+        |l| l["bot"] == "tardy" && l["le"] == "0.05",
+    );
+    assert!(within_deadline.is_empty(), "{within_deadline:?}");
+    bot.abort();
     assert!(arena.stop().await.success());
 }

@@ -12,6 +12,7 @@ use tracing::info;
 use super::scheduler::Scheduler;
 use super::standings::{BotStanding, GameStandings, Interval, PairComparison, Standings};
 use super::{LeagueConfig, PlayedMatch, expand, standings};
+use crate::metrics::Metrics;
 use crate::store::{LeagueRecord, LeagueStatus, NewLeague, Store, StoreError};
 
 /// How old a running league's standings may be for the web pages and the metrics
@@ -168,6 +169,16 @@ impl Leagues {
             scheduler,
             failed,
             played: Arc::default(),
+        }
+    }
+
+    /// These league operations with their store calls that fail because the database is
+    /// unavailable counted under `operation` (see [`Store::counting_errors`]); the kept
+    /// standings are shared with `self`.
+    pub fn counting_errors(&self, metrics: &Metrics, operation: &'static str) -> Leagues {
+        Leagues {
+            store: self.store.clone().counting_errors(metrics, operation),
+            ..self.clone()
         }
     }
 

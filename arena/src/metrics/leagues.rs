@@ -1,13 +1,19 @@
 //! League metrics: every shown league's progress, and each bot's standing in it per game
-//! and overall (rating, matches, mean place, placings), refreshed by [`refresh`] from the
-//! standings GetStandings and the web pages serve (`Leagues::league_standings_within`: one
-//! computation shared with the pages, at most every
-//! [`RUNNING_STANDINGS_MAX_AGE`](crate::league::service::RUNNING_STANDINGS_MAX_AGE) for a
-//! running league, exact once it has ended).
+//! and overall (rank, rating, matches, mean place, loss ratio or net chips per 100 rounds,
+//! placings), refreshed by [`refresh`] from the standings GetStandings and the web pages
+//! serve (`Leagues::league_standings_within`: one computation shared with the pages, at most
+//! every [`RUNNING_STANDINGS_MAX_AGE`](crate::league::service::RUNNING_STANDINGS_MAX_AGE)
+//! for a running league, exact once it has ended).
 //!
 //! Leagues are a bounded label set: the [`MAX_LEAGUE_LABELS`] leagues shown are the running
 //! and paused ones first, then the newest; the series of a league no longer shown are
 //! removed. A league's series are set again only when its standings were computed anew.
+//!
+//! Bots are bounded per league and game too: the first [`MAX_BOT_LABELS`] of the
+//! standings' order have series (ranks 1 to [`MAX_BOT_LABELS`]), the others none, so the
+//! leaderboard is exact for the best bots. Every entrant has its series for each of the
+//! league's games from the league's creation: bots yet to play a game follow those that
+//! have (by name) with the initial rating, 0 matches and 0 at every place.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
@@ -17,8 +23,12 @@ use prometheus::{GaugeVec, IntGaugeVec};
 use tokio::sync::watch;
 use tracing::debug;
 
-use super::{Metrics, Register};
+use knobel_engine::Game;
+
+use super::{MAX_BOT_LABELS, Metrics, Register};
 use crate::league::PlayedMatch;
+use crate::league::config::LeagueConfig;
+use crate::league::ratings::Rating;
 use crate::league::service::{Leagues, Played, RUNNING_STANDINGS_MAX_AGE};
 use crate::league::standings::BotStanding;
 use crate::store::{LeagueRecord, LeagueStatus};
@@ -36,11 +46,14 @@ pub const OVERALL: &str = "overall";
 pub(crate) struct LeagueGauges {
     matches: IntGaugeVec,
     status: IntGaugeVec,
+    rank: IntGaugeVec,
     mu: GaugeVec,
     sigma: GaugeVec,
     conservative: GaugeVec,
     bot_matches: IntGaugeVec,
     mean_place: GaugeVec,
+    loss_ratio: GaugeVec,
+    chips: GaugeVec,
     placings: IntGaugeVec,
 }
 
@@ -59,6 +72,14 @@ impl LeagueGauges {
                 "Where a league stands: 1 for its status (created, running, paused, cancelled, \
                  finished), 0 for the others.",
                 &["league", "status"],
+            ),
+            rank: r.gauge(
+                "league_rank",
+                "A bot's place in a league's standings (1 is best), per game and overall, as \
+                 GetStandings orders them: by mean place (Zokken: by net chips per 100 rounds), \
+                 then conservative rating, then name; bots yet to play a game of it after those \
+                 that have, by name.",
+                &standing,
             ),
             mu: r.float_gauge(
                 "league_rating_mu",
@@ -83,13 +104,26 @@ impl LeagueGauges {
             ),
             mean_place: r.float_gauge(
                 "league_mean_place",
-                "A bot's mean place in a league (1 is best), per game and overall; the \
-                 standings rank by it (Zokken: by net chips per 100 rounds).",
+                "A bot's mean place in a league (1 is best), per game and overall, once it has \
+                 played; what the standings rank by except in Zokken.",
+                &standing,
+            ),
+            loss_ratio: r.float_gauge(
+                "league_loss_ratio",
+                "The share of its matches a bot lost in a league (0 to 1; Schocken, Sjokken), \
+                 once it has played.",
+                &standing,
+            ),
+            chips: r.float_gauge(
+                "league_net_chips_per_100_rounds",
+                "A bot's mean net chips per 100 rounds in a league (Zokken), once it has \
+                 played: what Zokken's standings rank by.",
                 &standing,
             ),
             placings: r.gauge(
                 "league_placings",
-                "Matches a bot finished at each place in a league, per game.",
+                "Matches a bot finished at each place in a league, per game (every place of \
+                 the game's tables, from 0).",
                 &["league", "game", "bot", "place"],
             ),
         }
@@ -111,17 +145,48 @@ impl LeagueGauges {
         }
     }
 
-    fn set_standing(&self, league: &str, game: &str, b: &BotStanding) {
-        let labels = [league, game, b.bot.as_str()];
-        self.mu.with_label_values(&labels).set(b.mu);
-        self.sigma.with_label_values(&labels).set(b.sigma);
+    fn set_line(&self, league: &str, game: &str, line: &Line<'_>) {
+        let labels = [league, game, line.bot];
+        let count = |n: u64| n.min(i64::MAX as u64) as i64;
+        self.rank.with_label_values(&labels).set(count(line.rank));
+        self.mu.with_label_values(&labels).set(line.mu);
+        self.sigma.with_label_values(&labels).set(line.sigma);
         self.conservative
             .with_label_values(&labels)
-            .set(b.conservative);
+            .set(line.conservative);
         self.bot_matches
             .with_label_values(&labels)
-            .set(b.matches.min(i64::MAX as u64) as i64);
-        self.mean_place.with_label_values(&labels).set(b.mean_place);
+            .set(count(line.matches));
+        if let Some(played) = line.played {
+            self.mean_place
+                .with_label_values(&labels)
+                .set(played.mean_place);
+            if let Some(loss) = played.loss_rate {
+                self.loss_ratio
+                    .with_label_values(&labels)
+                    .set(loss.estimate);
+            }
+            if let Some(chips) = played.chips_per_100_rounds {
+                self.chips.with_label_values(&labels).set(chips.estimate);
+            }
+        }
+    }
+
+    /// Removes the series of `bot` in `league` and `game` (placings apart).
+    fn remove_line(&self, league: &str, game: &str, bot: &str) {
+        let labels = [league, game, bot];
+        for gauge in [
+            &self.mu,
+            &self.sigma,
+            &self.conservative,
+            &self.mean_place,
+            &self.loss_ratio,
+            &self.chips,
+        ] {
+            let _ = gauge.remove_label_values(&labels);
+        }
+        let _ = self.rank.remove_label_values(&labels);
+        let _ = self.bot_matches.remove_label_values(&labels);
     }
 
     /// Removes every series of `league`.
@@ -133,12 +198,7 @@ impl LeagueGauges {
             let _ = self.status.remove_label_values(&[league, status.as_str()]);
         }
         for (game, bot) in &shown.standings {
-            let labels = [league, game.as_str(), bot.as_str()];
-            let _ = self.mu.remove_label_values(&labels);
-            let _ = self.sigma.remove_label_values(&labels);
-            let _ = self.conservative.remove_label_values(&labels);
-            let _ = self.bot_matches.remove_label_values(&labels);
-            let _ = self.mean_place.remove_label_values(&labels);
+            self.remove_line(league, game, bot);
         }
         for (game, bot, place) in &shown.placings {
             let _ = self
@@ -153,8 +213,90 @@ impl LeagueGauges {
 struct Shown {
     /// The standings its series were set from.
     from: Option<Arc<Played>>,
+    /// (game, bot) of its standing series.
     standings: HashSet<(String, String)>,
+    /// (game, bot, place) of its placings.
     placings: HashSet<(String, String, String)>,
+}
+
+/// One bot's series in one game of a league (or overall).
+#[derive(Clone, Debug, PartialEq)]
+struct Line<'a> {
+    bot: &'a str,
+    /// 1 is best.
+    rank: u64,
+    mu: f64,
+    sigma: f64,
+    conservative: f64,
+    matches: u64,
+    /// Its line in the standings, once it has played.
+    played: Option<&'a BotStanding>,
+}
+
+/// The lines of one game (or overall, `game` `None`): the bots of `ranked` (the standings,
+/// best first) with their standings, then the `entrants` yet to play, by name, with the
+/// initial rating; at most [`MAX_BOT_LABELS`], the best.
+fn lines<'a>(ranked: &'a [BotStanding], entrants: &'a [String]) -> Vec<Line<'a>> {
+    let mut lines: Vec<Line<'a>> = ranked
+        .iter()
+        .map(|b| Line {
+            bot: &b.bot,
+            rank: 0,
+            mu: b.mu,
+            sigma: b.sigma,
+            conservative: b.conservative,
+            matches: b.matches,
+            played: Some(b),
+        })
+        .collect();
+    let mut waiting: Vec<&String> = entrants
+        .iter()
+        .filter(|e| !ranked.iter().any(|b| &b.bot == *e))
+        .collect();
+    waiting.sort();
+    waiting.dedup();
+    let initial = Rating::default();
+    lines.extend(waiting.into_iter().map(|bot| Line {
+        bot,
+        rank: 0,
+        mu: initial.mu,
+        sigma: initial.sigma,
+        conservative: initial.conservative(),
+        matches: 0,
+        played: None,
+    }));
+    lines.truncate(MAX_BOT_LABELS);
+    for (i, line) in lines.iter_mut().enumerate() {
+        line.rank = i as u64 + 1;
+    }
+    lines
+}
+
+/// A league's games and their table sizes, from its file; if it does not read, the games of
+/// its standings, at the largest table they saw.
+fn games_of(record: &LeagueRecord, played: &Played) -> Vec<(Game, u32)> {
+    match LeagueConfig::from_toml(&record.config_toml) {
+        Ok(config) => config
+            .games
+            .iter()
+            .map(|plan| (plan.game, plan.table_size))
+            .collect(),
+        Err(_) => played
+            .standings
+            .games
+            .iter()
+            .map(|g| {
+                let seats = played
+                    .results
+                    .iter()
+                    .filter(|m| m.game == g.game)
+                    .map(|m| m.seats.len() as u32)
+                    .max()
+                    .unwrap_or(0);
+                (g.game, seats)
+            })
+            .collect(),
+    }
 }
 
 /// The leagues shown: running and paused first, then the newest.
@@ -244,30 +386,333 @@ async fn refresh_once(
         {
             continue;
         }
-        let s = &view.played.standings;
-        for game in &s.games {
-            for b in &game.bots {
-                gauges.set_standing(&league.name, game.game.name(), b);
-                series
-                    .standings
-                    .insert((game.game.name().to_owned(), b.bot.clone()));
-            }
-        }
-        for b in &s.overall {
-            gauges.set_standing(&league.name, OVERALL, b);
-            series.standings.insert((OVERALL.to_owned(), b.bot.clone()));
-        }
-        for ((game, bot, place), n) in placings(&view.played.results) {
-            let place = place.to_string();
-            gauges
-                .placings
-                .with_label_values(&[league.name.as_str(), game, bot, place.as_str()])
-                .set(n);
-            series
-                .placings
-                .insert((game.to_owned(), bot.to_owned(), place));
-        }
+        set_standings(gauges, &league.name, league, &view.played, series);
         series.from = Some(view.played.clone());
     }
     Ok(())
+}
+
+/// Sets the standing and placing series of `league` from `played`, and removes those of
+/// bots no longer among the [`MAX_BOT_LABELS`] shown.
+fn set_standings(
+    gauges: &LeagueGauges,
+    name: &str,
+    league: &LeagueRecord,
+    played: &Played,
+    series: &mut Shown,
+) {
+    let s = &played.standings;
+    let games = games_of(league, played);
+    let counts = placings(&played.results);
+    let mut standings = HashSet::new();
+    let mut places = HashSet::new();
+    let no_bots = Vec::new();
+    for &(game, table_size) in &games {
+        let ranked = s
+            .games
+            .iter()
+            .find(|g| g.game == game)
+            .map_or(&no_bots, |g| &g.bots);
+        for line in lines(ranked, &league.bots) {
+            gauges.set_line(name, game.name(), &line);
+            standings.insert((game.name().to_owned(), line.bot.to_owned()));
+            // Every place of the game's tables, and any other a result holds.
+            let seen = counts
+                .range((game.name(), line.bot, 0)..=(game.name(), line.bot, u8::MAX))
+                .map(|((_, _, place), _)| u32::from(*place))
+                .max()
+                .unwrap_or(0);
+            for place in 1..=table_size.max(seen) {
+                let n = u8::try_from(place)
+                    .ok()
+                    .and_then(|p| counts.get(&(game.name(), line.bot, p)))
+                    .copied()
+                    .unwrap_or(0);
+                let place = place.to_string();
+                gauges
+                    .placings
+                    .with_label_values(&[name, game.name(), line.bot, place.as_str()])
+                    .set(n);
+                places.insert((game.name().to_owned(), line.bot.to_owned(), place));
+            }
+        }
+    }
+    for line in lines(&s.overall, &league.bots) {
+        gauges.set_line(name, OVERALL, &line);
+        standings.insert((OVERALL.to_owned(), line.bot.to_owned()));
+    }
+    for (game, bot) in series.standings.difference(&standings) {
+        gauges.remove_line(name, game, bot);
+    }
+    for (game, bot, place) in series.placings.difference(&places) {
+        let _ = gauges
+            .placings
+            .remove_label_values(&[name, game, bot, place]);
+    }
+    series.standings = standings;
+    series.placings = places;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::league::{PlayedSeat, standings};
+    use crate::metrics::STORE_OPERATIONS;
+    use crate::metrics::tests::value;
+    use crate::store::Store;
+
+    fn record(bots: &[String], games: &str) -> LeagueRecord {
+        LeagueRecord {
+            id: 1,
+            name: "big".to_owned(),
+            config_toml: format!(
+                "name = \"big\"\nseed = 1\nbots = [{}]\n{games}",
+                bots.iter()
+                    .map(|b| format!("\"{b}\""))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            bots: bots.to_vec(),
+            status: LeagueStatus::Created,
+            created_at_ms: 0,
+            total_matches: 0,
+            finished_matches: 0,
+        }
+    }
+
+    fn played(results: Vec<PlayedMatch>) -> Arc<Played> {
+        Arc::new(Played {
+            standings: standings(&results),
+            results,
+            forfeits: Default::default(),
+        })
+    }
+
+    /// A Schocken match of three seats, placed in seat order.
+    fn schocken(ordinal: u32, bots: [&str; 3]) -> PlayedMatch {
+        PlayedMatch {
+            ordinal,
+            game: Game::Schocken,
+            set: ordinal,
+            rounds: 0,
+            seats: bots
+                .iter()
+                .enumerate()
+                .map(|(i, bot)| PlayedSeat {
+                    bot: (*bot).to_owned(),
+                    place: i as u8 + 1,
+                    chips: None,
+                })
+                .collect(),
+        }
+    }
+
+    fn bots_in(text: &str, metric: &str, game: &str) -> Vec<(String, f64)> {
+        let prefix = format!("knobel_{metric}{{bot=\"");
+        let game = format!("\",game=\"{game}\",league=\"big\"}} ");
+        text.lines()
+            .filter_map(|line| {
+                let (bot, value) = line.strip_prefix(&prefix)?.split_once(game.as_str())?;
+                Some((bot.to_owned(), value.parse().ok()?))
+            })
+            .collect()
+    }
+
+    /// The league operations on a store of their own that count its failures under
+    /// `league_metrics`, as `serve` gives the refresh; and the store, to close it.
+    async fn counted_leagues(metrics: &Metrics, dir: &std::path::Path) -> (Leagues, Store) {
+        let url = format!("sqlite://{}", dir.join("knobel.db").display());
+        let store = Store::connect(&url).await.unwrap();
+        let (_, stopped) = watch::channel(false);
+        let lobby = crate::lobby::Lobby::new(
+            crate::lobby::LobbyConfig::default(),
+            store.clone(),
+            Metrics::disabled(),
+            stopped,
+        );
+        let scheduler = crate::league::scheduler::Scheduler::new(store.clone(), lobby, None);
+        let leagues = Leagues::new(store.clone(), scheduler, |e| {
+            tonic::Status::unavailable(e.to_string())
+        });
+        (leagues.counting_errors(metrics, "league_metrics"), store)
+    }
+
+    #[tokio::test]
+    async fn a_store_failure_of_the_refresh_is_counted_under_its_operation() {
+        let dir = tempfile::tempdir().unwrap();
+        let metrics = Metrics::default();
+        let (leagues, store) = counted_leagues(&metrics, dir.path()).await;
+        let gauges = metrics.leagues().unwrap();
+        let mut shown = HashMap::new();
+        let errors = |metrics: &Metrics, operation: &str| {
+            let series = format!(r#"knobel_store_errors_total{{operation="{operation}"}}"#);
+            value(&metrics.render(), &series)
+        };
+        refresh_once(gauges, &leagues, &mut shown).await.unwrap();
+        assert_eq!(errors(&metrics, "league_metrics"), Some(0.0));
+        // The database goes away (its pool is closed): the refresh fails, and is counted.
+        store.close().await;
+        refresh_once(gauges, &leagues, &mut shown)
+            .await
+            .unwrap_err();
+        refresh_once(gauges, &leagues, &mut shown)
+            .await
+            .unwrap_err();
+        assert_eq!(errors(&metrics, "league_metrics"), Some(2.0));
+        // ...under its own operation only.
+        for operation in STORE_OPERATIONS.iter().filter(|o| **o != "league_metrics") {
+            assert_eq!(errors(&metrics, operation), Some(0.0), "{operation}");
+        }
+    }
+
+    #[test]
+    fn a_created_league_has_every_entrants_series_at_their_initial_values() {
+        let metrics = Metrics::default();
+        let gauges = metrics.leagues().unwrap();
+        let bots: Vec<String> = ["ada", "bert", "crook"].map(str::to_owned).to_vec();
+        let league = record(
+            &bots,
+            "[games.schocken]\ntable_size = 3\n[games.zokken]\ntable_size = 2\n",
+        );
+        let mut shown = Shown::default();
+        set_standings(gauges, "big", &league, &played(Vec::new()), &mut shown);
+        let text = metrics.render();
+        let initial = Rating::default();
+        for game in ["schocken", "zokken", "overall"] {
+            for (rank, bot) in bots.iter().enumerate() {
+                let labels = format!(r#"{{bot="{bot}",game="{game}",league="big"}}"#);
+                let get = |metric: &str| value(&text, &format!("knobel_{metric}{labels}"));
+                assert_eq!(get("league_rating_mu"), Some(initial.mu), "{labels}");
+                assert_eq!(get("league_rating_sigma"), Some(initial.sigma));
+                assert_eq!(
+                    get("league_rating_conservative"),
+                    Some(initial.conservative())
+                );
+                assert_eq!(get("league_bot_matches"), Some(0.0));
+                // By name, as the standings break ties.
+                assert_eq!(get("league_rank"), Some(rank as f64 + 1.0));
+                // No mean of no matches.
+                assert_eq!(get("league_mean_place"), None);
+            }
+        }
+        for (game, places) in [("schocken", 3), ("zokken", 2)] {
+            for bot in &bots {
+                for place in 1..=places {
+                    let series = format!(
+                        r#"knobel_league_placings{{bot="{bot}",game="{game}",league="big",place="{place}"}}"#
+                    );
+                    assert_eq!(value(&text, &series), Some(0.0), "{series}\n{text}");
+                }
+                let beyond = format!(
+                    r#"knobel_league_placings{{bot="{bot}",game="{game}",league="big",place="{}"}}"#,
+                    places + 1
+                );
+                assert_eq!(value(&text, &beyond), None);
+            }
+        }
+        assert!(
+            bots_in(&text, "league_rank", "sjokken").is_empty(),
+            "not its game"
+        );
+    }
+
+    #[test]
+    fn a_league_of_more_bots_than_the_cap_shows_the_best_in_the_standings_order() {
+        let metrics = Metrics::default();
+        let gauges = metrics.leagues().unwrap();
+        let bots: Vec<String> = (0..256).map(|i| format!("bot-{i:03}")).collect();
+        let league = record(&bots, "[games.schocken]\ntable_size = 3\n");
+        // Three bots have played: bot-255 won, bot-254 came second, bot-253 lost.
+        let results = vec![schocken(0, ["bot-255", "bot-254", "bot-253"])];
+        let first = played(results.clone());
+        let mut shown = Shown::default();
+        set_standings(gauges, "big", &league, &first, &mut shown);
+        let text = metrics.render();
+        for game in ["schocken", "overall"] {
+            for metric in [
+                "league_rank",
+                "league_rating_mu",
+                "league_rating_sigma",
+                "league_rating_conservative",
+                "league_bot_matches",
+            ] {
+                assert_eq!(
+                    bots_in(&text, metric, game).len(),
+                    MAX_BOT_LABELS,
+                    "{metric}"
+                );
+            }
+            let mut ranks = bots_in(&text, "league_rank", game);
+            ranks.sort_by(|a, b| a.1.total_cmp(&b.1));
+            let order: Vec<&str> = ranks.iter().map(|(bot, _)| bot.as_str()).collect();
+            // The standings' order first, then the bots yet to play by name.
+            let ranked = if game == "overall" {
+                &first.standings.overall
+            } else {
+                &first.standings.games[0].bots
+            };
+            let expected: Vec<&str> = ranked
+                .iter()
+                .map(|b| b.bot.as_str())
+                .chain(bots.iter().map(String::as_str).filter(|b| *b < "bot-253"))
+                .take(MAX_BOT_LABELS)
+                .collect();
+            assert_eq!(order, expected, "{game}");
+            assert_eq!(order[..3], ["bot-255", "bot-254", "bot-253"]);
+            let ranks: Vec<f64> = ranks.iter().map(|(_, rank)| *rank).collect();
+            assert_eq!(
+                ranks,
+                (1..=MAX_BOT_LABELS).map(|r| r as f64).collect::<Vec<_>>()
+            );
+        }
+        assert_eq!(
+            bots_in(&text, "league_mean_place", "schocken"),
+            [
+                ("bot-253".to_owned(), 3.0),
+                ("bot-254".to_owned(), 2.0),
+                ("bot-255".to_owned(), 1.0)
+            ]
+        );
+        assert_eq!(
+            bots_in(&text, "league_loss_ratio", "schocken"),
+            [
+                ("bot-253".to_owned(), 1.0),
+                ("bot-254".to_owned(), 0.0),
+                ("bot-255".to_owned(), 0.0)
+            ]
+        );
+        let placings = text
+            .lines()
+            .filter(|l| l.starts_with("knobel_league_placings{"))
+            .count();
+        assert_eq!(
+            placings,
+            MAX_BOT_LABELS * 3,
+            "three places each, capped bots only"
+        );
+        assert!(!text.contains("bot-199\""), "rank 201: left out");
+
+        // Three bots beyond the cap play: they enter, and the last three of the bots yet to
+        // play leave, every one of their series with them.
+        let mut more = results;
+        more.push(schocken(1, ["bot-250", "bot-251", "bot-252"]));
+        set_standings(gauges, "big", &league, &played(more), &mut shown);
+        let text = metrics.render();
+        assert!(text.contains("bot-250\""));
+        assert!(text.contains("bot-193\""));
+        for gone in ["bot-194\"", "bot-196\""] {
+            assert!(!text.contains(gone), "{gone} in {text}");
+        }
+        for metric in ["league_rank", "league_rating_mu", "league_bot_matches"] {
+            assert_eq!(bots_in(&text, metric, "schocken").len(), MAX_BOT_LABELS);
+        }
+        let placings = text
+            .lines()
+            .filter(|l| l.starts_with("knobel_league_placings{"))
+            .count();
+        assert_eq!(placings, MAX_BOT_LABELS * 3);
+
+        gauges.forget("big", &shown);
+        assert!(!metrics.render().contains("league=\"big\""));
+    }
 }

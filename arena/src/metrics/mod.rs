@@ -32,8 +32,12 @@ pub const MAX_BOT_LABELS: usize = 200;
 /// The label value the bots beyond [`MAX_BOT_LABELS`] share.
 pub const OTHER_BOTS: &str = "(other)";
 
-/// The store's write operations, as the metrics name them.
-pub const STORE_OPERATIONS: [&str; 8] = [
+/// The paths of the arena that call the store, as `knobel_store_errors_total` names them:
+/// the recorder's writes, the instance's lease, the Arena RPCs (`standings`: GetStandings
+/// and ListLeagues), the league scheduler (reading leagues, claims, releases, finishing a
+/// league), every Admin RPC, the web viewer, the league metrics' refresh, and the watch
+/// for revoked bots.
+pub const STORE_OPERATIONS: [&str; 14] = [
     "start",
     "finish",
     "abort",
@@ -42,6 +46,12 @@ pub const STORE_OPERATIONS: [&str; 8] = [
     "auth",
     "list_matches",
     "get_match_log",
+    "standings",
+    "league_scheduler",
+    "admin",
+    "web",
+    "league_metrics",
+    "revocations",
 ];
 
 /// Every strike reason.
@@ -475,4 +485,4 @@ impl Drop for StreamGauge {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -30,7 +30,7 @@ fn report(seats: Vec<SeatDecisions>, forfeit_reasons: Vec<Option<ForfeitReason>>
 }
 
 /// The value of the one series `name{labels}` in `text`, if it is there.
-fn value(text: &str, series: &str) -> Option<f64> {
+pub(crate) fn value(text: &str, series: &str) -> Option<f64> {
     text.lines()
         .find_map(|line| line.strip_prefix(series)?.strip_prefix(' ')?.parse().ok())
 }

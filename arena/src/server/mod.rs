@@ -177,13 +177,17 @@ pub async fn serve_with_web(
     let streams = StreamRegistry::default();
     // Bots revoked by another process (`knobel bot revoke`) lose their streams within
     // `streams::REVOKE_POLL`.
-    tokio::spawn(
-        streams
-            .clone()
-            .watch_revocations(store.clone(), shutdown_rx.clone()),
-    );
+    tokio::spawn(streams.clone().watch_revocations(
+        store.clone().counting_errors(&metrics, "revocations"),
+        shutdown_rx.clone(),
+    ));
     // Leagues: the scheduler plays their matches among the connected bots.
-    let scheduler = Scheduler::new(store.clone(), lobby.clone(), Some(instance.id.to_string()));
+    // Each path below has a store handle of its own that counts its failures.
+    let scheduler = Scheduler::new(
+        store.clone().counting_errors(&metrics, "league_scheduler"),
+        lobby.clone(),
+        Some(instance.id.to_string()),
+    );
     tokio::spawn(scheduler.clone().run(shutdown_rx.clone()));
     if metrics.enabled() {
         // Registered bots have their series from start-up, in registration order.
@@ -201,7 +205,7 @@ pub async fn serve_with_web(
     if metrics.enabled() {
         tokio::spawn(crate::metrics::leagues::refresh(
             metrics.clone(),
-            leagues.clone(),
+            leagues.counting_errors(&metrics, "league_metrics"),
             shutdown_rx.clone(),
         ));
     }
@@ -210,9 +214,9 @@ pub async fn serve_with_web(
     let net_metrics = net::NetMetrics::new(metrics.registry());
     let admin = AdminService {
         metrics: metrics.clone(),
-        store: store.clone(),
+        store: store.clone().counting_errors(&metrics, "admin"),
         streams: streams.clone(),
-        leagues: leagues.clone(),
+        leagues: leagues.counting_errors(&metrics, "admin"),
     };
     let admin_auth = AdminAuth {
         token: config.admin_token.clone(),
@@ -233,13 +237,17 @@ pub async fn serve_with_web(
         ),
         hello_timeout: config.net.hello_timeout,
         logs_in_flight: logs_in_flight.clone(),
-        leagues: leagues.clone(),
+        leagues: leagues.counting_errors(&metrics, "standings"),
     };
     // The web viewer serves through the grace (viewers see the last matches end) and stops
     // with the arena.
     let (stop_web, web_stopped) = tokio::sync::oneshot::channel::<()>();
     let web_task = web_listener.map(|listener| {
-        let web = crate::web::Web::new(store.clone(), leagues, logs_in_flight);
+        let web = crate::web::Web::new(
+            store.clone().counting_errors(&metrics, "web"),
+            leagues.counting_errors(&metrics, "web"),
+            logs_in_flight,
+        );
         tokio::spawn(async move {
             let stopped = async move {
                 let _ = web_stopped.await;

@@ -179,17 +179,7 @@ impl StoreError {
             StoreError::Timeout { .. }
             | StoreError::RecorderStopped
             | StoreError::Unavailable { .. } => true,
-            StoreError::Database { source, .. } => {
-                matches!(
-                    source,
-                    sqlx::Error::Io(_)
-                        | sqlx::Error::Tls(_)
-                        | sqlx::Error::PoolTimedOut
-                        | sqlx::Error::PoolClosed
-                        | sqlx::Error::WorkerCrashed
-                        | sqlx::Error::Protocol(_)
-                ) || matches!(source, sqlx::Error::Database(db) if is_transient(db.code().as_deref()))
-            }
+            StoreError::Database { source, .. } => driver_unavailable(source),
             _ => false,
         }
     }
@@ -204,6 +194,20 @@ impl StoreError {
             _ => false,
         }
     }
+}
+
+/// Whether a driver's error says the database is unavailable (see
+/// [`StoreError::is_unavailable`]); a query cut off by the store's timeout is an I/O error.
+fn driver_unavailable(source: &sqlx::Error) -> bool {
+    matches!(
+        source,
+        sqlx::Error::Io(_)
+            | sqlx::Error::Tls(_)
+            | sqlx::Error::PoolTimedOut
+            | sqlx::Error::PoolClosed
+            | sqlx::Error::WorkerCrashed
+            | sqlx::Error::Protocol(_)
+    ) || matches!(source, sqlx::Error::Database(db) if is_transient(db.code().as_deref()))
 }
 
 /// The context of a failed commit (see [`StoreError::maybe_written`]).
@@ -252,8 +256,10 @@ fn timeout_ms(error: &sqlx::Error) -> Option<u64> {
 
 /// The error of a store call cut off after `ms` milliseconds, in the error type of the
 /// call (the driver's or the store's): see `with_pool!`.
+/// It also says whether an error of the call means the database is unavailable.
 pub(crate) trait TimedOut {
     fn timed_out(ms: u64) -> Self;
+    fn unavailable(&self) -> bool;
 }
 
 impl TimedOut for sqlx::Error {
@@ -263,6 +269,10 @@ impl TimedOut for sqlx::Error {
             Elapsed(ms),
         ))
     }
+
+    fn unavailable(&self) -> bool {
+        driver_unavailable(self)
+    }
 }
 
 impl TimedOut for StoreError {
@@ -271,6 +281,10 @@ impl TimedOut for StoreError {
             context: "writing match records",
             ms,
         }
+    }
+
+    fn unavailable(&self) -> bool {
+        self.is_unavailable()
     }
 }
 

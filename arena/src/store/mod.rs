@@ -21,7 +21,8 @@ use sqlx::sqlite::{
 /// Runs `$body` with `$pool` bound to the store's pool, whichever backend it is, within the
 /// store's timeout (see [`Store::with_timeout`]): a body that has not ended by then is
 /// dropped (a transaction it had open is rolled back) and gives the error type's
-/// [`TimedOut`](error::TimedOut) value.
+/// [`TimedOut`](error::TimedOut) value. A failure because the database is unavailable is
+/// counted in the metrics if the store counts them (see [`Store::counting_errors`]).
 ///
 /// The body is expanded once per backend, so it may use the backend's concrete types (rows,
 /// transactions) while being written once. On SQLite this is the pool of readers; writes
@@ -33,11 +34,9 @@ macro_rules! with_pool {
     (@sqlite $role:ident, $store:expr, $pool:ident => $body:expr) => {
         match &$store.backend {
             $crate::store::Backend::Sqlite { $role: $pool, .. } => {
-                $crate::store::timed($store.timeout, async { $body }).await
+                $store.timed(async { $body }).await
             }
-            $crate::store::Backend::Postgres($pool) => {
-                $crate::store::timed($store.timeout, async { $body }).await
-            }
+            $crate::store::Backend::Postgres($pool) => $store.timed(async { $body }).await,
         }
     };
 }
@@ -69,6 +68,7 @@ pub use types::{
     SeatResult,
 };
 
+use crate::metrics::Metrics;
 use error::redact_url;
 
 /// How many connections a store's pool opens at most.
@@ -95,6 +95,9 @@ pub struct Store {
     /// The arena instance that owns the matches this handle starts (see
     /// [`Store::owned_by`]).
     owner: Option<InstanceId>,
+    /// Where its calls that fail because the database is unavailable are counted (see
+    /// [`Store::counting_errors`]).
+    errors: Option<(Metrics, &'static str)>,
 }
 
 /// Runs `body`, cut off after `timeout` with `E`'s timeout error.
@@ -162,6 +165,7 @@ impl Store {
             backend,
             timeout: DEFAULT_TIMEOUT,
             owner: None,
+            errors: None,
         };
         store.migrate().await?;
         Ok(store)
@@ -187,6 +191,31 @@ impl Store {
     pub fn owned_by(mut self, owner: InstanceId) -> Store {
         self.owner = Some(owner);
         self
+    }
+
+    /// This store counting its calls that fail because the database is unavailable (see
+    /// [`StoreError::is_unavailable`]) in `metrics` as `knobel_store_errors_total` with
+    /// `operation` (one of [`STORE_OPERATIONS`](crate::metrics::STORE_OPERATIONS)): every
+    /// call through this handle and its clones, in one place (the store's timeout), so that
+    /// a path of the arena given its own handle has every failure counted.
+    pub fn counting_errors(mut self, metrics: &Metrics, operation: &'static str) -> Store {
+        self.errors = Some((metrics.clone(), operation));
+        self
+    }
+
+    /// Runs `body` within the store's timeout (see [`with_pool!`]), counting a failure
+    /// because the database is unavailable (see [`Store::counting_errors`]).
+    pub(crate) async fn timed<T, E: error::TimedOut>(
+        &self,
+        body: impl Future<Output = Result<T, E>>,
+    ) -> Result<T, E> {
+        let result = timed(self.timeout, body).await;
+        if let (Err(error), Some((metrics, operation))) = (&result, &self.errors)
+            && error.unavailable()
+        {
+            metrics.store_error(operation);
+        }
+        result
     }
 
     /// The instance owning the matches this store starts, if one was set.
