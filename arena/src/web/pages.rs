@@ -469,6 +469,7 @@ pub(super) async fn ratings(
     let label = game.map_or("all games", game_title);
     let chart = svg::rating_chart(
         &series,
+        "chart-ratings",
         &format!("Rating μ of each bot after each match of {name}, {label}"),
         false,
     );
@@ -639,7 +640,7 @@ pub(super) async fn bot(
         })
         .collect();
     let mut charts = Vec::new();
-    for league in in_leagues {
+    for (i, league) in in_leagues.into_iter().enumerate() {
         let Some(view) = web
             .leagues
             .league_standings_within(&league, super::STANDINGS_MAX_AGE)
@@ -659,6 +660,7 @@ pub(super) async fn bot(
         charts.push(BotChart {
             chart: svg::rating_chart(
                 std::slice::from_ref(&series),
+                &format!("chart-{}", i + 1),
                 &format!("Rating of {name} in {league} after each match (dashed: μ − 3σ)"),
                 true,
             ),
