@@ -13,9 +13,9 @@ use std::time::Duration;
 use knobel_arena::auth::{generate_token, hash_token};
 use knobel_arena::league::{LeagueConfig, ScheduledMatch, expand};
 use knobel_arena::store::{
-    AbortedMatch, BotRecord, FinishedMatch, InstanceId, MAX_PENDING, MatchCursor, MatchFilter,
-    MatchStatus, MatchSummary, MatchWrite, NewMatch, Recorded, Recorder, SeatResult, Store,
-    StoreError, now_ms,
+    AbortedMatch, BotRecord, BotTotals, FinishedMatch, InstanceId, MAX_PENDING, MatchCursor,
+    MatchFilter, MatchStatus, MatchSummary, MatchWrite, NewMatch, Recorded, Recorder, SeatResult,
+    Store, StoreError, now_ms,
 };
 use knobel_arena::store::{LeagueSlot, LeagueStatus, NewLeague};
 use knobel_engine::{ForfeitReason, Outcome};
@@ -1393,6 +1393,31 @@ async fn full_outcomes_are_stored_and_listed(db: TestDb) {
     assert_eq!(listed[2].placings, Some(vec![1, 2]));
     let record = store.get_match("s").await.unwrap().unwrap();
     assert_eq!(record.summary.outcome, Some(schocken_forfeit()));
+    // A bot's totals over all its finished matches, summed in the store.
+    assert_eq!(
+        store.bot_totals("a").await.unwrap(),
+        BotTotals {
+            matches: 3,
+            places: vec![(1, 1), (2, 2)],
+            strikes: 1,
+            timeouts: 0,
+            forfeits: 1,
+        }
+    );
+    assert_eq!(
+        store.bot_totals("c").await.unwrap(),
+        BotTotals {
+            matches: 1,
+            places: vec![(3, 1)],
+            strikes: 3,
+            timeouts: 2,
+            forfeits: 1,
+        }
+    );
+    assert_eq!(
+        store.bot_totals("nobody").await.unwrap(),
+        BotTotals::default()
+    );
 
     let seats = store.seat_results("s").await.unwrap();
     assert_eq!(

@@ -63,9 +63,9 @@ pub use instances::{InstanceId, Lease};
 pub use leagues::{LeagueRecord, LeagueStatus, NewLeague, OpenLeagueMatch, UNSTARTED_CLAIM_MS};
 pub use recorder::{MAX_BACKOFF, MAX_PENDING, MIN_BACKOFF, Recorded, Recorder};
 pub use types::{
-    AbortedMatch, BotRecord, BotResult, FinishedMatch, LeagueSlot, MatchCursor, MatchFilter,
-    MatchRecord, MatchStatus, MatchSummary, MatchWrite, NewMatch, ParseMatchStatusError,
-    SeatResult,
+    AbortedMatch, BotRecord, BotResult, BotTotals, FinishedMatch, LeagueSlot, MatchCursor,
+    MatchFilter, MatchRecord, MatchStatus, MatchSummary, MatchWrite, NewMatch,
+    ParseMatchStatusError, SeatResult,
 };
 
 use crate::metrics::Metrics;

@@ -285,3 +285,19 @@ pub struct SeatResult {
     /// Zokken: the seat's net chips; `None` in Schocken and Sjokken.
     pub chips: Option<i64>,
 }
+
+/// What a bot did in all its finished matches, summed in the store (see
+/// [`Store::bot_totals`](super::Store::bot_totals)).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BotTotals {
+    /// Finished matches.
+    pub matches: u64,
+    /// Per place reached (1 = first), how often, by place.
+    pub places: Vec<(u8, u64)>,
+    /// Strikes given (timeouts among them).
+    pub strikes: u64,
+    /// Timeouts.
+    pub timeouts: u64,
+    /// Matches the bot forfeited.
+    pub forfeits: u64,
+}

@@ -21,7 +21,7 @@ use crate::league::standings::{BotStanding, GameStandings, rating_history};
 use crate::match_text;
 use crate::page_token;
 use crate::server::read_only::{EndedLog, check_match_id, ended_log, logs_busy};
-use crate::store::{MatchCursor, MatchFilter, MatchStatus, MatchSummary};
+use crate::store::{BotTotals, MatchCursor, MatchFilter, MatchStatus, MatchSummary};
 
 /// Logs longer than this (bytes of JSON) are not stepped through on the page (their JSON
 /// is linked): a page of every throw of a very long Zokken match would be huge.
@@ -469,6 +469,7 @@ pub(super) async fn ratings(
     let label = game.map_or("all games", game_title);
     let chart = svg::rating_chart(
         &series,
+        "chart-ratings",
         &format!("Rating μ of each bot after each match of {name}, {label}"),
         false,
     );
@@ -558,10 +559,8 @@ struct BotPage {
     title: String,
     bot: String,
     matches: Vec<BotMatch>,
-    places: Vec<(u8, u64)>,
-    strikes: u64,
-    timeouts: u64,
-    forfeits: u64,
+    /// Over all its finished matches.
+    totals: BotTotals,
     next: Option<String>,
     charts: Vec<BotChart>,
 }
@@ -610,19 +609,13 @@ pub(super) async fn bot(
         )),
         _ => None,
     };
-    let mut places: std::collections::BTreeMap<u8, u64> = Default::default();
-    let (mut strikes, mut timeouts, mut forfeits) = (0, 0, 0);
+    // The totals cover every finished match of the bot, not only this page's.
+    let totals = web.store.bot_totals(&name).await?;
     let matches = found
         .iter()
         .map(|m| {
             let seat = m.seat_names.iter().position(|s| *s == name);
             let outcome = m.outcome.as_ref();
-            if let (Some(o), Some(i)) = (outcome, seat) {
-                *places.entry(o.placings[i]).or_default() += 1;
-                strikes += u64::from(o.strikes.get(i).copied().unwrap_or(0));
-                timeouts += u64::from(o.timeouts.get(i).copied().unwrap_or(0));
-                forfeits += u64::from(o.forfeits.get(i).copied().flatten().is_some());
-            }
             BotMatch {
                 href: href("/matches/", &m.id),
                 id: m.id.clone(),
@@ -639,7 +632,7 @@ pub(super) async fn bot(
         })
         .collect();
     let mut charts = Vec::new();
-    for league in in_leagues {
+    for (i, league) in in_leagues.into_iter().enumerate() {
         let Some(view) = web
             .leagues
             .league_standings_within(&league, super::STANDINGS_MAX_AGE)
@@ -659,6 +652,7 @@ pub(super) async fn bot(
         charts.push(BotChart {
             chart: svg::rating_chart(
                 std::slice::from_ref(&series),
+                &format!("chart-{}", i + 1),
                 &format!("Rating of {name} in {league} after each match (dashed: μ − 3σ)"),
                 true,
             ),
@@ -672,10 +666,7 @@ pub(super) async fn bot(
         title: format!("Bot {name}"),
         bot: name,
         matches,
-        places: places.into_iter().collect(),
-        strikes,
-        timeouts,
-        forfeits,
+        totals,
         next,
         charts,
     })

@@ -79,7 +79,14 @@ pub(super) fn colour(i: usize) -> &'static str {
 
 /// The chart of `series` (rating μ against the number of the match), titled `title`; the
 /// dashed line of each bot is its conservative rating μ − 3σ when `conservative` is set.
-pub(super) fn rating_chart(series: &[RatingSeries], title: &str, conservative: bool) -> String {
+/// `id` names the chart in its page (its title is `{id}-title`): unique per page, so that
+/// a page of several charts has no two elements of one id.
+pub(super) fn rating_chart(
+    series: &[RatingSeries],
+    id: &str,
+    title: &str,
+    conservative: bool,
+) -> String {
     const W: f64 = 720.0;
     const H: f64 = 360.0;
     const LEFT: f64 = 52.0;
@@ -105,9 +112,10 @@ pub(super) fn rating_chart(series: &[RatingSeries], title: &str, conservative: b
     let x = |n: usize| LEFT + (W - LEFT - RIGHT) * (n as f64 / last as f64);
     let y = |v: f64| TOP + (H - TOP - BOTTOM) * (1.0 - (v - low) / (high - low));
     let mut svg = format!(
-        "<svg class=\"chart\" viewBox=\"0 0 {W} {H}\" role=\"img\" aria-labelledby=\"chart-title\">\
-         <title id=\"chart-title\">{}</title>",
-        escape(title)
+        "<svg class=\"chart\" id=\"{id}\" viewBox=\"0 0 {W} {H}\" role=\"img\" \
+         aria-labelledby=\"{id}-title\"><title id=\"{id}-title\">{}</title>",
+        escape(title),
+        id = escape(id)
     );
     // Axes and ticks: five on each.
     write!(

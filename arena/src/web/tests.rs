@@ -1,7 +1,7 @@
 use super::WebError;
 use super::format::{percent, signed, time};
 use super::query::{one_of, params};
-use super::svg::{dice, escape};
+use super::svg::{dice, escape, rating_chart};
 use crate::league::standings::Interval;
 
 #[test]
@@ -62,5 +62,31 @@ fn the_ratings_page_offers_the_games_the_league_plays() {
     assert_eq!(
         game_choices("not a league file"),
         ["overall", "schocken", "sjokken", "zokken"]
+    );
+}
+
+#[test]
+fn each_chart_has_ids_of_its_own() {
+    let first = rating_chart(&[], "chart-1", "one", true);
+    let second = rating_chart(&[], "chart-2", "two", true);
+    assert!(
+        first.contains("id=\"chart-1\"") && first.contains("aria-labelledby=\"chart-1-title\""),
+        "{first}"
+    );
+    assert!(
+        second.contains("<title id=\"chart-2-title\">two</title>"),
+        "{second}"
+    );
+    let page = format!("{first}{second}");
+    let ids: Vec<&str> = page
+        .split(" id=\"")
+        .skip(1)
+        .map(|rest| rest.split('"').next().unwrap())
+        .collect();
+    let unique: std::collections::HashSet<&&str> = ids.iter().collect();
+    assert_eq!(
+        unique.len(),
+        ids.len(),
+        "no id twice in a page of two charts: {ids:?}"
     );
 }

@@ -4,7 +4,8 @@
 use knobel_engine::{ForfeitReason, MatchLog, Outcome};
 
 use crate::store::{
-    BotResult, MatchFilter, MatchRecord, MatchStatus, MatchSummary, SeatResult, Store, StoreError,
+    BotResult, BotTotals, MatchFilter, MatchRecord, MatchStatus, MatchSummary, SeatResult, Store,
+    StoreError,
 };
 
 use super::{corrupt, parse_seat_names};
@@ -289,6 +290,41 @@ impl Store {
                 },
             )
             .collect()
+    }
+
+    /// The totals of every seat the bot named `name` held in a finished match (matched by
+    /// the name recorded with each seat): one grouped query, however many matches.
+    pub async fn bot_totals(&self, name: &str) -> Result<BotTotals, StoreError> {
+        let rows: Vec<(i32, i64, i64, i64, i64)> = with_pool!(self, pool => {
+            sqlx::query_as(
+                "SELECT s.place, CAST(COUNT(*) AS BIGINT), CAST(SUM(s.strikes) AS BIGINT), \
+                        CAST(SUM(s.timeouts) AS BIGINT), \
+                        CAST(SUM(CASE WHEN s.forfeit_reason IS NULL THEN 0 ELSE 1 END) AS BIGINT) \
+                 FROM seat_results s JOIN matches m ON m.id = s.match_id \
+                 WHERE s.bot_name = $1 AND m.status = 'finished' \
+                 GROUP BY s.place ORDER BY s.place",
+            )
+            .bind(name)
+            .fetch_all(pool)
+            .await
+        })
+        .map_err(StoreError::db("summing a bot's results"))?;
+        let mut totals = BotTotals::default();
+        for (place, matches, strikes, timeouts, forfeits) in rows {
+            let count = |what: &str, value: i64| {
+                u64::try_from(value)
+                    .map_err(|_| corrupt(format!("bot {name:?}: {what} {value} is out of range")))
+            };
+            let matches = count("matches", matches)?;
+            let place = u8::try_from(place)
+                .map_err(|_| corrupt(format!("bot {name:?}: place {place} is out of range")))?;
+            totals.matches += matches;
+            totals.places.push((place, matches));
+            totals.strikes += count("strikes", strikes)?;
+            totals.timeouts += count("timeouts", timeouts)?;
+            totals.forfeits += count("forfeits", forfeits)?;
+        }
+        Ok(totals)
     }
 
     /// Every seat the bot named `name` held in a finished match, oldest match first (the
