@@ -809,28 +809,29 @@ fn measure_metrics_cost(servers: &Runtime, clients: &Runtime) -> MetricsCost {
     let with = start_arena(servers, lobby(), RATE_BOTS, true);
     let without = start_arena(servers, lobby(), RATE_BOTS, false);
     let (mut on, mut off) = (Rate::default(), Rate::default());
-    for round in 0..METRICS_ROUNDS {
-        // Which goes first alternates too.
-        if round % 2 == 0 {
-            clients.block_on(arena_rate_round(&with, false, &mut on));
-            clients.block_on(arena_rate_round(&without, false, &mut off));
-        } else {
-            clients.block_on(arena_rate_round(&without, false, &mut off));
-            clients.block_on(arena_rate_round(&with, false, &mut on));
-        }
-    }
+    alternate(
+        || clients.block_on(arena_rate_round(&with, false, &mut on)),
+        || clients.block_on(arena_rate_round(&without, false, &mut off)),
+    );
+    with.stop(servers);
+    without.stop(servers);
+    // Arenas of their own for the league: pick-up tables of more seats than the league has
+    // players, so that its players, idle while it is paused, never start pick-up matches
+    // among themselves (which would run into the other arena's round).
+    let league_lobby = || LobbyConfig {
+        seats: LEAGUE_PLAYERS.len() + 1,
+        practice: false,
+        ..LobbyConfig::default()
+    };
+    let with = start_arena(servers, league_lobby(), LEAGUE_PLAYERS.len(), true);
+    let without = start_arena(servers, league_lobby(), LEAGUE_PLAYERS.len(), false);
     let mut league_with = clients.block_on(LeagueLoad::start(&with));
     let mut league_without = clients.block_on(LeagueLoad::start(&without));
     let (mut league_on, mut league_off) = (Rate::default(), Rate::default());
-    for round in 0..METRICS_ROUNDS {
-        if round % 2 == 0 {
-            clients.block_on(league_with.round(&mut league_on));
-            clients.block_on(league_without.round(&mut league_off));
-        } else {
-            clients.block_on(league_without.round(&mut league_off));
-            clients.block_on(league_with.round(&mut league_on));
-        }
-    }
+    alternate(
+        || clients.block_on(league_with.round(&mut league_on)),
+        || clients.block_on(league_without.round(&mut league_off)),
+    );
     let league_matches = [&league_with, &league_without].map(|l| clients.block_on(l.finished()));
     for league in [league_with, league_without] {
         clients.block_on(league.stop());
@@ -841,6 +842,20 @@ fn measure_metrics_cost(servers: &Runtime, clients: &Runtime) -> MetricsCost {
         pick_up: (on, off),
         league: (league_on, league_off),
         league_matches,
+    }
+}
+
+/// [`METRICS_ROUNDS`] rounds of `with` and of `without`, which of the two goes first
+/// swapped every round.
+fn alternate<T>(mut with: impl FnMut() -> T, mut without: impl FnMut() -> T) {
+    for round in 0..METRICS_ROUNDS {
+        if round % 2 == 0 {
+            with();
+            without();
+        } else {
+            without();
+            with();
+        }
     }
 }
 
@@ -859,10 +874,20 @@ fn league_file() -> String {
         .map(|i| format!("\"bench-{i}\""))
         .collect();
     format!(
-        "name = \"bench\"\nseed = 5\nbots = [{}]\nrepetitions = 100\nconcurrency = 6\n\n\
+        "name = \"{LEAGUE}\"\nseed = 5\nbots = [{}]\nrepetitions = 100\nconcurrency = 6\n\n\
          [games.schocken]\ntable_size = 4\n",
         bots.join(", ")
     )
+}
+
+/// The name of the metrics part's league.
+const LEAGUE: &str = "bench";
+
+/// A request naming [`LEAGUE`].
+fn league_request() -> pb::LeagueRequest {
+    pb::LeagueRequest {
+        name: LEAGUE.into(),
+    }
 }
 
 /// Play streams per league player.
@@ -888,11 +913,7 @@ impl LeagueLoad {
     /// [`LEAGUE_WARM_UP_MATCHES`] of its matches, and pauses it.
     async fn start(server: &Server) -> LeagueLoad {
         use knobel_bots::{Bot, BotConfig, Game, Token};
-        let channel = Endpoint::from_shared(server.url.clone())
-            .expect("url")
-            .connect()
-            .await
-            .expect("connect to the arena");
+        let channel = connect(&server.url).await;
         let auth = knobel_bots::BearerAuth::new(&Token::new(server.admin_token.clone()))
             .expect("admin token");
         let admin = AdminClient::with_interceptor(channel.clone(), auth);
@@ -948,7 +969,7 @@ impl LeagueLoad {
             .leagues;
         leagues
             .into_iter()
-            .find(|l| l.name == "bench")
+            .find(|l| l.name == LEAGUE)
             .expect("the league")
     }
 
@@ -958,9 +979,7 @@ impl LeagueLoad {
 
     async fn resume(&mut self) {
         self.admin
-            .start_league(pb::LeagueRequest {
-                name: "bench".into(),
-            })
+            .start_league(league_request())
             .await
             .expect("start the league");
     }
@@ -969,9 +988,7 @@ impl LeagueLoad {
     /// other arena's round runs alone.
     async fn pause(&mut self) {
         self.admin
-            .pause_league(pb::LeagueRequest {
-                name: "bench".into(),
-            })
+            .pause_league(league_request())
             .await
             .expect("pause the league");
         let deadline = Instant::now() + Duration::from_secs(60);
@@ -990,9 +1007,7 @@ impl LeagueLoad {
 
     async fn stop(mut self) {
         self.admin
-            .cancel_league(pb::LeagueRequest {
-                name: "bench".into(),
-            })
+            .cancel_league(league_request())
             .await
             .expect("cancel the league");
         self.players.abort_all();

@@ -44,12 +44,13 @@ const ROUNDS: usize = 4;
 /// League matches finished before measuring (the standings have something to show).
 const WARM_UP_MATCHES: u32 = 100;
 
-const BOTS: [&str; 6] = LEAGUE_PLAYERS;
 const STREAMS_PER_BOT: usize = 4;
 
-/// A built-in player that counts its decisions.
+/// The league: Schocken at tables of 4 among [`LEAGUE_PLAYERS`], far longer than the bench.
 fn league_file() -> String {
-    let bots: Vec<String> = (0..BOTS.len()).map(|i| format!("\"bot-{i}\"")).collect();
+    let bots: Vec<String> = (0..LEAGUE_PLAYERS.len())
+        .map(|i| format!("\"bot-{i}\""))
+        .collect();
     format!(
         "name = \"bench\"\nseed = 3\nbots = [{}]\nrepetitions = 1000\nconcurrency = 6\n\n\
          [games.schocken]\ntable_size = 4\n",
@@ -127,7 +128,7 @@ fn main() {
         let mut admin = AdminClient::with_interceptor(channel, auth);
         let decisions = Arc::new(AtomicU64::new(0));
         let mut bots = tokio::task::JoinSet::new();
-        for (i, strat) in BOTS.iter().enumerate() {
+        for (i, strat) in LEAGUE_PLAYERS.iter().enumerate() {
             let name = format!("bot-{i}");
             let token = admin
                 .add_bot(pb::AddBotRequest { name: name.clone() })

@@ -246,15 +246,23 @@ impl Arena {
 
     /// Starts a `knobel-bot` process.
     pub fn bot(&self, token: &str, args: &[&str]) -> Child {
-        Command::new(binaries().join("knobel-bot"))
+        self.bot_command(token, args)
+            .spawn()
+            .expect("cannot start knobel-bot")
+    }
+
+    /// The command [`Arena::bot`] starts: `knobel-bot` against this arena with `args`,
+    /// logging warnings to the inherited stderr, its stdout piped.
+    pub fn bot_command(&self, token: &str, args: &[&str]) -> Command {
+        let mut command = Command::new(binaries().join("knobel-bot"));
+        command
             .args(["--server", &self.url, "--token", token])
             .args(args)
             .env("RUST_LOG", "warn")
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
-            .kill_on_drop(true)
-            .spawn()
-            .expect("cannot start knobel-bot")
+            .kill_on_drop(true);
+        command
     }
 
     /// Sends SIGTERM and waits for a clean exit.

@@ -419,14 +419,13 @@ async fn a_program_that_keeps_exiting_is_restarted_with_backoff_and_its_stderr_i
     let dir = tempfile::tempdir().expect("temp dir");
     let program = misbehaving(&python, "crash-then-one-match", dir.path());
     // Two match results: run 6's (it exits after it), then run 7's.
-    let bot = Command::new(knobel_e2e::binaries().join("knobel-bot"))
-        .args(["--server", &arena.url, "--token", &token])
-        .args(["--games", "zokken", "--matches", "2", "--exec"])
-        .args(&program)
+    let mut args = vec!["--games", "zokken", "--matches", "2", "--exec"];
+    args.extend(program.iter().map(String::as_str));
+    // Its log at level info (the program's stderr is logged at info), read by the test.
+    let bot = arena
+        .bot_command(&token, &args)
         .env("RUST_LOG", "info")
-        .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .kill_on_drop(true)
         .spawn()
         .expect("start knobel-bot");
     let output = tokio::time::timeout(Duration::from_secs(180), bot.wait_with_output())

@@ -279,11 +279,6 @@ fn plan(config: &LeagueConfig, n: usize) -> Result<(Vec<GameTables>, u128), Sche
     Ok((tables, total))
 }
 
-/// How many matches `config` schedules for `bots` bots.
-pub fn match_count(config: &LeagueConfig, bots: usize) -> Result<u128, ScheduleError> {
-    plan(config, bots).map(|(_, matches)| matches)
-}
-
 /// The schedule of `config` for `bots` (as [`LeagueConfig::resolve_bots`] gives them).
 pub fn expand(
     config: &LeagueConfig,

@@ -230,15 +230,11 @@ impl Leagues {
             .map_err(|e| Status::invalid_argument(format!("league file: {e}")))?;
         // A balanced design may take a second to find (docs/leagues.md, "Schedule"): off the
         // async threads.
-        let expanded = tokio::task::spawn_blocking(move || {
+        let (config, bots, schedule) = blocking(move || {
             let schedule = expand(&config, &bots);
             (config, bots, schedule)
         })
         .await;
-        let (config, bots, schedule) = match expanded {
-            Ok(expanded) => expanded,
-            Err(panicked) => std::panic::resume_unwind(panicked.into_panic()),
-        };
         let schedule = schedule.map_err(|e| Status::invalid_argument(e.to_string()))?;
         let new = NewLeague {
             name: &config.name,
@@ -394,11 +390,7 @@ impl Leagues {
         let forfeits = self.forfeits(league.id).await?;
         // Thousands of results take a while: off the runtime's workers, which referee
         // the matches meanwhile.
-        let computed = tokio::task::spawn_blocking(move || (standings(&results), results)).await;
-        let (standings, results) = match computed {
-            Ok(computed) => computed,
-            Err(panicked) => std::panic::resume_unwind(panicked.into_panic()),
-        };
+        let (standings, results) = blocking(move || (standings(&results), results)).await;
         Ok(Arc::new(Played {
             standings,
             results,
@@ -445,5 +437,13 @@ impl Leagues {
         Ok(pb::ListLeaguesResponse {
             leagues: leagues.into_iter().map(|(_, info)| info).collect(),
         })
+    }
+}
+
+/// Runs `work` on a blocking thread, off the runtime's workers; a panic in it goes on here.
+async fn blocking<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) -> T {
+    match tokio::task::spawn_blocking(work).await {
+        Ok(done) => done,
+        Err(panicked) => std::panic::resume_unwind(panicked.into_panic()),
     }
 }

@@ -249,12 +249,13 @@ fn lines<'a>(ranked: &'a [BotStanding], entrants: &'a [String]) -> Vec<Line<'a>>
             played: Some(b),
         })
         .collect();
+    let played: std::collections::HashSet<&str> = ranked.iter().map(|b| b.bot.as_str()).collect();
     let mut waiting: Vec<&String> = entrants
         .iter()
-        .filter(|e| !ranked.iter().any(|b| &b.bot == *e))
+        .filter(|e| !played.contains(e.as_str()))
         .collect();
+    // A league's bots are distinct (the league file refuses a bot named twice).
     waiting.sort();
-    waiting.dedup();
     let initial = Rating::default();
     lines.extend(waiting.into_iter().map(|bot| Line {
         bot,

@@ -11,7 +11,7 @@ use std::time::Duration;
 use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
 
-use tokio::io::{AsyncBufReadExt, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufReadExt, AsyncWrite, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 use tracing::{debug, info, warn};
 
@@ -86,20 +86,32 @@ impl Stdin {
         Ok(())
     }
 
-    /// Writes waiting lines until the pipe is full or nothing waits.
+    /// Writes waiting lines without waiting: what the pipe takes now.
     fn write_now(&mut self) {
-        // Polled once with a waker that does nothing: `Pending` means the pipe is full,
-        // and `flush` waits for it with a real waker.
-        let mut context = Context::from_waker(Waker::noop());
+        // A waker that does nothing: `Pending` means the pipe is full, and `flush` waits
+        // for it with a real waker.
+        let _ = self.poll_write(&mut Context::from_waker(Waker::noop()));
+    }
+
+    /// Writes every waiting line, waiting for the pipe as needed. Cancel safe: what is
+    /// not written yet stays queued.
+    async fn flush(&mut self) {
+        std::future::poll_fn(|context| self.poll_write(context)).await
+    }
+
+    /// Writes waiting lines until nothing waits (or the pipe is closed): `Ready`; or until
+    /// the pipe is full: `Pending`, with `context`'s waker woken when it takes more.
+    fn poll_write(&mut self, context: &mut Context<'_>) -> Poll<()> {
         while let Some(pipe) = self.pipe.as_mut()
             && let Some(line) = self.waiting.front()
         {
-            match Pin::new(pipe).poll_write(&mut context, &line[self.written..]) {
+            match Pin::new(pipe).poll_write(context, &line[self.written..]) {
                 Poll::Ready(Ok(n)) => self.wrote(n),
-                Poll::Pending => return,
                 Poll::Ready(Err(error)) => self.failed(&error),
+                Poll::Pending => return Poll::Pending,
             }
         }
+        Poll::Ready(())
     }
 
     /// `n` more bytes of the front line are written.
@@ -132,19 +144,6 @@ impl Stdin {
     /// Whether lines wait for the pipe.
     fn is_waiting(&self) -> bool {
         self.pipe.is_some() && !self.waiting.is_empty()
-    }
-
-    /// Writes every waiting line, waiting for the pipe as needed (cancel safe: a write
-    /// that did not finish wrote nothing).
-    async fn flush(&mut self) {
-        while let Some(pipe) = self.pipe.as_mut()
-            && let Some(line) = self.waiting.front()
-        {
-            match pipe.write(&line[self.written..]).await {
-                Ok(n) => self.wrote(n),
-                Err(error) => self.failed(&error),
-            }
-        }
     }
 
     /// Closes the pipe: the program reads the end of its input.
