@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 
 use knobel_arena::auth::{AdminToken, generate_token};
 use knobel_arena::league::simulate::play_schedule;
-use knobel_arena::league::{LeagueConfig, expand};
+use knobel_arena::league::{LeagueConfig, LeagueDice, expand};
 use knobel_arena::server::{ServerConfig, serve};
 use knobel_arena::store::Store;
 use knobel_bots::{BearerAuth, Bot, BotConfig, Game, Token, strategy};
@@ -184,7 +184,7 @@ async fn main() {
     let file = league_file(&o);
     let config = LeagueConfig::from_toml(&file).expect("a valid league file");
     let bots: Vec<String> = PLAYERS.iter().map(|b| (*b).to_owned()).collect();
-    let schedule = expand(&config, &bots).expect("a schedule");
+    let schedule = expand(&config, &bots, &LeagueDice::for_config(&config).0).expect("a schedule");
     let (grpc, total) = over_grpc(&o, &file).await;
     assert_eq!(total, schedule.len());
     // In-process: the schedule again and again for at least a second (one pass takes a few

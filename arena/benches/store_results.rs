@@ -23,7 +23,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use knobel_arena::league::{LeagueConfig, ScheduledMatch, expand};
+use knobel_arena::league::{LeagueConfig, LeagueDice, ScheduledMatch, expand};
 use knobel_arena::store::{
     FinishedMatch, LeagueSlot, LeagueStatus, MatchWrite, NewLeague, NewMatch, Recorder, Store,
     now_ms,
@@ -94,7 +94,8 @@ fn league_file(matches: usize) -> String {
 fn schedule(file: &str, matches: usize) -> Vec<ScheduledMatch> {
     let config = LeagueConfig::from_toml(file).expect("a valid league file");
     let bots: Vec<String> = BOTS.iter().map(|b| (*b).to_owned()).collect();
-    let mut schedule = expand(&config, &bots).expect("a schedule");
+    let mut schedule =
+        expand(&config, &bots, &LeagueDice::for_config(&config).0).expect("a schedule");
     schedule.truncate(matches);
     schedule
 }
@@ -125,6 +126,7 @@ fn play(schedule: &[ScheduledMatch], run: usize) -> Vec<Played> {
                     seat_names: m.seats.clone(),
                     seat_bot_ids: Vec::new(),
                     started_at_ms: now_ms(),
+                    league: None,
                 },
                 finish: FinishedMatch {
                     id,
@@ -150,6 +152,8 @@ async fn run(backend: &str, concurrency: usize, file: &str, played: Arc<Vec<Play
             config_toml: file,
             bots: &bots,
             schedule: &schedule,
+            dice: &LeagueDice::public(11, knobel_arena::league::DiceMode::Independent),
+            seed_source: knobel_arena::league::SeedSource::LeagueFile,
         })
         .await
         .expect("create the league");
@@ -167,6 +171,7 @@ async fn run(backend: &str, concurrency: usize, file: &str, played: Arc<Vec<Play
                     .claim_league_match(league.id, p.ordinal, &p.start.id, None)
                     .await
                     .unwrap()
+                    .is_some()
             );
         }
         let starts: Vec<MatchWrite> = chunk

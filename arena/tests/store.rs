@@ -11,7 +11,9 @@ use std::future::Future;
 use std::time::Duration;
 
 use knobel_arena::auth::{generate_token, hash_token};
-use knobel_arena::league::{LeagueConfig, ScheduledMatch, expand};
+use knobel_arena::league::{
+    DiceMode, LeagueConfig, LeagueDice, LeagueSecret, ScheduledMatch, SeedSource, expand,
+};
 use knobel_arena::store::{
     AbortedMatch, BotRecord, BotTotals, FinishedMatch, InstanceId, MAX_PENDING, MatchCursor,
     MatchFilter, MatchStatus, MatchSummary, MatchWrite, NewMatch, Recorded, Recorder, SeatResult,
@@ -307,6 +309,7 @@ store_tests!(
     the_retry_backlog_is_bounded,
     league_lifecycle,
     aborted_league_claims_are_claimed_again,
+    league_archives_verify_and_tampering_is_named,
 );
 
 // ----------------------------------------------------------------------------------------------
@@ -323,6 +326,7 @@ fn new_match(id: &str, game: &str, seats: &[&str], started_at_ms: i64) -> NewMat
         seat_names: seats.iter().map(|s| s.to_string()).collect(),
         seat_bot_ids: Vec::new(),
         started_at_ms,
+        league: None,
     }
 }
 
@@ -2296,11 +2300,15 @@ async fn the_retry_backlog_is_bounded(db: TestDb) {
 
 const LEAGUE_FILE: &str = "name = \"l1\"\nbots = [\"ann\", \"ben\", \"cat\"]\n[games.zokken]\nsettings = { rounds = 5 }\n";
 
-fn league_schedule() -> (Vec<String>, Vec<ScheduledMatch>) {
+fn league_schedule() -> (Vec<String>, Vec<ScheduledMatch>, LeagueDice) {
     let config = LeagueConfig::from_toml(LEAGUE_FILE).unwrap();
     let bots: Vec<String> = ["ann", "ben", "cat"].map(String::from).to_vec();
-    let schedule = expand(&config, &bots).unwrap();
-    (bots, schedule)
+    let dice = LeagueDice {
+        secret: LeagueSecret::from_os(),
+        mode: DiceMode::Independent,
+    };
+    let schedule = expand(&config, &bots, &dice).unwrap();
+    (bots, schedule, dice)
 }
 
 /// Starts league match `m` as match `id` (its seats as in the schedule) and finishes it with
@@ -2319,6 +2327,10 @@ async fn play_league_match(
         1,
     );
     start.seed = m.seed as i64;
+    start.league = Some(LeagueSlot {
+        league_id,
+        ordinal: m.ordinal,
+    });
     store.insert_match(&start).await.unwrap();
     let mut outcome = placed(placings);
     outcome.chips = placings
@@ -2345,19 +2357,34 @@ async fn play_league_match(
 /// result counts once; the league is finished with its last match.
 async fn league_lifecycle(db: TestDb) {
     let store = db.store().await;
-    let (bots, schedule) = league_schedule();
+    let (bots, schedule, dice) = league_schedule();
     assert_eq!(schedule.len(), 6, "3 tables of 2, both seat orders");
     let new = NewLeague {
         name: "l1",
         config_toml: LEAGUE_FILE,
         bots: &bots,
         schedule: &schedule,
+        dice: &dice,
+        seed_source: SeedSource::Secret,
     };
     let league = store.create_league(&new).await.unwrap();
     assert_eq!(
         (league.status, league.total_matches, league.finished_matches),
         (LeagueStatus::Created, 6, 0)
     );
+    // The commitment is stored at creation; the secret is kept, and revealed only at the end.
+    let stored = store.league("l1").await.unwrap().unwrap();
+    assert_eq!(
+        stored.commitment.as_deref(),
+        Some(dice.secret.commitment(league.id, "l1").as_str())
+    );
+    assert_eq!(stored.commitment, league.commitment);
+    assert_eq!(
+        (stored.dice, stored.seed_source),
+        (DiceMode::Independent, SeedSource::Secret)
+    );
+    assert_eq!(stored.dice(), Some(dice.clone()));
+    assert_eq!(stored.revealed_secret(), None);
     // The same name again: refused, nothing written.
     let again = store.create_league(&new).await.unwrap_err();
     assert!(
@@ -2392,18 +2419,20 @@ async fn league_lifecycle(db: TestDb) {
     assert_eq!(open.len(), 6);
     assert_eq!(open[0].seats, schedule[0].seats);
     assert_eq!(open[0].seed, schedule[0].seed);
-    // One claim wins.
-    assert!(
+    // One claim wins: the first attempt.
+    assert_eq!(
         store
             .claim_league_match(league.id, 0, "m-0", Some("me"))
             .await
-            .unwrap()
+            .unwrap(),
+        Some(1)
     );
-    assert!(
-        !store
+    assert_eq!(
+        store
             .claim_league_match(league.id, 0, "m-0b", Some("other"))
             .await
-            .unwrap()
+            .unwrap(),
+        None
     );
     assert_eq!(
         store
@@ -2421,7 +2450,18 @@ async fn league_lifecycle(db: TestDb) {
                     .claim_league_match(league.id, m.ordinal, &id, Some("me"))
                     .await
                     .unwrap()
+                    .is_some()
             );
+        }
+        // While the league runs, a match of it is known as the league's.
+        if m.ordinal == 3 {
+            let of = store.match_league("m-2").await.unwrap().unwrap();
+            assert_eq!(
+                (of.league.as_str(), of.status, of.set),
+                ("l1", LeagueStatus::Running, 1)
+            );
+            assert!(!of.has_ended());
+            assert_eq!(of.set_unfinished, 1, "the set's other seat order");
         }
         play_league_match(
             &store,
@@ -2437,6 +2477,16 @@ async fn league_lifecycle(db: TestDb) {
         (league.status, league.finished_matches),
         (LeagueStatus::Finished, 6)
     );
+    assert_eq!(league.revealed_secret(), Some(&dice.secret));
+    assert!(
+        store
+            .match_league("m-2")
+            .await
+            .unwrap()
+            .unwrap()
+            .has_ended()
+    );
+    assert_eq!(store.match_league("no-such").await.unwrap(), None);
     assert!(
         store
             .open_league_matches(league.id, 100)
@@ -2457,23 +2507,26 @@ async fn league_lifecycle(db: TestDb) {
     assert_eq!(store.list_leagues().await.unwrap().len(), 1);
 }
 
-/// A claim whose match was aborted is open again, and is played again from the same seed; a
+/// A claim whose match was aborted is open again, and is played again as its next attempt; a
 /// late result of the aborted attempt does not count.
 async fn aborted_league_claims_are_claimed_again(db: TestDb) {
     let store = db.store().await;
-    let (bots, schedule) = league_schedule();
+    let (bots, schedule, dice) = league_schedule();
     let new = NewLeague {
         name: "l1",
         config_toml: LEAGUE_FILE,
         bots: &bots,
         schedule: &schedule,
+        dice: &dice,
+        seed_source: SeedSource::Secret,
     };
     let league = store.create_league(&new).await.unwrap();
-    assert!(
+    assert_eq!(
         store
             .claim_league_match(league.id, 0, "first", Some("dead"))
             .await
-            .unwrap()
+            .unwrap(),
+        Some(1)
     );
     // Claimed, not yet started: not open (until UNSTARTED_CLAIM_MS has passed).
     assert_eq!(
@@ -2492,12 +2545,15 @@ async fn aborted_league_claims_are_claimed_again(db: TestDb) {
     );
     let open = store.open_league_matches(league.id, 100).await.unwrap();
     assert_eq!((open[0].ordinal, open[0].seed), (0, schedule[0].seed));
-    assert!(
+    // The second attempt: with independent dice, its own seed.
+    assert_eq!(
         store
             .claim_league_match(league.id, 0, "second", Some("me"))
             .await
-            .unwrap()
+            .unwrap(),
+        Some(2)
     );
+    assert_ne!(dice.match_seed(0, 0, 2), dice.match_seed(0, 0, 1));
     play_league_match(&store, league.id, &schedule[0], "second", &[2, 1]).await;
     let ids = store.league_match_ids(league.id).await.unwrap();
     assert_eq!(
@@ -2510,6 +2566,7 @@ async fn aborted_league_claims_are_claimed_again(db: TestDb) {
             .claim_league_match(league.id, 1, "third", Some("me"))
             .await
             .unwrap()
+            .is_some()
     );
     store
         .release_league_match(league.id, 1, "third")
@@ -2522,4 +2579,148 @@ async fn aborted_league_claims_are_claimed_again(db: TestDb) {
     let results = store.league_results(league.id).await.unwrap();
     assert_eq!(results.len(), 1);
     assert_eq!(results[0].seats[1].place, 1);
+}
+
+const FAIR_FILE: &str = "name = \"fair\"\nbots = [\"ann\", \"ben\", \"cat\"]\n\
+    [games.schocken]\ntable_size = 3\n[games.zokken]\nsettings = { rounds = 3 }\n";
+
+/// Plays every match of league `league` (created from [`FAIR_FILE`] with `dice`) with the
+/// engine's random players, as the arena would: claimed, started on the attempt's seed,
+/// finished with its log and outcome.
+async fn play_fair_league(
+    store: &Store,
+    league_id: i64,
+    schedule: &[ScheduledMatch],
+    dice: &LeagueDice,
+) {
+    use knobel_engine::policy::{by_name, play_out};
+    for m in schedule {
+        let id = format!("fair-{}", m.ordinal);
+        let attempt = store
+            .claim_league_match(league_id, m.ordinal, &id, Some("me"))
+            .await
+            .unwrap()
+            .expect("claimed");
+        let seed = dice.match_seed(m.ordinal, m.set, attempt);
+        let mut game =
+            knobel_engine::Match::new_with_log(m.rules.clone(), seed, m.seats.len()).unwrap();
+        let mut players: Vec<_> = (0..m.seats.len())
+            .map(|seat| by_name("random", seed ^ seat as u64).unwrap())
+            .collect();
+        play_out(&mut game, &mut players);
+        let slot = LeagueSlot {
+            league_id,
+            ordinal: m.ordinal,
+        };
+        let mut start = new_match(
+            &id,
+            m.game.name(),
+            &m.seats.iter().map(String::as_str).collect::<Vec<_>>(),
+            1,
+        );
+        (start.seed, start.league) = (seed as i64, Some(slot));
+        start.rules_json = serde_json::to_string(&m.rules).unwrap();
+        store.insert_match(&start).await.unwrap();
+        let finished = FinishedMatch {
+            id,
+            log_json: game.log().unwrap().to_json(),
+            outcome: game.outcome().unwrap(),
+            finished_at_ms: 2,
+        };
+        let results = store
+            .write_matches(&[MatchWrite::FinishLeague(finished, slot)])
+            .await;
+        assert!(results.iter().all(Result::is_ok), "{results:?}");
+    }
+}
+
+/// An ended league's archive verifies: its commitment, its schedule recomputed from the
+/// league file and the revealed secret, every seed, every log replayed. An altered log, or an
+/// altered secret, is named; a league that has not ended has no archive yet.
+async fn league_archives_verify_and_tampering_is_named(db: TestDb) {
+    use knobel_arena::league::archive::{VerifyError, verify_lines};
+    use knobel_arena::league::export::{ExportError, archive};
+    let store = db.store().await;
+    let config = LeagueConfig::from_toml(FAIR_FILE).unwrap();
+    let bots: Vec<String> = ["ann", "ben", "cat"].map(String::from).to_vec();
+    let (dice, seed_source) = LeagueDice::for_config(&config);
+    assert_eq!(
+        (seed_source, dice.mode),
+        (SeedSource::Secret, DiceMode::Independent)
+    );
+    let schedule = expand(&config, &bots, &dice).unwrap();
+    assert_eq!(schedule.len(), 6 + 6);
+    let new = NewLeague {
+        name: "fair",
+        config_toml: FAIR_FILE,
+        bots: &bots,
+        schedule: &schedule,
+        dice: &dice,
+        seed_source,
+    };
+    let league = store.create_league(&new).await.unwrap();
+    store
+        .set_league_status("fair", &[LeagueStatus::Created], LeagueStatus::Running)
+        .await
+        .unwrap();
+    // Before its end: no archive, no secret.
+    let early = archive(&store, "fair").await.unwrap_err();
+    assert!(matches!(early, ExportError::NotEnded { .. }), "{early:?}");
+    assert!(
+        early
+            .to_string()
+            .contains("once it has finished or been cancelled"),
+        "{early}"
+    );
+    play_fair_league(&store, league.id, &schedule, &dice).await;
+    let text = archive(&store, "fair").await.unwrap();
+    assert!(text.contains(&dice.secret.to_hex()));
+    let report = verify_lines(text.lines()).unwrap();
+    assert_eq!((report.scheduled, report.replayed), (12, 12));
+    assert!(report.throws > 12);
+    // A cut-off archive is told.
+    let cut: Vec<&str> = text.lines().take(5).collect();
+    let error = verify_lines(cut.into_iter()).unwrap_err();
+    assert!(error.to_string().contains("cut off"), "{error}");
+
+    // One die of one stored log altered: the match is named.
+    let victim = "fair-4";
+    let (_, log) = store.match_log(victim).await.unwrap().unwrap();
+    let mut log: serde_json::Value = serde_json::from_str(&log.unwrap()).unwrap();
+    let throw = log["entries"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|e| e["kind"] == "throw")
+        .unwrap();
+    let die = throw["dice"][0].as_u64().unwrap();
+    throw["dice"][0] = serde_json::json!(die % 6 + 1);
+    let altered = serde_json::to_string(&log).unwrap();
+    db.execute(&format!(
+        "UPDATE matches SET log_lz4 = NULL, log_json = '{altered}' WHERE id = '{victim}'"
+    ))
+    .await;
+    let error = verify_lines(archive(&store, "fair").await.unwrap().lines()).unwrap_err();
+    assert!(
+        matches!(&error, VerifyError::Match { ordinal: 4, match_id, .. } if match_id == victim),
+        "{error:?}"
+    );
+    let message = error.to_string();
+    assert!(
+        message.starts_with("match fair-4 (ordinal 4): its log does not replay"),
+        "{message}"
+    );
+
+    // The revealed secret altered: it no longer matches the commitment.
+    let other = LeagueSecret::from_os().to_hex();
+    db.execute(&format!(
+        "UPDATE leagues SET dice_secret = '{other}' WHERE name = 'fair'"
+    ))
+    .await;
+    let error = verify_lines(archive(&store, "fair").await.unwrap().lines()).unwrap_err();
+    assert!(matches!(error, VerifyError::Commitment { .. }), "{error:?}");
+    assert!(
+        error.to_string().contains("does not match the commitment"),
+        "{error}"
+    );
 }

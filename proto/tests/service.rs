@@ -131,6 +131,29 @@ impl Arena for ToyArena {
         )))
     }
 
+    async fn get_match_record(
+        &self,
+        request: Request<pb::GetMatchLogRequest>,
+    ) -> Result<Response<pb::MatchRecordResponse>, Status> {
+        Err(Status::failed_precondition(format!(
+            "match {} is still running",
+            request.get_ref().match_id
+        )))
+    }
+
+    type ExportLeagueStream =
+        Pin<Box<dyn Stream<Item = Result<pb::LeagueArchiveChunk, Status>> + Send>>;
+
+    async fn export_league(
+        &self,
+        request: Request<pb::ExportLeagueRequest>,
+    ) -> Result<Response<Self::ExportLeagueStream>, Status> {
+        Err(Status::not_found(format!(
+            "no league {:?}",
+            request.get_ref().league
+        )))
+    }
+
     type StreamMatchLogStream =
         Pin<Box<dyn Stream<Item = Result<pb::MatchLogChunk, Status>> + Send>>;
 

@@ -22,6 +22,7 @@ fn new_match(id: &str, game: &str, seats: &[&str], started_at_ms: i64) -> NewMat
         seat_names: seats.iter().map(|s| s.to_string()).collect(),
         seat_bot_ids: Vec::new(),
         started_at_ms,
+        league: None,
     }
 }
 

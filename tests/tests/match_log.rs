@@ -462,6 +462,7 @@ async fn an_unversioned_log_in_the_database_is_served_with_its_format_version() 
             seat_names: vec!["a".into(), "b".into(), "c".into()],
             seat_bot_ids: Vec::new(),
             started_at_ms: 1_000,
+            league: None,
         })
         .await
         .unwrap();

@@ -21,6 +21,7 @@ fn zokken_match(id: &str) -> NewMatch {
         seat_names: vec!["ann".to_owned(), "bob".to_owned()],
         seat_bot_ids: Vec::new(),
         started_at_ms: 1_000,
+        league: None,
     }
 }
 

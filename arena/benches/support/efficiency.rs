@@ -5,9 +5,11 @@
 
 use std::collections::BTreeMap;
 
-use knobel_arena::league::schedule::mix;
 use knobel_arena::league::simulate::{PlayerFactory, play_match, play_match_with_log};
-use knobel_arena::league::{LeagueConfig, PlayedMatch, ScheduledMatch, expand, standings};
+use knobel_arena::league::{
+    DiceMode, LeagueConfig, LeagueDice, LeagueSecret, PlayedMatch, ScheduledMatch, expand,
+    standings,
+};
 use knobel_engine::policy::HANDICAP_LADDER;
 use knobel_engine::{Event, Game, LogEntry, MatchLog, Seat, Seats};
 
@@ -198,7 +200,8 @@ impl Setup<'_> {
             _ => String::new(),
         };
         let text = format!(
-            "name = \"efficiency\"\nseed = {seed}\nbots = [{}]\nrepetitions = {repetitions}\n\
+            "name = \"efficiency\"\nseed = {seed}\ndice = \"duplicate\"\nbots = [{}]\n\
+             repetitions = {repetitions}\n\
              [games.{}]\ntable_size = {}\n{settings}",
             bots.join(", "),
             self.game.name(),
@@ -206,7 +209,7 @@ impl Setup<'_> {
         );
         let config = LeagueConfig::from_toml(&text).expect("a valid league file");
         let bots: Vec<String> = self.field.iter().map(|b| (*b).to_owned()).collect();
-        expand(&config, &bots).expect("a schedule")
+        expand(&config, &bots, &LeagueDice::for_config(&config).0).expect("a schedule")
     }
 
     /// Per ordering of [`stats`]: whether it ranks the field in its order, and how many
@@ -251,10 +254,16 @@ impl Setup<'_> {
     }
 }
 
-/// The same matches, each with its own seed.
+/// The same matches, each with its own seed: `dice = "independent"`'s derivation, keyed by
+/// the set's seed.
 pub fn independent(mut schedule: Vec<ScheduledMatch>) -> Vec<ScheduledMatch> {
     for m in &mut schedule {
-        m.seed = mix(m.seed, 0x1d_0000 + u64::from(m.ordinal));
+        m.seed = LeagueSecret::from_public_seed(m.seed).match_seed(
+            DiceMode::Independent,
+            m.ordinal,
+            m.set,
+            1,
+        );
     }
     schedule
 }

@@ -2,7 +2,7 @@
 //! `expert_strength` bench and `arena/tests/expert_strength.rs`).
 
 use knobel_arena::league::simulate::play_schedule;
-use knobel_arena::league::{LeagueConfig, Standings, expand, standings};
+use knobel_arena::league::{LeagueConfig, LeagueDice, Standings, expand, standings};
 use knobel_engine::Game;
 use knobel_engine::policy::{Policy, by_name};
 
@@ -30,6 +30,6 @@ pub fn play_league(
     );
     let config = LeagueConfig::from_toml(&text).expect("a valid league file");
     let names: Vec<String> = bots.iter().map(|b| (*b).to_owned()).collect();
-    let schedule = expand(&config, &names).expect("a schedule");
+    let schedule = expand(&config, &names, &LeagueDice::for_config(&config).0).expect("a schedule");
     standings(&play_schedule(&schedule, &builtin))
 }

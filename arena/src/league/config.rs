@@ -16,6 +16,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 pub use super::design::TableDesign;
+use super::dice::DiceMode;
 
 /// Tables hold 2 to 8 seats (RULES.md: two players at least; the arena's upper bound).
 pub const TABLE_SIZES: std::ops::RangeInclusive<u32> = 2..=8;
@@ -74,8 +75,11 @@ pub struct GamePlan {
 pub struct LeagueConfig {
     /// The league's name, unique in the arena.
     pub name: String,
-    /// The league seed: every match's dice follow from it.
-    pub seed: u64,
+    /// The league file's `seed`, if it names one: a reproducible league with public dice
+    /// (`None`: a secret from the operating system, the default).
+    pub seed: Option<u64>,
+    /// Independent dice (the default) or duplicate sets.
+    pub dice: DiceMode,
     /// Round robin or gauntlet.
     pub format: Format,
     /// The bots.
@@ -124,7 +128,8 @@ pub enum LeagueConfigError {
 #[serde(deny_unknown_fields)]
 struct RawLeague {
     name: Spanned<String>,
-    seed: Option<Spanned<u64>>,
+    seed: Option<Spanned<toml::Value>>,
+    dice: Option<Spanned<String>>,
     format: Option<Spanned<String>>,
     challenger: Option<Spanned<String>>,
     design: Option<Spanned<String>>,
@@ -207,6 +212,27 @@ impl Reader<'_> {
         }
     }
 
+    /// A league file's `seed`: a number 0..=2^63-1 (TOML integers are signed 64-bit).
+    fn seed(&self, value: &Spanned<toml::Value>) -> Result<u64, LeagueConfigError> {
+        match value.get_ref() {
+            toml::Value::Integer(n) if *n >= 0 => Ok(*n as u64),
+            other => Err(self.field(
+                "seed",
+                value.span(),
+                format!(
+                    "{} is not a seed: a seed is a whole number 0..={} (leave it out for secret \
+                     dice, the default)",
+                    match other {
+                        toml::Value::String(s) => format!("{:?}", super::dice::bounded(s)),
+                        toml::Value::Integer(n) => n.to_string(),
+                        v => format!("a {}", v.type_str()),
+                    },
+                    i64::MAX
+                ),
+            )),
+        }
+    }
+
     fn design(
         &self,
         field: &str,
@@ -258,7 +284,14 @@ impl LeagueConfig {
         let r = Reader { text };
         let name = raw.name.get_ref().clone();
         check_league_name(&name).map_err(|m| r.field("name", raw.name.span(), m))?;
-        let seed = raw.seed.map_or(1, |s| *s.get_ref());
+        let seed = raw.seed.as_ref().map(|s| r.seed(s)).transpose()?;
+        let dice = match &raw.dice {
+            Some(d) => d
+                .get_ref()
+                .parse()
+                .map_err(|m: String| r.field("dice", d.span(), m))?,
+            None => DiceMode::Independent,
+        };
         let repetitions = match &raw.repetitions {
             Some(v) => r.in_range("repetitions", v, 1..=MAX_REPETITIONS)?,
             None => 1,
@@ -453,6 +486,7 @@ impl LeagueConfig {
         Ok(LeagueConfig {
             name,
             seed,
+            dice,
             format,
             bots,
             games,

@@ -6,6 +6,7 @@ use knobel_engine::Game;
 
 use super::config::{LeagueConfig, LeagueConfigError, TableDesign};
 use super::design::{Balanced, balanced, choose, is_balanced, lambda_step};
+use super::public_dice;
 use super::schedule::{ScheduleError, ScheduledMatch, expand, seat_orders};
 
 fn bots(n: usize) -> Vec<String> {
@@ -118,7 +119,7 @@ fn design_survey() {
 }
 
 fn league(n: usize, rest: &str) -> (LeagueConfig, Vec<String>) {
-    let text = format!("name = \"class\"\nseed = 11\nbots = \"all\"\n{rest}");
+    let text = format!("name = \"class\"\nseed = 11\ndice = \"duplicate\"\nbots = \"all\"\n{rest}");
     let c = LeagueConfig::from_toml(&text).unwrap();
     let b = c.resolve_bots(&bots(n)).unwrap();
     (c, b)
@@ -129,7 +130,7 @@ const THREE_GAMES: &str = "[games.schocken]\n[games.sjokken]\n[games.zokken]\nta
 #[test]
 fn thirty_bots_at_tables_of_four_in_three_games_are_accepted() {
     let (c, b) = league(30, THREE_GAMES);
-    let s = expand(&c, &b).unwrap();
+    let s = expand(&c, &b, &public_dice(&c)).unwrap();
     // (30, 4, 6): 435 tables, each bot at 58; 4 rotations each; three games.
     assert_eq!(s.len(), 3 * 435 * 4);
     for game in Game::ALL {
@@ -145,13 +146,13 @@ fn thirty_bots_at_tables_of_four_in_three_games_are_accepted() {
     }
     // Idempotent: the same file gives the very same schedule.
     let (again, b2) = league(30, THREE_GAMES);
-    assert_eq!(s, expand(&again, &b2).unwrap());
+    assert_eq!(s, expand(&again, &b2, &public_dice(&again)).unwrap());
     // Another seed seats the design differently, as balanced.
     let other = LeagueConfig::from_toml(&format!(
         "name = \"class\"\nseed = 12\nbots = \"all\"\n{THREE_GAMES}"
     ))
     .unwrap();
-    let t = expand(&other, &b).unwrap();
+    let t = expand(&other, &b, &public_dice(&other)).unwrap();
     assert_ne!(s[0].seats, t[0].seats);
     all_equal(&meetings(&t, Game::Zokken).1, 435, 6);
 }
@@ -164,40 +165,43 @@ fn the_design_turns_balanced_only_above_the_largest_league() {
         9,
         "design = \"complete\"\n[games.schocken]\n[games.zokken]\n",
     );
-    let s = expand(&auto, &b).unwrap();
-    assert_eq!(s, expand(&complete, &b).unwrap());
+    let s = expand(&auto, &b, &public_dice(&auto)).unwrap();
+    assert_eq!(s, expand(&complete, &b, &public_dice(&complete)).unwrap());
     assert_eq!(s.len(), 126 * 4 + 36 * 2);
     // One game of 30 at tables of 4 is 27,405 tables x 4 = 109,620 matches: complete.
     let (c, b) = league(30, "[games.schocken]\n");
-    assert_eq!(expand(&c, &b).unwrap().len(), 109_620);
+    assert_eq!(expand(&c, &b, &public_dice(&c)).unwrap().len(), 109_620);
     // Two are 219,240, more than 200,000: both balanced.
     let (c, b) = league(30, "[games.schocken]\n[games.sjokken]\n");
-    assert_eq!(expand(&c, &b).unwrap().len(), 2 * 435 * 4);
+    assert_eq!(expand(&c, &b, &public_dice(&c)).unwrap().len(), 2 * 435 * 4);
     // Unless a game asks for its complete tables.
     let (c, b) = league(
         30,
         "[games.schocken]\ndesign = \"complete\"\n[games.sjokken]\n",
     );
-    assert_eq!(expand(&c, &b).unwrap().len(), 109_620 + 435 * 4);
+    assert_eq!(
+        expand(&c, &b, &public_dice(&c)).unwrap().len(),
+        109_620 + 435 * 4
+    );
     let (c, b) = league(30, &format!("design = \"complete\"\n{THREE_GAMES}"));
     assert!(matches!(
-        expand(&c, &b),
+        expand(&c, &b, &public_dice(&c)),
         Err(ScheduleError::TooManyMatches { matches: 328_860 })
     ));
     // A small league may ask for a balanced design: 13 bots at tables of 4 meet once each.
     let (c, b) = league(13, "design = \"balanced\"\n[games.schocken]\n");
-    let s = expand(&c, &b).unwrap();
+    let s = expand(&c, &b, &public_dice(&c)).unwrap();
     assert_eq!(s.len(), 13 * 4);
     all_equal(&meetings(&s, Game::Schocken).1, 78, 1);
     // Where no balanced design is smaller, balanced is the complete round robin.
     let (c, b) = league(6, "design = \"balanced\"\n[games.zokken]\n");
-    assert_eq!(expand(&c, &b).unwrap().len(), 15 * 2);
+    assert_eq!(expand(&c, &b, &public_dice(&c)).unwrap().len(), 15 * 2);
 }
 
 #[test]
 fn a_league_without_a_design_names_its_bots_and_tables() {
     let (c, b) = league(60, "[games.schocken]\ntable_size = 8\n");
-    let err = expand(&c, &b).unwrap_err();
+    let err = expand(&c, &b, &public_dice(&c)).unwrap_err();
     assert!(
         matches!(
             err,
@@ -223,7 +227,7 @@ fn a_balanced_gauntlet_meets_the_field_equally_often() {
                 design = \"balanced\"\n[games.schocken]\ntable_size = 5\n";
     let c = LeagueConfig::from_toml(text).unwrap();
     let b = c.resolve_bots(&bots(31)).unwrap();
-    let s = expand(&c, &b).unwrap();
+    let s = expand(&c, &b, &public_dice(&c)).unwrap();
     assert!(s.iter().all(|m| m.seats.contains(&"b00".to_owned())));
     let (seats, pairs) = meetings(&s, Game::Schocken);
     // The field: a design of 30 points with blocks of 4.

@@ -4,8 +4,11 @@
 //! ([`ratings`]) and confidence intervals. [`simulate`] plays a schedule in-process with
 //! engine policies. `docs/leagues.md` is the reference.
 
+pub mod archive;
 pub mod config;
 pub mod design;
+pub mod dice;
+pub mod export;
 pub mod ratings;
 pub mod schedule;
 pub mod scheduler;
@@ -15,9 +18,16 @@ pub mod standings;
 
 #[cfg(test)]
 mod design_tests;
+
+/// The public dice of a test's league file: its seed (1 if it names none) and dice mode.
+#[cfg(test)]
+pub(crate) fn public_dice(config: &LeagueConfig) -> LeagueDice {
+    LeagueDice::public(config.seed.unwrap_or(1), config.dice)
+}
 #[cfg(test)]
 mod tests;
 
 pub use config::{BotSelection, Format, GamePlan, LeagueConfig, LeagueConfigError};
+pub use dice::{DiceMode, LeagueDice, LeagueSecret, SeedSource};
 pub use schedule::{ScheduleError, ScheduledMatch, expand};
 pub use standings::{PlayedMatch, PlayedSeat, Standings, standings};

@@ -9,25 +9,27 @@
 //!   the league larger than [`MAX_MATCHES`]. Round robin: a design on the bots with blocks of
 //!   `table_size`; gauntlet: a design on the field with blocks of `table_size - 1`, each table
 //!   a block and the challenger. The design's points are the bots (the field) in the order of
-//!   a Fisher-Yates shuffle by the SplitMix64 stream from `mix(mix(league_seed, g), RELABEL)`;
-//!   its tables too are in lexicographic order of the bots' positions.
-//! - **Duplicate sets.** Each table is played as a duplicate set: one seed, and one match per
-//!   seat order, so that a seat position gets the same dice whoever sits there (the dice are
-//!   keyed by seed, seat, round, throw and die slot; docs/rules.md A.8). Tables of up to 3
-//!   seats play every order (2 or 6 matches); larger tables the `table_size` cyclic
-//!   rotations, in which each bot sits once in each seat.
+//!   a Fisher-Yates shuffle by the SplitMix64 stream from the league secret's relabel seed of
+//!   the game; its tables too are in lexicographic order of the bots' positions.
+//! - **Seat orders.** Each table is played once per seat order, so that every bot sits in
+//!   every seat position: tables of up to 3 seats play every order (2 or 6 matches); larger
+//!   tables the `table_size` cyclic rotations, in which each bot sits once in each seat. A
+//!   table's seat orders form its *set*.
+//! - **Dice** ([`super::dice`], docs/fair-play.md). With independent dice (the default) every
+//!   match has its own seed, an HMAC of the league's secret and its ordinal; with duplicate
+//!   sets every seat order of a set plays the set's seed, so that a seat position gets the
+//!   same dice whoever sits there (the dice are keyed by seed, seat, round, throw and die
+//!   slot; docs/rules.md A.8). The stored seed is the first attempt's (see
+//!   [`super::dice::LeagueSecret::match_seed`]).
 //! - **Repetitions** repeat the whole schedule with fresh seeds.
 //! - **Order.** Repetition, then game (schocken, sjokken, zokken), then table, then seat
 //!   order. Ratings are computed in this order (see `ratings`).
-//! - **Seeds.** The seed of the set (repetition `r`, game `g` = its index in
-//!   [`knobel_engine::Game::ALL`], table `t`) is `mix(mix(mix(league_seed, g), t), r)`, where
-//!   `mix(a, b) = splitmix64(a ^ splitmix64(b))` and `splitmix64` is the finaliser of
-//!   SplitMix64 (Steele, Lea and Flood 2014).
 
 use knobel_engine::{Game, Rules};
 
 use super::config::{Format, GamePlan, LeagueConfig, TableDesign};
 use super::design::{Balanced, balanced, choose, shuffled};
+use super::dice::LeagueDice;
 
 /// The most matches one league may schedule.
 pub const MAX_MATCHES: usize = 200_000;
@@ -49,7 +51,8 @@ pub struct ScheduledMatch {
     pub rotation: u32,
     /// The bots in seat order.
     pub seats: Vec<String>,
-    /// The match seed (the same for every match of a set).
+    /// The match seed of its first attempt (with duplicate sets, the same for every match of
+    /// a set).
     pub seed: u64,
 }
 
@@ -83,9 +86,6 @@ pub enum ScheduleError {
     },
 }
 
-/// Mixed into the league seed (with the game) for the shuffle that seats a balanced design.
-pub const RELABEL: u64 = 0x00DE_516B;
-
 /// The SplitMix64 finaliser.
 pub fn splitmix64(mut z: u64) -> u64 {
     z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
@@ -97,19 +97,6 @@ pub fn splitmix64(mut z: u64) -> u64 {
 /// Combines `a` and `b` into one well-mixed value.
 pub fn mix(a: u64, b: u64) -> u64 {
     splitmix64(a ^ splitmix64(b))
-}
-
-/// The seed of a duplicate set.
-pub fn set_seed(league_seed: u64, game: Game, table: u64, repetition: u64) -> u64 {
-    mix(mix(mix(league_seed, game_index(game)), table), repetition)
-}
-
-/// The index of `game` in [`Game::ALL`].
-fn game_index(game: Game) -> u64 {
-    Game::ALL
-        .iter()
-        .position(|&x| x == game)
-        .expect("a game of Game::ALL") as u64
 }
 
 /// The seat orders of a duplicate set of `k` seats: for each, the position in the table of
@@ -279,10 +266,12 @@ fn plan(config: &LeagueConfig, n: usize) -> Result<(Vec<GameTables>, u128), Sche
     Ok((tables, total))
 }
 
-/// The schedule of `config` for `bots` (as [`LeagueConfig::resolve_bots`] gives them).
+/// The schedule of `config` for `bots` (as [`LeagueConfig::resolve_bots`] gives them),
+/// with the seeds of `dice`.
 pub fn expand(
     config: &LeagueConfig,
     bots: &[String],
+    dice: &LeagueDice,
 ) -> Result<Vec<ScheduledMatch>, ScheduleError> {
     let (plans, matches) = plan(config, bots.len())?;
     let games: Vec<Vec<Vec<usize>>> = plans
@@ -292,27 +281,27 @@ pub fn expand(
             let k = plan.table_size as usize;
             match tables {
                 GameTables::Complete(_) => complete_tables(config, bots, k),
-                GameTables::Balanced(blocks) => seat_design(config, bots, plan, blocks),
+                GameTables::Balanced(blocks) => seat_design(config, bots, plan, blocks, dice),
             }
         })
         .collect();
     let mut schedule = Vec::with_capacity(matches as usize);
     let mut set = 0u32;
-    for repetition in 0..config.repetitions {
+    for _ in 0..config.repetitions {
         for (plan, tables) in config.games.iter().zip(&games) {
             let orders = seat_orders(plan.table_size as usize);
-            for (t, table) in tables.iter().enumerate() {
-                let seed = set_seed(config.seed, plan.game, t as u64, u64::from(repetition));
+            for table in tables {
                 for (rotation, order) in orders.iter().enumerate() {
+                    let ordinal = schedule.len() as u32;
                     schedule.push(ScheduledMatch {
-                        ordinal: schedule.len() as u32,
+                        ordinal,
                         game: plan.game,
                         preset: plan.preset.clone(),
                         rules: plan.rules.clone(),
                         set,
                         rotation: rotation as u32,
                         seats: order.iter().map(|&p| bots[table[p]].clone()).collect(),
-                        seed,
+                        seed: dice.match_seed(ordinal, set, 1),
                     });
                 }
                 set += 1;
@@ -329,9 +318,10 @@ fn seat_design(
     bots: &[String],
     plan: &GamePlan,
     blocks: Vec<Vec<usize>>,
+    dice: &LeagueDice,
 ) -> Vec<Vec<usize>> {
     let (field, _) = design_points(&config.format, bots.len(), plan.table_size);
-    let seat = shuffled(field, mix(mix(config.seed, game_index(plan.game)), RELABEL));
+    let seat = shuffled(field, dice.secret.relabel_seed(plan.game));
     let blocks: Vec<Vec<usize>> = blocks
         .into_iter()
         .map(|b| b.into_iter().map(|p| seat[p]).collect())

@@ -13,7 +13,8 @@
 //!
 //! After a restart, matches of the league that were running are aborted (as orphans, once
 //! their arena's lease has run out), which opens their claims again: they are played again
-//! from their seeds, and each league match counts one result. A claimed match that did not
+//! (with independent dice on the fresh seed of the next attempt, docs/fair-play.md), and each
+//! league match counts one result. A claimed match that did not
 //! start (the database went away between the claim and the start) has its claim given back
 //! (tried again while the database is away), so it does not wait for the claim to expire.
 
@@ -219,27 +220,34 @@ impl Scheduler {
                     let store = self.store.clone();
                     let instance = self.instance.clone();
                     let (league_id, ordinal) = (m.league_id, m.ordinal);
-                    let claim =
-                        move |match_id: &str| -> futures_util::future::BoxFuture<'static, bool> {
-                            let match_id = match_id.to_owned();
-                            Box::pin(async move {
-                                match store
-                                    .claim_league_match(
-                                        league_id,
-                                        ordinal,
-                                        &match_id,
-                                        instance.as_deref(),
-                                    )
-                                    .await
-                                {
-                                    Ok(claimed) => claimed,
-                                    Err(error) => {
-                                        warn!(league_id, ordinal, error = %error, "cannot claim a league match");
-                                        false
-                                    }
+                    let (dice, set, stored_seed) = (league.dice(), m.set, m.seed);
+                    let claim = move |match_id: &str| -> futures_util::future::BoxFuture<
+                        'static,
+                        Option<u64>,
+                    > {
+                        let match_id = match_id.to_owned();
+                        Box::pin(async move {
+                            match store
+                                .claim_league_match(
+                                    league_id,
+                                    ordinal,
+                                    &match_id,
+                                    instance.as_deref(),
+                                )
+                                .await
+                            {
+                                // Each attempt its own dice (a legacy league: its stored seed).
+                                Ok(Some(attempt)) => Some(dice.map_or(stored_seed, |dice| {
+                                    dice.match_seed(ordinal, set, attempt)
+                                })),
+                                Ok(None) => None,
+                                Err(error) => {
+                                    warn!(league_id, ordinal, error = %error, "cannot claim a league match");
+                                    None
                                 }
-                            })
-                        };
+                            }
+                        })
+                    };
                     let runs = self.runs.clone();
                     let store = self.store.clone();
                     let wake = self.wake.clone();

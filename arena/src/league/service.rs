@@ -11,7 +11,7 @@ use tracing::info;
 
 use super::scheduler::Scheduler;
 use super::standings::{BotStanding, GameStandings, Interval, PairComparison, Standings};
-use super::{LeagueConfig, PlayedMatch, expand, standings};
+use super::{LeagueConfig, LeagueDice, PlayedMatch, expand, standings};
 use crate::metrics::Metrics;
 use crate::store::{LeagueRecord, LeagueStatus, NewLeague, Store, StoreError};
 
@@ -195,6 +195,13 @@ impl Leagues {
             playing: live.playing as u32,
             waiting_for: live.waiting_for,
             created_unix_ms: league.created_at_ms.max(0) as u64,
+            dice: league.dice.as_str().to_owned(),
+            public_dice: league.seed_source.is_public(),
+            dice_commitment: league.commitment.clone().unwrap_or_default(),
+            dice_secret: league
+                .revealed_secret()
+                .map(|s| s.to_hex())
+                .unwrap_or_default(),
         }
     }
 
@@ -230,9 +237,10 @@ impl Leagues {
             .map_err(|e| Status::invalid_argument(format!("league file: {e}")))?;
         // A balanced design may take a second to find (docs/leagues.md, "Schedule"): off the
         // async threads.
-        let (config, bots, schedule) = blocking(move || {
-            let schedule = expand(&config, &bots);
-            (config, bots, schedule)
+        let (dice, seed_source) = LeagueDice::for_config(&config);
+        let (config, bots, schedule, dice) = blocking(move || {
+            let schedule = expand(&config, &bots, &dice);
+            (config, bots, schedule, dice)
         })
         .await;
         let schedule = schedule.map_err(|e| Status::invalid_argument(e.to_string()))?;
@@ -241,6 +249,8 @@ impl Leagues {
             config_toml,
             bots: &bots,
             schedule: &schedule,
+            dice: &dice,
+            seed_source,
         };
         let league = match self.store.create_league(&new).await {
             Ok(league) => league,
@@ -445,5 +455,30 @@ async fn blocking<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) 
     match tokio::task::spawn_blocking(work).await {
         Ok(done) => done,
         Err(panicked) => std::panic::resume_unwind(panicked.into_panic()),
+    }
+}
+
+impl Leagues {
+    /// The archive's first line of league `name`, which must have ended (ExportLeague).
+    pub async fn archive_header(&self, name: &str) -> Result<(LeagueRecord, String), Status> {
+        super::export::header(&self.store, name)
+            .await
+            .map_err(|e| match e {
+                super::export::ExportError::Store(e) => (self.failed)(e),
+                e @ super::export::ExportError::NoLeague { .. } => Status::not_found(e.to_string()),
+                e @ super::export::ExportError::NotEnded { .. } => {
+                    Status::failed_precondition(e.to_string())
+                }
+            })
+    }
+
+    /// The archive's match lines of `league` from ordinal `from` on (see
+    /// [`super::export::page`]).
+    pub async fn archive_page(
+        &self,
+        league: &LeagueRecord,
+        from: u32,
+    ) -> Result<Vec<String>, StoreError> {
+        super::export::page(&self.store, league, from).await
     }
 }

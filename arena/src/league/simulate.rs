@@ -84,6 +84,7 @@ pub fn play_schedule(schedule: &[ScheduledMatch], players: PlayerFactory<'_>) ->
 
 #[cfg(test)]
 mod tests {
+    use crate::league::public_dice;
     use knobel_engine::policy::by_name;
 
     use super::*;
@@ -102,7 +103,7 @@ mod tests {
         )
         .unwrap();
         let bots = ["heuristic", "random", "timid"].map(String::from);
-        expand(&config, &bots).unwrap()
+        expand(&config, &bots, &public_dice(&config)).unwrap()
     }
 
     #[test]

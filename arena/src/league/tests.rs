@@ -1,7 +1,9 @@
 use knobel_engine::{Game, Rules};
 
 use super::config::{Format, LeagueConfig, LeagueConfigError};
-use super::schedule::{expand, seat_orders, set_seed};
+use super::dice::{DiceMode, LeagueDice, LeagueSecret};
+use super::public_dice;
+use super::schedule::{expand, mix, seat_orders, splitmix64};
 use super::standings::{Interval, PlayedMatch, PlayedSeat, rating_history, standings};
 
 const FILE: &str = r#"
@@ -40,7 +42,8 @@ fn field_error(text: &str) -> (String, usize, String) {
 fn a_league_file_reads_with_its_defaults() {
     let c = LeagueConfig::from_toml(FILE).unwrap();
     assert_eq!(c.name, "class-7b");
-    assert_eq!(c.seed, 7);
+    assert_eq!(c.seed, Some(7));
+    assert_eq!(c.dice, DiceMode::Independent, "independent dice by default");
     assert_eq!(c.format, Format::RoundRobin);
     assert_eq!((c.repetitions, c.concurrency), (2, 4));
     assert_eq!((c.decision_ms, c.time_bank_ms), (500, 10_000));
@@ -152,12 +155,13 @@ fn bots_are_checked_against_the_registry_and_the_tables() {
 fn a_round_robin_plays_every_table_in_every_seat_order() {
     let c = LeagueConfig::from_toml(FILE).unwrap();
     let bots = names(&["ada", "bob", "cy", "dee", "eve"]);
-    let s = expand(&c, &bots).unwrap();
+    let dice = LeagueDice::public(7, DiceMode::Duplicate);
+    let s = expand(&c, &bots, &dice).unwrap();
     // Schocken: C(5,3) = 10 tables x 6 orders; Zokken: C(5,2) = 10 x 2; twice.
     assert_eq!(s.len(), 2 * (10 * 6 + 10 * 2));
     assert!(s.iter().enumerate().all(|(i, m)| m.ordinal as usize == i));
     // The same league expands to the same schedule.
-    assert_eq!(s, expand(&c, &bots).unwrap());
+    assert_eq!(s, expand(&c, &bots, &dice).unwrap());
     for set in 0..=s.last().unwrap().set {
         let matches: Vec<_> = s.iter().filter(|m| m.set == set).collect();
         let k = matches[0].seats.len();
@@ -207,7 +211,98 @@ fn a_round_robin_plays_every_table_in_every_seat_order() {
     seeds.sort();
     seeds.dedup();
     assert_eq!(seeds.len(), (s.last().unwrap().set + 1) as usize);
-    assert_eq!(s[0].seed, set_seed(7, Game::Schocken, 0, 0));
+    assert_eq!(s[0].seed, dice.match_seed(0, 0, 1));
+    // Independent dice: the same tables and seat orders, every match its own seed.
+    let independent = expand(&c, &bots, &LeagueDice::public(7, DiceMode::Independent)).unwrap();
+    let mut seeds: Vec<u64> = independent.iter().map(|m| m.seed).collect();
+    seeds.sort();
+    seeds.dedup();
+    assert_eq!(seeds.len(), s.len());
+    let tables = |s: &[super::ScheduledMatch]| -> Vec<_> {
+        s.iter().map(|m| (m.game, m.set, m.seats.clone())).collect()
+    };
+    assert_eq!(tables(&independent), tables(&s));
+}
+
+/// The inverse of [`splitmix64`]: the attacker's first step against the old seed chain.
+fn unsplitmix64(mut z: u64) -> u64 {
+    z = (z ^ (z >> 31) ^ (z >> 62)).wrapping_mul(0x3196_42B2_D24D_8EC3);
+    z = (z ^ (z >> 27) ^ (z >> 54)).wrapping_mul(0x96DE_1B17_3F11_9089);
+    z = z ^ (z >> 30) ^ (z >> 60);
+    z.wrapping_sub(0x9E37_79B9_7F4A_7C15)
+}
+
+/// The set seed of the chain leagues used before secret seeds (schedule `set_seed` until
+/// 2026-12): `mix(mix(mix(league_seed, game), table), repetition)`.
+fn old_chain(league_seed: u64, game: u64, table: u64, repetition: u64) -> u64 {
+    mix(mix(mix(league_seed, game), table), repetition)
+}
+
+#[test]
+fn the_attackers_inverse_undoes_splitmix64() {
+    for z in [0, 1, 7, u64::MAX, 0x1234_5678_9ABC_DEF0] {
+        assert_eq!(unsplitmix64(splitmix64(z)), z);
+    }
+    // Against the old chain the attack works: one set seed gives the league seed back.
+    let league = 1;
+    let seed = old_chain(league, 0, 3, 0);
+    let back = unsplitmix64(unsplitmix64(unsplitmix64(seed) ^ splitmix64(0)) ^ splitmix64(3))
+        ^ splitmix64(0);
+    assert_eq!(back, league);
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(12))]
+
+    /// For random secrets: no two match seeds of a league are equal, and knowing every seed
+    /// but one, the remaining one is not among the candidates that the old SplitMix64 chain
+    /// derives from them (each known seed taken back through the chain to a league seed,
+    /// for every game, table and repetition, and the chain run forward again from there).
+    #[test]
+    fn secret_seeds_share_no_structure_an_attacker_finds(
+        key in proptest::prelude::any::<[u8; 32]>(),
+        hidden in 0usize..80,
+        duplicate in proptest::prelude::any::<bool>(),
+    ) {
+        let c = LeagueConfig::from_toml(FILE).unwrap();
+        let bots = names(&["ada", "bob", "cy", "dee", "eve"]);
+        let mode = if duplicate { DiceMode::Duplicate } else { DiceMode::Independent };
+        let dice = LeagueDice { secret: LeagueSecret::from_bytes(key), mode };
+        let s = expand(&c, &bots, &dice).unwrap();
+        // One seed per set (duplicate) or per match (independent), all different.
+        let mut seeds: Vec<u64> = s.iter().map(|m| m.seed).collect();
+        seeds.dedup();
+        let distinct: std::collections::BTreeSet<u64> = seeds.iter().copied().collect();
+        proptest::prop_assert_eq!(distinct.len(), seeds.len());
+        let hidden = seeds[hidden % seeds.len()];
+        let known: Vec<u64> = seeds.iter().copied().filter(|&x| x != hidden).collect();
+        let (games, tables, reps) = (3u64, 10u64, 2u64);
+        let mut candidates = std::collections::HashSet::new();
+        for &seed in &known {
+            for g in 0..games {
+                for t in 0..tables {
+                    for r in 0..reps {
+                        let league = unsplitmix64(
+                            unsplitmix64(unsplitmix64(seed) ^ splitmix64(r)) ^ splitmix64(t),
+                        ) ^ splitmix64(g);
+                        for g2 in 0..games {
+                            for t2 in 0..tables {
+                                for r2 in 0..reps {
+                                    candidates.insert(old_chain(league, g2, t2, r2));
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        proptest::prop_assert!(!candidates.contains(&hidden));
+        // Also: no seed is a SplitMix64 step of another (an attacker's next guess).
+        for &seed in &known {
+            proptest::prop_assert_ne!(splitmix64(seed), hidden);
+            proptest::prop_assert_ne!(mix(seed, 1), hidden);
+        }
+    }
 }
 
 #[test]
@@ -230,7 +325,7 @@ fn a_gauntlet_seats_the_challenger_at_every_table() {
     let text = "name = \"g\"\nformat = \"gauntlet\"\nchallenger = \"new\"\nbots = [\"a\", \"b\", \"c\", \"new\"]\n[games.schocken]\ntable_size = 3\n";
     let c = LeagueConfig::from_toml(text).unwrap();
     let bots = c.resolve_bots(&names(&["a", "b", "c", "new"])).unwrap();
-    let s = expand(&c, &bots).unwrap();
+    let s = expand(&c, &bots, &public_dice(&c)).unwrap();
     assert_eq!(s.len(), 3 * 6, "C(3,2) tables, 6 orders each");
     assert!(s.iter().all(|m| m.seats.contains(&"new".to_owned())));
     let err = c.resolve_bots(&names(&["a", "b", "c"])).unwrap_err();
@@ -244,7 +339,7 @@ fn too_large_a_league_is_refused() {
         "name = \"big\"\nbots = \"all\"\n[games.schocken]\ntable_size = 6\n",
     )
     .unwrap();
-    let err = expand(&c, &bots).unwrap_err();
+    let err = expand(&c, &bots, &public_dice(&c)).unwrap_err();
     assert!(
         err.to_string().contains("matches (at most 200000)"),
         "{err}"
@@ -356,7 +451,7 @@ fn the_documented_example_league_reads() {
     let bots = c
         .resolve_bots(&names(&["ada", "bert", "cleo", "dora", "emil"]))
         .unwrap();
-    assert!(!expand(&c, &bots).unwrap().is_empty());
+    assert!(!expand(&c, &bots, &public_dice(&c)).unwrap().is_empty());
 }
 
 #[test]

@@ -38,14 +38,17 @@ impl Lobby {
     /// Starts league match `m` as match `match_id` if every one of its bots has a stream
     /// waiting that plays its game (the oldest such stream of each is taken), with
     /// `time_control`; `claim` is called first, with the streams taken, and the match
-    /// starts only if it returns true (else the streams wait again, untouched). `ended`
+    /// starts only if it gives the claimed attempt's seed (else the streams wait again,
+    /// untouched). `ended`
     /// is called with the match id when the match is over (recorded or kept for retry),
     /// with `true`, or did not start, with `false` (the claim may be held: give it back).
     pub fn start_league_match(
         self: &Arc<Self>,
         m: &crate::store::OpenLeagueMatch,
         time_control: TimeControl,
-        claim: impl FnOnce(&str) -> futures_util::future::BoxFuture<'static, bool> + Send + 'static,
+        claim: impl FnOnce(&str) -> futures_util::future::BoxFuture<'static, Option<u64>>
+        + Send
+        + 'static,
         ended: impl FnOnce(&str, bool) + Send + 'static,
     ) -> bool {
         if *self.shutdown.borrow() {
@@ -88,17 +91,16 @@ impl Lobby {
             league_id: m.league_id,
             ordinal: m.ordinal,
         };
-        let seed = m.seed;
         let lobby = self.clone();
         let claiming = claim(&info.match_id);
         self.matches.spawn(async move {
-            if !claiming.await {
+            let Some(seed) = claiming.await else {
                 // Another arena has it, or the store cannot say: the streams wait again,
                 // in their places (nothing was sent on them).
                 lobby.wait_again(group);
                 ended(&info.match_id, false);
                 return;
-            }
+            };
             let players: Vec<Planned> = group.into_iter().map(|w| Planned::Bot(w.claim)).collect();
             let started = lobby.play(info.clone(), seed, players, Some(slot)).await;
             ended(&info.match_id, started);

@@ -317,6 +317,7 @@ impl Lobby {
             seat_names: info.seat_names.clone(),
             seat_bot_ids: info.seat_bot_ids.clone(),
             started_at_ms: now_ms(),
+            league,
         };
         if let Err(error) = self.recorder.write(MatchWrite::Start(new)).await {
             warn!(match_id = %info.match_id, error = %error, "match not started: its start cannot be recorded; its bots wait again");

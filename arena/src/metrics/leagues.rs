@@ -478,6 +478,10 @@ mod tests {
             created_at_ms: 0,
             total_matches: 0,
             finished_matches: 0,
+            dice: crate::league::DiceMode::Duplicate,
+            seed_source: crate::league::SeedSource::LeagueFile,
+            commitment: None,
+            secret: None,
         }
     }
 

@@ -412,6 +412,22 @@ impl Arena for ArenaService {
         read_only::get_match_log(self, request).await
     }
 
+    async fn get_match_record(
+        &self,
+        request: Request<pb::GetMatchLogRequest>,
+    ) -> Result<Response<pb::MatchRecordResponse>, Status> {
+        read_only::get_match_record(self, request).await
+    }
+
+    type ExportLeagueStream = read_only::ArchiveChunks;
+
+    async fn export_league(
+        &self,
+        request: Request<pb::ExportLeagueRequest>,
+    ) -> Result<Response<Self::ExportLeagueStream>, Status> {
+        read_only::export_league(self, request).await
+    }
+
     type StreamMatchLogStream = LogChunks;
 
     async fn stream_match_log(

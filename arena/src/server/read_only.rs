@@ -9,6 +9,7 @@ use tokio_stream::Stream;
 use tonic::{Request, Response, Status};
 
 use super::{ArenaService, LOG_CHUNK_BYTES, MAX_LOGS_IN_FLIGHT, MAX_SENT_MESSAGE_BYTES};
+use crate::league::DiceMode;
 use crate::page_token;
 use crate::store::{MatchCursor, MatchFilter, MatchStatus, Store, StoreError};
 
@@ -165,26 +166,107 @@ impl ArenaService {
         &self,
         id: &str,
     ) -> Result<(String, tokio::sync::OwnedSemaphorePermit), Status> {
+        let (log, serving) = self.ended_log_or_record(id).await?;
+        match log {
+            Served::Log(log_json) => Ok((log_json, serving)),
+            Served::Record { league, .. } => {
+                Err(Status::failed_precondition(withheld(id, &league)))
+            }
+        }
+    }
+
+    /// What may be served of the ended match `id`: its full log, or only its log's public
+    /// record (see [`EndedLog`]), with its place among the logs in flight.
+    async fn ended_log_or_record(
+        &self,
+        id: &str,
+    ) -> Result<(Served, tokio::sync::OwnedSemaphorePermit), Status> {
         check_match_id(id).map_err(Status::invalid_argument)?;
         let serving = self
             .logs_in_flight
             .clone()
             .try_acquire_owned()
             .map_err(|_| Status::resource_exhausted(logs_busy()))?;
-        match ended_log(&self.store, id)
+        let served = match ended_log(&self.store, id)
             .await
             .map_err(self.store_failed("get_match_log"))?
         {
-            EndedLog::Unknown => Err(Status::not_found(format!(
-                "no match {id:?}: see ListMatches"
-            ))),
-            EndedLog::Running => Err(Status::failed_precondition(format!(
-                "match {id} is still running: its log (with every hidden die) is available once it has ended"
-            ))),
-            EndedLog::Missing => Err(Status::not_found(format!("match {id} ended without a log"))),
-            EndedLog::Log(log_json) => Ok((log_json, serving)),
-        }
+            EndedLog::Unknown => {
+                return Err(Status::not_found(format!(
+                    "no match {id:?}: see ListMatches"
+                )));
+            }
+            EndedLog::Running => {
+                return Err(Status::failed_precondition(format!(
+                    "match {id} is still running: its log (with every hidden die) is available once it has ended"
+                )));
+            }
+            EndedLog::Missing => {
+                return Err(Status::not_found(format!("match {id} ended without a log")));
+            }
+            EndedLog::SetPlaying { league, set, left } => {
+                return Err(Status::failed_precondition(format!(
+                    "match {id} is of duplicate set {set} of league {league:?}, which has {left} \
+                     seat orders still to play on the same dice: its record is served once they \
+                     have finished"
+                )));
+            }
+            EndedLog::Log(log_json) => Served::Log(log_json),
+            EndedLog::Withheld { league, log_json } => Served::Record { league, log_json },
+        };
+        Ok((served, serving))
     }
+}
+
+/// What may be served of an ended match.
+enum Served {
+    /// Its full log.
+    Log(String),
+    /// Its public record only: a match of `league`, which has not ended.
+    Record { league: String, log_json: String },
+}
+
+/// Why a match's full log is withheld.
+pub(crate) fn withheld(id: &str, league: &str) -> String {
+    format!(
+        "match {id} is of league {league:?}, which has not ended: its full log (seed and hidden \
+         dice) is served once the league has finished or been cancelled; its public record is \
+         served now (GetMatchRecord)"
+    )
+}
+
+/// The GetMatchRecord RPC: the public record of an ended match.
+pub(super) async fn get_match_record(
+    service: &ArenaService,
+    request: Request<pb::GetMatchLogRequest>,
+) -> Result<Response<pb::MatchRecordResponse>, Status> {
+    let id = request.into_inner().match_id;
+    let (served, _serving) = service.ended_log_or_record(&id).await?;
+    let (log_json, full_log_served) = match served {
+        Served::Log(log_json) => (log_json, true),
+        Served::Record { log_json, .. } => (log_json, false),
+    };
+    let record_json = knobel_engine::MatchLog::from_json(&log_json)
+        .map_err(|e| {
+            tracing::error!(match_id = %id, error = %e, "a stored match log does not read");
+            Status::internal("internal error")
+        })?
+        .public_record()
+        .to_json();
+    let response = pb::MatchRecordResponse {
+        match_id: id,
+        record_json,
+        full_log_served,
+    };
+    let size = prost::Message::encoded_len(&response);
+    if size > MAX_SENT_MESSAGE_BYTES {
+        return Err(Status::resource_exhausted(format!(
+            "the record of match {} is {size} bytes encoded, over the limit of \
+             {MAX_SENT_MESSAGE_BYTES} bytes",
+            response.match_id
+        )));
+    }
+    Ok(Response::new(response))
 }
 
 /// `Ok` if `id` can be a match id (1..=64 bytes), else what is legal.
@@ -203,8 +285,9 @@ pub(crate) fn logs_busy() -> String {
 }
 
 /// A match's log as GetMatchLog may serve it: only once the match has ended (a running
-/// match's log would show every hidden die). The one rule for GetMatchLog,
-/// StreamMatchLog and the web pages.
+/// match's log would show every hidden die), and, for a match of a league, once the league
+/// has ended (its seed and hidden dice stay secret until then: docs/fair-play.md). The one
+/// rule for GetMatchLog, StreamMatchLog, GetMatchRecord, ExportLeague and the web pages.
 pub(crate) enum EndedLog {
     /// No such match.
     Unknown,
@@ -214,15 +297,48 @@ pub(crate) enum EndedLog {
     Missing,
     /// The log of the ended match, as JSON text.
     Log(String),
+    /// The match is of `league`, which has not ended: only the log's public record may be
+    /// served.
+    Withheld {
+        /// The league's name.
+        league: String,
+        /// The full log, to build the public record from; never to be served.
+        log_json: String,
+    },
+    /// The match is of duplicate set `set` of `league`, which has `left` seat orders still
+    /// to play on the same dice: not even its public record may be served yet.
+    SetPlaying {
+        /// The league's name.
+        league: String,
+        /// The set.
+        set: u32,
+        /// Its matches without a result.
+        left: u64,
+    },
 }
 
 /// The log of match `id` if it has ended (see [`EndedLog`]).
 pub(crate) async fn ended_log(store: &Store, id: &str) -> Result<EndedLog, StoreError> {
-    Ok(match store.match_log(id).await? {
-        None => EndedLog::Unknown,
-        Some((MatchStatus::Running, _)) => EndedLog::Running,
-        Some((_, None)) => EndedLog::Missing,
-        Some((_, Some(log))) => EndedLog::Log(log),
+    let log = match store.match_log(id).await? {
+        None => return Ok(EndedLog::Unknown),
+        Some((MatchStatus::Running, _)) => return Ok(EndedLog::Running),
+        Some((_, None)) => return Ok(EndedLog::Missing),
+        Some((_, Some(log))) => log,
+    };
+    Ok(match store.match_league(id).await? {
+        None => EndedLog::Log(log),
+        Some(league) if league.has_ended() => EndedLog::Log(log),
+        Some(league) if league.dice == DiceMode::Duplicate && league.set_unfinished > 0 => {
+            EndedLog::SetPlaying {
+                league: league.league,
+                set: league.set,
+                left: league.set_unfinished,
+            }
+        }
+        Some(league) => EndedLog::Withheld {
+            league: league.league,
+            log_json: log,
+        },
     })
 }
 
@@ -232,4 +348,82 @@ fn wire_status(status: MatchStatus) -> pb::MatchStatus {
         MatchStatus::Finished => pb::MatchStatus::Finished,
         MatchStatus::Aborted => pb::MatchStatus::Aborted,
     }
+}
+
+/// The chunks of an ExportLeague call.
+pub(super) type ArchiveChunks =
+    Pin<Box<dyn Stream<Item = Result<pb::LeagueArchiveChunk, Status>> + Send>>;
+
+/// An archive being sent: what is read and not yet sent, and where the schedule goes on.
+struct Export {
+    leagues: crate::league::service::Leagues,
+    league: crate::store::LeagueRecord,
+    /// The next ordinal to read.
+    next: u32,
+    /// Text read and not yet sent.
+    pending: Vec<u8>,
+    /// Every line is in `pending` (or the store failed).
+    done: bool,
+    /// Its place among the logs in flight.
+    _serving: tokio::sync::OwnedSemaphorePermit,
+}
+
+impl Export {
+    /// The next chunk, reading pages of the schedule as needed; `None` after the last.
+    async fn next_chunk(&mut self) -> Option<Result<pb::LeagueArchiveChunk, Status>> {
+        while self.pending.len() < LOG_CHUNK_BYTES && !self.done {
+            match self.leagues.archive_page(&self.league, self.next).await {
+                Ok(lines) if lines.is_empty() => {
+                    let end = crate::league::export::end_line(u64::from(self.next));
+                    self.pending.extend_from_slice(end.as_bytes());
+                    self.done = true;
+                }
+                Ok(lines) => {
+                    self.next += lines.len() as u32;
+                    lines
+                        .iter()
+                        .for_each(|l| self.pending.extend_from_slice(l.as_bytes()));
+                }
+                Err(error) => {
+                    (self.done, self.pending) = (true, Vec::new());
+                    return Some(Err(super::status::internal(error)));
+                }
+            }
+        }
+        if self.pending.is_empty() {
+            return None;
+        }
+        let take = self.pending.len().min(LOG_CHUNK_BYTES);
+        let data = self.pending.drain(..take).collect();
+        Some(Ok(pb::LeagueArchiveChunk { data }))
+    }
+}
+
+/// The ExportLeague RPC: an ended league's archive, in chunks of [`LOG_CHUNK_BYTES`].
+pub(super) async fn export_league(
+    service: &ArenaService,
+    request: Request<pb::ExportLeagueRequest>,
+) -> Result<Response<ArchiveChunks>, Status> {
+    let name = request.into_inner().league;
+    let (league, header) = service.leagues.archive_header(&name).await?;
+    let serving = service
+        .logs_in_flight
+        .clone()
+        .try_acquire_owned()
+        .map_err(|_| Status::resource_exhausted(logs_busy()))?;
+    let mut pending = header.into_bytes();
+    pending.push(b'\n');
+    let export = Export {
+        leagues: service.leagues.clone(),
+        league,
+        next: 0,
+        pending,
+        done: false,
+        _serving: serving,
+    };
+    let chunks = futures_util::stream::unfold(export, |mut export| async move {
+        let chunk = export.next_chunk().await?;
+        Some((chunk, export))
+    });
+    Ok(Response::new(Box::pin(chunks)))
 }

@@ -6,7 +6,7 @@
 //! [`MatchWrite::FinishLeague`](super::MatchWrite::FinishLeague), which marks the league match
 //! finished in the same transaction as the result. A claim whose match was aborted (the arena
 //! stopped or crashed and its orphaned match was aborted), or whose match never started, can
-//! be claimed again: the match is played again from the same seed, and a result is counted
+//! be claimed again: the match is played again (each attempt its own seed with independent dice), and a result is counted
 //! once.
 
 use std::fmt;
@@ -15,7 +15,9 @@ use std::str::FromStr;
 use knobel_engine::{Game, Rules};
 
 use super::{Store, StoreError, now_ms};
-use crate::league::{PlayedMatch, PlayedSeat, ScheduledMatch};
+use crate::league::{
+    DiceMode, LeagueDice, LeagueSecret, PlayedMatch, PlayedSeat, ScheduledMatch, SeedSource,
+};
 
 /// Schedule rows written by one `INSERT` (nine parameters each).
 const ROWS_PER_STATEMENT: usize = 1_000;
@@ -92,6 +94,10 @@ pub struct NewLeague<'a> {
     pub bots: &'a [String],
     /// Its schedule ([`crate::league::expand`]).
     pub schedule: &'a [ScheduledMatch],
+    /// The dice its schedule was expanded with.
+    pub dice: &'a LeagueDice,
+    /// Where the dice secret came from.
+    pub seed_source: SeedSource,
 }
 
 /// A stored league.
@@ -113,6 +119,39 @@ pub struct LeagueRecord {
     pub total_matches: u64,
     /// Matches with a result.
     pub finished_matches: u64,
+    /// Independent dice or duplicate sets.
+    pub dice: DiceMode,
+    /// Where its dice secret came from ([`SeedSource::is_public`]: public dice).
+    pub seed_source: SeedSource,
+    /// The commitment to its dice secret published at creation (`None` for a legacy league).
+    pub commitment: Option<String>,
+    /// Its dice secret (`None` for a legacy league). Never shown while the league may still
+    /// play: see [`LeagueRecord::revealed_secret`].
+    pub(crate) secret: Option<LeagueSecret>,
+}
+
+impl LeagueRecord {
+    /// Whether the league has ended (finished or cancelled): no match of it will be played.
+    pub fn has_ended(&self) -> bool {
+        matches!(
+            self.status,
+            LeagueStatus::Finished | LeagueStatus::Cancelled
+        )
+    }
+
+    /// The dice secret, once the league has ended; `None` before (and for a legacy league).
+    pub fn revealed_secret(&self) -> Option<&LeagueSecret> {
+        self.secret.as_ref().filter(|_| self.has_ended())
+    }
+
+    /// The league's dice, for the arena that plays it (`None` for a legacy league, whose
+    /// stored seeds are played as they are).
+    pub fn dice(&self) -> Option<LeagueDice> {
+        self.secret.clone().map(|secret| LeagueDice {
+            secret,
+            mode: self.dice,
+        })
+    }
 }
 
 /// A league match that can be claimed: not finished, and not held by a live claim.
@@ -145,10 +184,25 @@ type ScheduleRow<'a> = (i32, &'a str, &'a str, String, i32, i32, String, i64);
 /// A league result row: ordinal, game, set, rules JSON, seat, bot name, place, chips.
 type ResultRow = (i32, String, i32, String, i32, String, i32, Option<i64>);
 
-type LeagueRow = (i64, String, String, String, String, i64, i64, i64);
+type LeagueRow = (
+    i64,
+    String,
+    String,
+    String,
+    String,
+    i64,
+    i64,
+    i64,
+    String,
+    String,
+    Option<String>,
+    Option<String>,
+);
 
 fn league_from_row(row: LeagueRow) -> Result<LeagueRecord, StoreError> {
-    let (id, name, config_toml, bots_json, status, created_at_ms, total, finished) = row;
+    let (id, name, config_toml, bots_json, status, created_at_ms, total, finished) =
+        (row.0, row.1, row.2, row.3, row.4, row.5, row.6, row.7);
+    let (dice, seed_source, secret, commitment) = (row.8, row.9, row.10, row.11);
     let bots = serde_json::from_str(&bots_json).map_err(|e| {
         corrupt(format!(
             "league {name:?}: bots are not a JSON string array: {e}"
@@ -156,6 +210,16 @@ fn league_from_row(row: LeagueRow) -> Result<LeagueRecord, StoreError> {
     })?;
     let status = status
         .parse()
+        .map_err(|e| corrupt(format!("league {name:?}: {e}")))?;
+    let dice = dice
+        .parse()
+        .map_err(|e| corrupt(format!("league {name:?}: {e}")))?;
+    let seed_source = seed_source
+        .parse()
+        .map_err(|e| corrupt(format!("league {name:?}: {e}")))?;
+    let secret = secret
+        .map(|s| LeagueSecret::from_hex(&s))
+        .transpose()
         .map_err(|e| corrupt(format!("league {name:?}: {e}")))?;
     Ok(LeagueRecord {
         id,
@@ -166,6 +230,10 @@ fn league_from_row(row: LeagueRow) -> Result<LeagueRecord, StoreError> {
         created_at_ms,
         total_matches: total.max(0) as u64,
         finished_matches: finished.max(0) as u64,
+        dice,
+        seed_source,
+        commitment,
+        secret,
     })
 }
 
@@ -179,7 +247,8 @@ pub(crate) const FINISH_LEAGUE: &str = "UPDATE leagues SET status = 'finished' \
 /// The columns of a league row, with its count of finished matches.
 const LEAGUE_SELECT: &str = "SELECT l.id, l.name, l.config_toml, l.bots_json, l.status, \
      l.created_at_ms, CAST(l.total_matches AS BIGINT), \
-     (SELECT COUNT(*) FROM league_matches f WHERE f.league_id = l.id AND f.status = 'finished') \
+     (SELECT COUNT(*) FROM league_matches f WHERE f.league_id = l.id AND f.status = 'finished'), \
+     l.dice, l.seed_source, l.dice_secret, l.dice_commitment \
      FROM leagues l";
 
 /// The condition under which a league match `lm` may be claimed at `$now` (a bind
@@ -224,14 +293,18 @@ impl Store {
         let id: i64 = with_writer!(self, pool => async {
             let mut tx = pool.begin().await.map_err(StoreError::db(CONTEXT))?;
             let id: i64 = match sqlx::query_scalar(
-                "INSERT INTO leagues (name, config_toml, bots_json, status, created_at_ms, total_matches) \
-                 VALUES ($1, $2, $3, 'created', $4, $5) RETURNING id",
+                "INSERT INTO leagues (name, config_toml, bots_json, status, created_at_ms, \
+                 total_matches, dice, seed_source, dice_secret) \
+                 VALUES ($1, $2, $3, 'created', $4, $5, $6, $7, $8) RETURNING id",
             )
             .bind(new.name)
             .bind(new.config_toml)
             .bind(&bots_json)
             .bind(created_at_ms)
             .bind(new.schedule.len() as i64)
+            .bind(new.dice.mode.as_str())
+            .bind(new.seed_source.as_str())
+            .bind(new.dice.secret.to_hex())
             .fetch_one(&mut *tx)
             .await
             {
@@ -241,6 +314,13 @@ impl Store {
                 }
                 Err(e) => return Err(StoreError::db(CONTEXT)(e)),
             };
+            // The commitment names the league's id, known only now.
+            sqlx::query("UPDATE leagues SET dice_commitment = $1 WHERE id = $2")
+                .bind(new.dice.secret.commitment(id, new.name))
+                .bind(id)
+                .execute(&mut *tx)
+                .await
+                .map_err(StoreError::db(CONTEXT))?;
             for chunk in rows.chunks(ROWS_PER_STATEMENT) {
                 let mut insert = sqlx::QueryBuilder::new(
                     "INSERT INTO league_matches (league_id, ordinal, game, preset, rules_json, \
@@ -272,6 +352,10 @@ impl Store {
             created_at_ms,
             total_matches: new.schedule.len() as u64,
             finished_matches: 0,
+            dice: new.dice.mode,
+            seed_source: new.seed_source,
+            commitment: Some(new.dice.secret.commitment(id, new.name)),
+            secret: Some(new.dice.secret.clone()),
         })
     }
 
@@ -374,7 +458,8 @@ impl Store {
     }
 
     /// Claims league match (`league_id`, `ordinal`) to be played as match `match_id` by
-    /// `instance`, if it can be claimed; whether it was. Atomic: of several arenas claiming
+    /// `instance`, if it can be claimed: the attempt it is (from 1), or `None` if it was not
+    /// claimed. Atomic: of several arenas claiming
     /// one league match at once, one gets it. On PostgreSQL the row is locked with
     /// `FOR UPDATE SKIP LOCKED`, so an arena never waits for another's claim.
     pub async fn claim_league_match(
@@ -383,9 +468,9 @@ impl Store {
         ordinal: u32,
         match_id: &str,
         instance: Option<&str>,
-    ) -> Result<bool, StoreError> {
+    ) -> Result<Option<u32>, StoreError> {
         let now = now_ms();
-        let rows = with_writer!(self, pool => {
+        let attempt: Option<i32> = with_writer!(self, pool => {
             let sql = if self.backend_name() == "postgres" {
                 concat!(
                     "UPDATE league_matches SET status = 'claimed', match_id = $3, claimed_by = $4, \
@@ -394,28 +479,28 @@ impl Store {
                        FROM league_matches lm \
                        WHERE lm.league_id = $1 AND lm.ordinal = $2 AND ",
                     claimable!("$5"),
-                    " FOR UPDATE SKIP LOCKED)"
+                    " FOR UPDATE SKIP LOCKED) RETURNING attempts"
                 )
             } else {
                 concat!(
                     "UPDATE league_matches AS lm SET status = 'claimed', match_id = $3, \
                      claimed_by = $4, claimed_at_ms = $5, attempts = attempts + 1 \
                      WHERE lm.league_id = $1 AND lm.ordinal = $2 AND ",
-                    claimable!("$5")
+                    claimable!("$5"),
+                    " RETURNING attempts"
                 )
             };
-            sqlx::query(sql)
+            sqlx::query_scalar(sql)
                 .bind(league_id)
                 .bind(ordinal as i32)
                 .bind(match_id)
                 .bind(instance)
                 .bind(now)
-                .execute(pool)
+                .fetch_optional(pool)
                 .await
-                .map(|r| r.rows_affected())
         })
         .map_err(StoreError::db("claiming a league match"))?;
-        Ok(rows > 0)
+        Ok(attempt.map(|a| a.max(1) as u32))
     }
 
     /// Gives back the claim of league match (`league_id`, `ordinal`) for match `match_id`
@@ -541,6 +626,161 @@ impl Store {
                     .map_err(|e| corrupt(format!("league {league_id}: {e}")))?;
                 Ok((game, bot, count.max(0) as u64))
             })
+            .collect()
+    }
+}
+
+/// The league a match played for, as far as serving its log depends on it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MatchLeague {
+    /// The league's name.
+    pub league: String,
+    /// Where the league stands.
+    pub status: LeagueStatus,
+    /// Its dice.
+    pub dice: DiceMode,
+    /// The match's duplicate set.
+    pub set: u32,
+    /// Matches of that set without a result yet.
+    pub set_unfinished: u64,
+}
+
+impl MatchLeague {
+    /// Whether the league has ended (finished or cancelled): its logs are public.
+    pub fn has_ended(&self) -> bool {
+        matches!(
+            self.status,
+            LeagueStatus::Finished | LeagueStatus::Cancelled
+        )
+    }
+}
+
+impl Store {
+    /// The league match `id` played for, if it played for one (see [`MatchLeague`]).
+    pub async fn match_league(&self, id: &str) -> Result<Option<MatchLeague>, StoreError> {
+        let row: Option<(String, String, String, i32, i64)> = with_pool!(self, pool => {
+            sqlx::query_as(
+                "SELECT l.name, l.status, l.dice, lm.set_index, \
+                   (SELECT COUNT(*) FROM league_matches o WHERE o.league_id = lm.league_id \
+                      AND o.set_index = lm.set_index AND o.status <> 'finished') \
+                 FROM matches m \
+                 JOIN leagues l ON l.id = m.league_id \
+                 JOIN league_matches lm ON lm.league_id = m.league_id \
+                   AND lm.ordinal = m.league_ordinal \
+                 WHERE m.id = $1",
+            )
+            .bind(id)
+            .fetch_optional(pool)
+            .await
+        })
+        .map_err(StoreError::db("reading a match's league"))?;
+        row.map(|(league, status, dice, set, unfinished)| {
+            let bad = |e: String| corrupt(format!("league {league:?}: {e}"));
+            Ok(MatchLeague {
+                status: status.parse().map_err(bad)?,
+                dice: dice.parse().map_err(bad)?,
+                set: set.max(0) as u32,
+                set_unfinished: unfinished.max(0) as u64,
+                league,
+            })
+        })
+        .transpose()
+    }
+}
+
+/// A scheduled league match as an archive shows it (see [`Store::league_archive_page`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ArchiveRow {
+    /// Its place in the schedule.
+    pub ordinal: u32,
+    /// The scheduled match.
+    pub scheduled: ScheduledMatch,
+    /// "pending", "claimed" or "finished".
+    pub status: String,
+    /// How many times it was claimed: for a finished match, the attempt that finished it.
+    pub attempts: u32,
+    /// The match id of its last claim.
+    pub match_id: Option<String>,
+}
+
+impl Store {
+    /// At most `limit` scheduled matches of league `league_id` from ordinal `from` on, in
+    /// schedule order: a page of its archive.
+    pub async fn league_archive_page(
+        &self,
+        league_id: i64,
+        from: u32,
+        limit: u32,
+    ) -> Result<Vec<ArchiveRow>, StoreError> {
+        type Row = (
+            i32,
+            String,
+            String,
+            String,
+            i32,
+            i32,
+            String,
+            i64,
+            String,
+            i32,
+            Option<String>,
+        );
+        let rows: Vec<Row> = with_pool!(self, pool => {
+            sqlx::query_as(
+                "SELECT ordinal, game, preset, rules_json, set_index, rotation, seats_json, seed, \
+                        status, attempts, match_id \
+                 FROM league_matches WHERE league_id = $1 AND ordinal >= $2 \
+                 ORDER BY ordinal LIMIT $3",
+            )
+            .bind(league_id)
+            .bind(from as i32)
+            .bind(i64::from(limit))
+            .fetch_all(pool)
+            .await
+        })
+        .map_err(StoreError::db("reading a league's schedule"))?;
+        rows.into_iter()
+            .map(
+                |(
+                    ordinal,
+                    game,
+                    preset,
+                    rules_json,
+                    set,
+                    rotation,
+                    seats_json,
+                    seed,
+                    status,
+                    attempts,
+                    match_id,
+                )| {
+                    let ordinal = ordinal.max(0) as u32;
+                    let bad = |what: String| {
+                        corrupt(format!("league {league_id} match {ordinal}: {what}"))
+                    };
+                    let rules: Rules = serde_json::from_str(&rules_json)
+                        .map_err(|e| bad(format!("rules do not read: {e}")))?;
+                    Ok(ArchiveRow {
+                        ordinal,
+                        scheduled: ScheduledMatch {
+                            ordinal,
+                            game: game
+                                .parse()
+                                .map_err(|e: knobel_engine::RulesError| bad(e.to_string()))?,
+                            preset,
+                            rules,
+                            set: set.max(0) as u32,
+                            rotation: rotation.max(0) as u32,
+                            seats: serde_json::from_str(&seats_json)
+                                .map_err(|e| bad(format!("seats do not read: {e}")))?,
+                            seed: seed as u64,
+                        },
+                        status,
+                        attempts: attempts.max(0) as u32,
+                        match_id,
+                    })
+                },
+            )
             .collect()
     }
 }

@@ -45,6 +45,10 @@ pub(crate) const SQLITE: &[Embedded] = &[
         "0008_leagues.sql",
         include_str!("../../migrations/sqlite/0008_leagues.sql"),
     ),
+    (
+        "0009_fair_dice.sql",
+        include_str!("../../migrations/sqlite/0009_fair_dice.sql"),
+    ),
 ];
 
 /// The PostgreSQL migrations, oldest first.
@@ -76,6 +80,10 @@ pub(crate) const POSTGRES: &[Embedded] = &[
     (
         "0008_leagues.sql",
         include_str!("../../migrations/postgres/0008_leagues.sql"),
+    ),
+    (
+        "0009_fair_dice.sql",
+        include_str!("../../migrations/postgres/0009_fair_dice.sql"),
     ),
 ];
 

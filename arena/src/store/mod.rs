@@ -60,7 +60,10 @@ mod types;
 
 pub use error::StoreError;
 pub use instances::{InstanceId, Lease};
-pub use leagues::{LeagueRecord, LeagueStatus, NewLeague, OpenLeagueMatch, UNSTARTED_CLAIM_MS};
+pub use leagues::{
+    ArchiveRow, LeagueRecord, LeagueStatus, MatchLeague, NewLeague, OpenLeagueMatch,
+    UNSTARTED_CLAIM_MS,
+};
 pub use recorder::{MAX_BACKOFF, MAX_PENDING, MIN_BACKOFF, Recorded, Recorder};
 pub use types::{
     AbortedMatch, BotRecord, BotResult, BotTotals, FinishedMatch, LeagueSlot, MatchCursor,

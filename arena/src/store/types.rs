@@ -48,6 +48,9 @@ pub struct NewMatch {
     pub seat_bot_ids: Vec<Option<i64>>,
     /// When the match started, in unix milliseconds.
     pub started_at_ms: i64,
+    /// The league match it plays; `None` for pick-up and practice matches. What its log may
+    /// show follows the league's status (docs/fair-play.md).
+    pub league: Option<LeagueSlot>,
 }
 
 /// The end of a running match to record (see

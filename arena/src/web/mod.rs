@@ -88,6 +88,9 @@ pub enum WebError {
     /// The match is running: its log is not public yet.
     #[error("{0}")]
     Running(String),
+    /// The match is of a league that has not ended: its full log is not public yet.
+    #[error("{0}")]
+    Withheld(String),
     /// Too many match logs are being sent.
     #[error("{0}")]
     Busy(String),
@@ -121,6 +124,11 @@ impl IntoResponse for WebError {
             WebError::NotFound(m) => (StatusCode::NOT_FOUND, "Not found", m.clone()),
             WebError::BadRequest(m) => (StatusCode::BAD_REQUEST, "Bad request", m.clone()),
             WebError::Running(m) => (StatusCode::CONFLICT, "Match still running", m.clone()),
+            WebError::Withheld(m) => (
+                StatusCode::CONFLICT,
+                "Log withheld until its league ends",
+                m.clone(),
+            ),
             WebError::Busy(m) => (StatusCode::SERVICE_UNAVAILABLE, "Busy", m.clone()),
             WebError::Store(e) if e.is_unavailable() => {
                 error!(error = %chain(&self), "web page failed: the database is unavailable");

@@ -20,7 +20,7 @@ use crate::league::service::{Forfeits, LeagueView};
 use crate::league::standings::{BotStanding, GameStandings, rating_history};
 use crate::match_text;
 use crate::page_token;
-use crate::server::read_only::{EndedLog, check_match_id, ended_log, logs_busy};
+use crate::server::read_only::{EndedLog, check_match_id, ended_log, logs_busy, withheld};
 use crate::store::{BotTotals, MatchCursor, MatchFilter, MatchStatus, MatchSummary};
 
 /// Logs longer than this (bytes of JSON) are not stepped through on the page (their JSON
@@ -819,6 +819,18 @@ async fn logged_steps(
         EndedLog::Running | EndedLog::Unknown => {
             return Ok(Err("The match has no log yet.".to_owned()));
         }
+        EndedLog::Withheld { league, .. } => {
+            return Ok(Err(format!(
+                "League {league} has not ended: this match's dice stay secret until it has \
+                 (docs/fair-play.md)."
+            )));
+        }
+        EndedLog::SetPlaying { league, set, left } => {
+            return Ok(Err(format!(
+                "Duplicate set {set} of league {league} has {left} seat orders still to play on \
+                 the same dice: this match is shown once they have finished."
+            )));
+        }
     };
     if json.len() > MAX_STEP_LOG_BYTES {
         return Ok(Err(format!(
@@ -876,6 +888,9 @@ pub(super) async fn log_json(
             return Err(WebError::NotFound(format!(
                 "match {id} ended without a log"
             )));
+        }
+        EndedLog::Withheld { league, .. } | EndedLog::SetPlaying { league, .. } => {
+            return Err(WebError::Withheld(withheld(&id, &league)));
         }
     };
     drop(serving);

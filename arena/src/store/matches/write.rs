@@ -379,8 +379,9 @@ impl Store {
                         let inserted = sqlx::query(
                             "INSERT INTO matches \
                              (id, game, preset, rules_json, seed, seat_names, status, \
-                              started_at_ms, seat_bot_ids, owner_instance) \
-                             VALUES ($1, $2, $3, $4, $5, $6, 'running', $7, $8, $9) \
+                              started_at_ms, seat_bot_ids, owner_instance, league_id, \
+                              league_ordinal) \
+                             VALUES ($1, $2, $3, $4, $5, $6, 'running', $7, $8, $9, $10, $11) \
                              ON CONFLICT (id) DO NOTHING",
                         )
                         .bind(&new.id)
@@ -392,6 +393,8 @@ impl Store {
                         .bind(new.started_at_ms)
                         .bind(seat_bot_ids)
                         .bind(self.owner.as_ref().map(|owner| owner.as_str()))
+                        .bind(new.league.map(|slot| slot.league_id))
+                        .bind(new.league.map(|slot| slot.ordinal as i32))
                         .execute(&mut *tx)
                         .await
                         .map_err(StoreError::db(START))?
