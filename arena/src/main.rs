@@ -218,7 +218,7 @@ async fn run_bot(command: BotCommand) -> Result<()> {
             store
                 .add_bot(&name, &auth::hash_token(&token))
                 .await
-                .with_context(|| format!("cannot register bot {name:?}"))?;
+                .with_context(|| format!("cannot register bot {}", knobel_engine::quoted(&name)))?;
             println!("registered bot {name}; its token (shown only now, keep it secret):");
             println!("{token}");
         }
@@ -240,10 +240,11 @@ async fn run_bot(command: BotCommand) -> Result<()> {
             let revoked = store
                 .revoke_bot(&name)
                 .await
-                .with_context(|| format!("cannot revoke bot {name:?}"))?;
+                .with_context(|| format!("cannot revoke bot {}", knobel_engine::quoted(&name)))?;
             anyhow::ensure!(
                 revoked,
-                "no active bot named {name:?}: see `knobel bot list`"
+                "no active bot named {}: see `knobel bot list`",
+                knobel_engine::quoted(&name)
             );
             // A running arena on this database ends the bot's open streams within
             // `streams::REVOKE_POLL` (its running seats forfeit).

@@ -26,19 +26,19 @@ pub enum DieSlotError {
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum RulesError {
     /// An unknown game name.
-    #[error("unknown game {name:?}: games are {}", Game::ALL.map(Game::name).join(", "))]
+    #[error("unknown game {}: games are {}", quoted(name), Game::ALL.map(Game::name).join(", "))]
     UnknownGame {
         /// The name given.
         name: String,
     },
     /// An unknown preset name.
-    #[error("unknown preset {name:?}: presets are {}", PRESETS.join(", "))]
+    #[error("unknown preset {}: presets are {}", quoted(name), PRESETS.join(", "))]
     UnknownPreset {
         /// The name given.
         name: String,
     },
     /// A variant this game does not have.
-    #[error("{game} has no variant {name:?}: its variants are [{legal}]")]
+    #[error("{game} has no variant {}: its variants are [{legal}]", quoted(name))]
     UnknownVariant {
         /// The game of the rules.
         game: Game,
@@ -48,7 +48,7 @@ pub enum RulesError {
         legal: String,
     },
     /// A numeric setting this game does not have.
-    #[error("{game} has no setting {name:?}")]
+    #[error("{game} has no setting {}", quoted(name))]
     UnknownSetting {
         /// The game of the rules.
         game: Game,
@@ -56,7 +56,10 @@ pub enum RulesError {
         name: String,
     },
     /// A numeric setting out of its bounds.
-    #[error("{name} = {value} is out of range: it must be {min}..={max}")]
+    #[error(
+        "{} = {value} is out of range: it must be {min}..={max}",
+        bounded(name)
+    )]
     OutOfRange {
         /// The setting.
         name: String,
@@ -232,6 +235,27 @@ pub enum PenaltyError {
         /// Why it forfeited first.
         reason: crate::penalty::ForfeitReason,
     },
+}
+
+/// At most this many characters of a name are quoted in an error message.
+pub const QUOTED_CHARS: usize = 64;
+
+/// `text` as an error message quotes it: Debug-quoted, at most [`QUOTED_CHARS`] characters
+/// of it, then "..." and its length in bytes.
+pub fn quoted(text: &str) -> String {
+    match text.char_indices().nth(QUOTED_CHARS) {
+        None => format!("{text:?}"),
+        Some((at, _)) => format!("{:?}... ({} bytes)", &text[..at], text.len()),
+    }
+}
+
+/// `text` as an error message shows it unquoted: at most [`QUOTED_CHARS`] characters, then
+/// "..." and its length in bytes.
+pub fn bounded(text: &str) -> String {
+    match text.char_indices().nth(QUOTED_CHARS) {
+        None => text.to_owned(),
+        Some((at, _)) => format!("{}... ({} bytes)", &text[..at], text.len()),
+    }
 }
 
 #[cfg(test)]

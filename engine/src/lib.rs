@@ -32,7 +32,9 @@ mod zokken;
 
 pub use action::Action;
 pub use dice::{DiceKey, DiceScript, DiceSource};
-pub use error::{ActionError, DieSlotError, PenaltyError, RulesError, SetupError};
+pub use error::{
+    ActionError, DieSlotError, PenaltyError, QUOTED_CHARS, RulesError, SetupError, bounded, quoted,
+};
 pub use event::Event;
 pub use hand::{Hand, MIWIN_FACES, MIWIN_NAMES, sorted_desc};
 pub use log::{LOG_FORMAT_VERSION, LogEntry, LogError, MatchLog, ReplayError};

@@ -50,7 +50,11 @@ def fail(message):
 
 def check_log(path):
     with open(path) as f:
-        log = json.load(f)
+        return check_log_data(json.load(f), path)
+
+
+def check_log_data(log, path):
+    """Checks every throw of the match log `log` (parsed JSON); `path` names it in messages."""
     game = log["rules"]["game"]
     seed = log["seed"]
     hands = {}  # seat -> (round, the seat's three dice as they lie now)

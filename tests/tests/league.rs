@@ -34,6 +34,7 @@ const BOTS: [(&str, &str); 5] = [
 const LEAGUE: &str = r#"
 name = "class"
 seed = 99
+dice = "duplicate"
 bots = ["ace", "canny", "dicey", "erratic", "fumble"]
 repetitions = 3
 concurrency = 6

@@ -39,11 +39,15 @@ const BOTS: [(&str, u64); 5] = [
 
 /// 10 tables of 3 x 6 seat orders (Schocken), 10 x 2 (Sjokken, tables of 2), 10 x 2
 /// (Zokken): 100 matches. Deadlines far beyond any decision: no timeout changes a result.
+/// Duplicate dice: a match cut short is played again on the same seed (with independent dice
+/// each attempt has its own, docs/fair-play.md), so the league's results equal those of the
+/// same league played without interruption.
 fn league(name: &str) -> String {
     format!(
         r#"
 name = "{name}"
 seed = 4242
+dice = "duplicate"
 bots = ["ada", "bert", "cleo", "dora", "emil"]
 concurrency = 4
 

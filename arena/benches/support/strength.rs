@@ -23,7 +23,7 @@ pub fn play_league(
 ) -> Standings {
     let quoted: Vec<String> = bots.iter().map(|b| format!("\"{b}\"")).collect();
     let text = format!(
-        "name = \"strength\"\nseed = {seed}\nbots = [{}]\nrepetitions = {reps}\n\
+        "name = \"strength\"\nseed = {seed}\ndice = \"duplicate\"\nbots = [{}]\nrepetitions = {reps}\n\
          [games.{}]\ntable_size = {table}\n{settings}",
         quoted.join(", "),
         game.name(),

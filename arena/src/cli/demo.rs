@@ -54,9 +54,10 @@ pub struct DemoArgs {
     /// Rounds per Zokken match.
     #[arg(long, default_value_t = 30)]
     pub zokken_rounds: u32,
-    /// The league seed: the same seed plays the same dice.
-    #[arg(long, default_value_t = 2026)]
-    pub seed: u64,
+    /// A league seed, to play the same dice again (a public-dice league); without it the
+    /// league's dice come from a secret of the operating system's random source.
+    #[arg(long)]
+    pub seed: Option<u64>,
     /// Keep the arena running after the league (until Ctrl-C), to look around.
     #[arg(long)]
     pub serve: bool,
@@ -68,13 +69,18 @@ pub fn league_file(args: &DemoArgs) -> String {
         .iter()
         .map(|(name, _)| format!("{name:?}"))
         .collect();
+    // Duplicate sets: the demo's bots are built-in players, which remember nothing across
+    // matches (docs/fair-play.md: never for a field of outside bots).
+    let seed = args
+        .seed
+        .map(|s| format!("seed = {s}\n"))
+        .unwrap_or_default();
     format!(
         "# The demo league: every bot against every other, in every game.\n\
-         name = \"demo\"\nseed = {seed}\nbots = [{bots}]\nrepetitions = {reps}\nconcurrency = 8\n\n\
+         name = \"demo\"\n{seed}dice = \"duplicate\"\nbots = [{bots}]\nrepetitions = {reps}\nconcurrency = 8\n\n\
          [time]\ndecision_ms = 2000\ntime_bank_ms = 10000\n\n\
          [games.schocken]\ntable_size = 4\n\n[games.sjokken]\ntable_size = 4\n\n\
          [games.zokken]\ntable_size = 2\nsettings = {{ rounds = {rounds} }}\n",
-        seed = args.seed,
         bots = bots.join(", "),
         reps = args.repetitions,
         rounds = args.zokken_rounds,
@@ -145,6 +151,8 @@ pub async fn run(args: DemoArgs) -> Result<()> {
     // The bots: registered over Admin, each a real gRPC client with a few streams.
     let mut admin = wait_for_admin(&arena).await?;
     let mut bots = tokio::task::JoinSet::new();
+    // The bots' own randomness: from the seed when one is given (a rerun plays the same).
+    let bot_seed = args.seed.unwrap_or_else(rand::random);
     for (i, (name, strat)) in DEMO_BOTS.iter().enumerate() {
         let token = admin
             .add_bot(pb::AddBotRequest {
@@ -155,7 +163,7 @@ pub async fn run(args: DemoArgs) -> Result<()> {
             .into_inner()
             .token;
         for stream in 0..STREAMS_PER_BOT {
-            let policy = strategy(strat, args.seed ^ ((i * 16 + stream) as u64))
+            let policy = strategy(strat, bot_seed ^ ((i * 16 + stream) as u64))
                 .with_context(|| format!("unknown strategy {strat}"))?;
             let config = BotConfig::new(url.clone(), Token::new(token.clone()), *name, Game::ALL);
             bots.spawn(Bot::new(config, policy).run());
@@ -188,6 +196,9 @@ pub async fn run(args: DemoArgs) -> Result<()> {
         .map_err(|s| anyhow::anyhow!("cannot start the demo league: {}", s.message()))?;
     eprintln!(
         "league \"demo\": {total} matches (duplicate sets, every seat order), round robin over schocken, sjokken, zokken"
+    );
+    eprintln!(
+        "(duplicate sets share their dice across seat orders: fine for the demo's built-in bots, which remember nothing between matches; leagues of outside bots play independent dice, docs/fair-play.md)"
     );
 
     let mut client = league::arena_client(&arena).await?;
@@ -250,7 +261,10 @@ pub async fn run(args: DemoArgs) -> Result<()> {
     println!(
         "computed in schedule order; intervals are 95%. Luck is shared: each table played the"
     );
-    println!("same dice in every seat order.\n");
+    println!(
+        "same dice in every seat order (dice = \"duplicate\": the demo's bots are built-in players,"
+    );
+    println!("which remember nothing between matches; outside bots play independent dice).\n");
     let id = example.unwrap_or_else(|| "<match id>".to_owned());
     if args.serve {
         println!("Look around (the arena keeps running):");

@@ -77,6 +77,11 @@ pub enum LeagueCommand {
         #[command(flatten)]
         arena: ArenaArgs,
     },
+    /// Check an ended league: its dice secret against the commitment published at creation,
+    /// every match's seed, every log replayed by the engine (docs/fair-play.md).
+    Verify(super::fair_play::VerifyArgs),
+    /// Save an ended league's archive (league file, dice secret, every log) to a file.
+    Export(super::fair_play::ExportArgs),
     /// Print a league's standings.
     Standings {
         /// The league's name.
@@ -214,6 +219,8 @@ pub async fn run(command: LeagueCommand) -> Result<()> {
             let s = standings(&mut client, &name).await?;
             print!("{}", render(&s, format));
         }
+        LeagueCommand::Verify(args) => super::fair_play::verify(args).await?,
+        LeagueCommand::Export(args) => super::fair_play::export(args).await?,
     }
     Ok(())
 }
@@ -281,11 +288,15 @@ pub fn progress_line(league: &pb::LeagueInfo, since: Option<(Duration, u32)>) ->
     if !league.waiting_for.is_empty() {
         let _ = write!(line, ", waiting for {}", league.waiting_for.join(", "));
     }
+    if league.public_dice {
+        line.push_str(", PUBLIC DICE");
+    }
     line
 }
 
 fn print_status(league: &pb::LeagueInfo, since: Option<(Duration, u32)>) {
     println!("{}", progress_line(league, since));
+    println!("  {}", super::fair_play::dice_line(league));
 }
 
 fn game_name(game: i32) -> &'static str {
@@ -417,7 +428,9 @@ pub fn render(s: &pb::GetStandingsResponse, format: Format) -> String {
             };
             let league = s.league.as_ref().map(|l| {
                 serde_json::json!({"name": l.name, "status": status_name(l.status), "bots": l.bots,
-                    "total_matches": l.total_matches, "finished_matches": l.finished_matches})
+                    "total_matches": l.total_matches, "finished_matches": l.finished_matches,
+                    "dice": l.dice, "public_dice": l.public_dice,
+                    "dice_commitment": l.dice_commitment, "dice_secret": l.dice_secret})
             });
             let games: Vec<_> = s
                 .games

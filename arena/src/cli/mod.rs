@@ -2,5 +2,6 @@
 //! and the `demo`, which starts one.
 
 pub mod demo;
+pub mod fair_play;
 pub mod health;
 pub mod league;

@@ -11,8 +11,9 @@
 use knobel_engine::{Game, MatchLog, Rules};
 use serde::{Deserialize, Serialize};
 
-use super::dice::{DiceMode, LeagueDice, LeagueSecret, SeedSource, bounded};
+use super::dice::{DiceMode, LeagueDice, LeagueSecret, SeedSource};
 use super::{LeagueConfig, ScheduledMatch, expand};
+use knobel_engine::{bounded, quoted};
 
 /// The name in an archive's first line.
 pub const ARCHIVE_KIND: &str = "knobel-league";
@@ -174,8 +175,8 @@ impl Verifier {
         let format = |message: String| VerifyError::Format { line: 1, message };
         if header.archive != ARCHIVE_KIND || header.format_version != ARCHIVE_FORMAT_VERSION {
             return Err(format(format!(
-                "not a league archive of format {ARCHIVE_FORMAT_VERSION}: {:?} format {}",
-                bounded(&header.archive),
+                "not a league archive of format {ARCHIVE_FORMAT_VERSION}: {} format {}",
+                quoted(&header.archive),
                 header.format_version
             )));
         }
@@ -324,31 +325,61 @@ impl Verifier {
     }
 }
 
-/// Verifies a whole archive given as text lines.
-pub fn verify_lines<'a>(
-    mut lines: impl Iterator<Item = &'a str>,
-) -> Result<VerifyReport, VerifyError> {
-    let parse_error = |line: u64, e: serde_json::Error| VerifyError::Format {
-        line,
-        message: format!("not the JSON of an archive line: {e}"),
-    };
-    let first = lines.next().ok_or(VerifyError::Format {
-        line: 1,
-        message: "the archive is empty".to_owned(),
-    })?;
-    let header: ArchiveHeader = serde_json::from_str(first).map_err(|e| parse_error(1, e))?;
-    let mut verifier = Verifier::new(&header)?;
-    let mut number = 1;
-    for text in lines {
-        number += 1;
-        if let Ok(end) = serde_json::from_str::<ArchiveEnd>(text) {
-            return verifier.finish(number, &end);
+/// Checks an archive fed one line at a time, as it arrives.
+#[derive(Default)]
+pub struct LineVerifier {
+    verifier: Option<Verifier>,
+    lines: u64,
+    report: Option<VerifyReport>,
+}
+
+impl LineVerifier {
+    /// Checks the archive's next line.
+    pub fn line(&mut self, text: &str) -> Result<(), VerifyError> {
+        self.lines += 1;
+        let number = self.lines;
+        let parse_error = |e: serde_json::Error| VerifyError::Format {
+            line: number,
+            message: format!("not the JSON of an archive line: {e}"),
+        };
+        if self.report.is_some() {
+            return Err(VerifyError::Format {
+                line: number,
+                message: "a line after the archive's last line".to_owned(),
+            });
         }
-        let m: ArchivedMatch = serde_json::from_str(text).map_err(|e| parse_error(number, e))?;
-        verifier.check(number, &m)?;
+        let Some(verifier) = &mut self.verifier else {
+            let header: ArchiveHeader = serde_json::from_str(text).map_err(parse_error)?;
+            self.verifier = Some(Verifier::new(&header)?);
+            return Ok(());
+        };
+        if let Ok(end) = serde_json::from_str::<ArchiveEnd>(text) {
+            let verifier = self.verifier.take().expect("checked above");
+            self.report = Some(verifier.finish(number, &end)?);
+            return Ok(());
+        }
+        let m: ArchivedMatch = serde_json::from_str(text).map_err(parse_error)?;
+        verifier.check(number, &m)
     }
-    Err(VerifyError::Format {
-        line: number,
-        message: "the archive is cut off: its last line (end_of_archive) is missing".to_owned(),
-    })
+
+    /// The report, once the archive's last line has been checked.
+    pub fn finish(self) -> Result<VerifyReport, VerifyError> {
+        self.report.ok_or(VerifyError::Format {
+            line: self.lines,
+            message: if self.lines == 0 {
+                "the archive is empty".to_owned()
+            } else {
+                "the archive is cut off: its last line (end_of_archive) is missing".to_owned()
+            },
+        })
+    }
+}
+
+/// Verifies a whole archive given as text lines.
+pub fn verify_lines<'a>(lines: impl Iterator<Item = &'a str>) -> Result<VerifyReport, VerifyError> {
+    let mut verifier = LineVerifier::default();
+    for line in lines {
+        verifier.line(line)?;
+    }
+    verifier.finish()
 }

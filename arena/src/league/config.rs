@@ -17,6 +17,7 @@ use toml::Spanned;
 
 pub use super::design::TableDesign;
 use super::dice::DiceMode;
+use knobel_engine::quoted;
 
 /// Tables hold 2 to 8 seats (RULES.md: two players at least; the arena's upper bound).
 pub const TABLE_SIZES: std::ops::RangeInclusive<u32> = 2..=8;
@@ -159,6 +160,17 @@ struct RawGame {
     design: Option<Spanned<String>>,
 }
 
+/// At most [`MAX_MESSAGE_CHARS`] characters of a parser's message, then "..." and its length.
+fn bounded_message(message: &str) -> String {
+    match message.char_indices().nth(MAX_MESSAGE_CHARS) {
+        None => message.to_owned(),
+        Some((at, _)) => format!("{}... ({} bytes)", &message[..at], message.len()),
+    }
+}
+
+/// The most characters of a TOML parser's message an error repeats.
+const MAX_MESSAGE_CHARS: usize = 160;
+
 /// The 1-based line of byte offset `at` in `text`.
 fn line_of(text: &str, at: usize) -> usize {
     text.as_bytes()[..at.min(text.len())]
@@ -223,7 +235,7 @@ impl Reader<'_> {
                     "{} is not a seed: a seed is a whole number 0..={} (leave it out for secret \
                      dice, the default)",
                     match other {
-                        toml::Value::String(s) => format!("{:?}", super::dice::bounded(s)),
+                        toml::Value::String(s) => quoted(s),
                         toml::Value::Integer(n) => n.to_string(),
                         v => format!("a {}", v.type_str()),
                     },
@@ -251,7 +263,8 @@ impl Reader<'_> {
 pub fn check_league_name(name: &str) -> Result<(), String> {
     if name.is_empty() || name.len() > MAX_NAME_BYTES {
         return Err(format!(
-            "a league name has 1..={MAX_NAME_BYTES} bytes: {name:?} has {}",
+            "a league name has 1..={MAX_NAME_BYTES} bytes: {} has {}",
+            quoted(name),
             name.len()
         ));
     }
@@ -260,7 +273,8 @@ pub fn check_league_name(name: &str) -> Result<(), String> {
         .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')))
     {
         Some(c) => Err(format!(
-            "a league name has only ASCII letters, digits, '-', '_' and '.': {name:?} has {c:?}"
+            "a league name has only ASCII letters, digits, '-', '_' and '.': {} has {c:?}",
+            quoted(name)
         )),
         None => Ok(()),
     }
@@ -279,7 +293,8 @@ impl LeagueConfig {
     pub fn from_toml(text: &str) -> Result<LeagueConfig, LeagueConfigError> {
         let raw: RawLeague = toml::from_str(text).map_err(|e| LeagueConfigError::Syntax {
             line: e.span().map_or(1, |span| line_of(text, span.start)),
-            message: e.message().trim().to_owned(),
+            // The parser's message may quote the file (an unknown key): a bounded prefix.
+            message: bounded_message(e.message().trim()),
         })?;
         let r = Reader { text };
         let name = raw.name.get_ref().clone();
@@ -336,7 +351,11 @@ impl LeagueConfig {
                         bots_span.start + from - n.len()
                     });
                     if bot_lines.insert(n.to_owned(), line_of(text, at)).is_some() {
-                        return Err(r.field("bots", at..at, format!("bot {n:?} is listed twice")));
+                        return Err(r.field(
+                            "bots",
+                            at..at,
+                            format!("bot {} is listed twice", quoted(n)),
+                        ));
                     }
                     listed.push(n.to_owned());
                 }
@@ -359,7 +378,7 @@ impl LeagueConfig {
                     format!(
                         "{} is neither a list of bot names nor \"all\"",
                         match other {
-                            toml::Value::String(s) => format!("{s:?}"),
+                            toml::Value::String(s) => quoted(s),
                             v => format!("a {}", v.type_str()),
                         }
                     ),
@@ -402,7 +421,8 @@ impl LeagueConfig {
                     "format",
                     span,
                     format!(
-                        "unknown format {other:?}: formats are \"round-robin\" and \"gauntlet\""
+                        "unknown format {}: formats are \"round-robin\" and \"gauntlet\"",
+                        quoted(other)
                     ),
                 ));
             }
@@ -431,7 +451,8 @@ impl LeagueConfig {
                     format!("{path}.preset"),
                     preset_span.clone(),
                     format!(
-                        "unknown preset {preset:?}: presets are {}",
+                        "unknown preset {}: presets are {}",
+                        quoted(&preset),
                         PRESETS.join(", ")
                     ),
                 )
@@ -505,6 +526,17 @@ impl LeagueConfig {
     /// revoked), and against every table size.
     pub fn resolve_bots(&self, registered: &[String]) -> Result<Vec<String>, LeagueConfigError> {
         let bots: Vec<String> = match &self.bots {
+            BotSelection::All if registered.len() > MAX_BOTS => {
+                return Err(LeagueConfigError::Field {
+                    field: "bots".into(),
+                    line: self.bots_line,
+                    message: format!(
+                        "bots = \"all\" names the {} registered bots: a league has at most \
+                         {MAX_BOTS} (list the bots, or revoke those that do not play)",
+                        registered.len()
+                    ),
+                });
+            }
             BotSelection::All => registered.to_vec(),
             BotSelection::Listed(listed) => {
                 for name in listed {
@@ -513,7 +545,8 @@ impl LeagueConfig {
                             field: "bots".into(),
                             line: self.bot_lines.get(name).copied().unwrap_or(self.bots_line),
                             message: format!(
-                                "unknown bot {name:?}: no registered bot of that name (see `knobel bot list`)"
+                                "unknown bot {}: no registered bot of that name (see `knobel bot list`)",
+                                quoted(name)
                             ),
                         });
                     }
@@ -531,7 +564,10 @@ impl LeagueConfig {
                     .get(challenger)
                     .copied()
                     .unwrap_or(self.bots_line),
-                message: format!("the challenger {challenger:?} is not one of the league's bots"),
+                message: format!(
+                    "the challenger {} is not one of the league's bots",
+                    quoted(challenger)
+                ),
             });
         }
         if bots.len() < 2 {

@@ -73,7 +73,8 @@ impl std::str::FromStr for TableDesign {
             "complete" => Ok(Self::Complete),
             "balanced" => Ok(Self::Balanced),
             other => Err(format!(
-                "unknown design {other:?}: designs are \"auto\", \"complete\" and \"balanced\""
+                "unknown design {}: designs are \"auto\", \"complete\" and \"balanced\"",
+                knobel_engine::quoted(other)
             )),
         }
     }

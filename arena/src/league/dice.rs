@@ -19,7 +19,7 @@
 use hmac::{Hmac, KeyInit, Mac};
 use sha2::{Digest, Sha256};
 
-use knobel_engine::Game;
+use knobel_engine::{Game, quoted};
 
 /// How a league's matches get their dice.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -61,10 +61,10 @@ impl std::str::FromStr for DiceMode {
             .find(|m| m.as_str() == s)
             .ok_or_else(|| {
                 format!(
-                    "unknown dice {:?}: legal are \"independent\" (the default: every match its \
+                    "unknown dice {}: legal are \"independent\" (the default: every match its \
                      own secret seed) and \"duplicate\" (seat orders of a set share their dice; \
                      only for trusted fields)",
-                    bounded(s)
+                    quoted(s)
                 )
             })
     }
@@ -109,7 +109,7 @@ impl std::str::FromStr for SeedSource {
         ]
         .into_iter()
         .find(|m| m.as_str() == s)
-        .ok_or_else(|| format!("unknown seed source {:?}", bounded(s)))
+        .ok_or_else(|| format!("unknown seed source {}", quoted(s)))
     }
 }
 
@@ -125,9 +125,9 @@ impl std::fmt::Debug for LeagueSecret {
 
 /// A secret that does not read.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
-#[error("a league secret is 64 hexadecimal digits: {found:?} is not")]
+#[error("a league secret is 64 hexadecimal digits: {found} is not")]
 pub struct SecretError {
-    /// A bounded prefix of what was found.
+    /// What was found, quoted (a bounded prefix of it).
     pub found: String,
 }
 
@@ -156,7 +156,7 @@ impl LeagueSecret {
     pub fn from_hex(text: &str) -> Result<LeagueSecret, SecretError> {
         let mut bytes = [0u8; 32];
         hex::decode_to_slice(text.trim(), &mut bytes).map_err(|_| SecretError {
-            found: bounded(text),
+            found: quoted(text),
         })?;
         Ok(LeagueSecret(bytes))
     }
@@ -237,39 +237,50 @@ impl LeagueDice {
     }
 }
 
-/// At most 64 characters of `text`, then "..." and its length, for an error message.
-pub fn bounded(text: &str) -> String {
-    const SHOWN: usize = 64;
-    match text.char_indices().nth(SHOWN) {
-        None => text.to_owned(),
-        Some((at, _)) => format!("{}... ({} bytes)", &text[..at], text.len()),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn documented_values() {
-        // The values docs/fair-play.md shows, computed here and by the stranger's script.
+    fn the_worked_example_of_docs_fair_play_holds() {
+        // docs/fair-play.md, "Worked example": these values, and the page shows them.
         let secret = LeagueSecret::from_public_seed(7);
-        assert_eq!(
+        let doc = include_str!("../../../docs/fair-play.md");
+        let values = [
             secret.to_hex(),
-            hex::encode(Sha256::digest(b"knobel/v1/public-dice/7"))
+            secret.commitment(1, "example"),
+            secret
+                .match_seed(DiceMode::Independent, 0, 0, 1)
+                .to_string(),
+            secret
+                .match_seed(DiceMode::Independent, 0, 0, 2)
+                .to_string(),
+            secret.match_seed(DiceMode::Duplicate, 0, 0, 1).to_string(),
+            secret.relabel_seed(Game::Schocken).to_string(),
+        ];
+        assert_eq!(
+            values,
+            [
+                "f41b2b7424e6c322893c153a185f67086245a9deebc07c0fedae0454263a1316",
+                "5515b745898122dea5ca078c9f8e82f7039f2a89a8ec5989843533531df74aa2",
+                "16334875291682981552",
+                "6569512488466285815",
+                "12520942801861053229",
+                "16904354515298867559",
+            ]
         );
-        let again = LeagueSecret::from_hex(&secret.to_hex()).unwrap();
-        assert_eq!(again, secret);
-        assert_ne!(
-            secret.match_seed(DiceMode::Independent, 0, 0, 1),
-            secret.match_seed(DiceMode::Independent, 0, 0, 2)
-        );
+        for value in &values {
+            assert!(
+                doc.contains(value.as_str()),
+                "docs/fair-play.md lacks {value}"
+            );
+        }
+        assert_eq!(LeagueSecret::from_hex(&secret.to_hex()).unwrap(), secret);
+        // Duplicate sets share a seed across seat orders and attempts.
         assert_eq!(
             secret.match_seed(DiceMode::Duplicate, 0, 3, 1),
             secret.match_seed(DiceMode::Duplicate, 5, 3, 2)
         );
-        assert_eq!(secret.commitment(1, "a").len(), 64);
-        assert_ne!(secret.commitment(1, "a"), secret.commitment(2, "a"));
     }
 
     #[test]

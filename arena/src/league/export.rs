@@ -14,9 +14,9 @@ pub const PAGE: u32 = 64;
 #[derive(Debug, thiserror::Error)]
 pub enum ExportError {
     /// No such league.
-    #[error("no league named {name:?}: see `knobel league list`")]
+    #[error("no league named {name}: see `knobel league list`")]
     NoLeague {
-        /// The name asked for.
+        /// The name asked for, quoted (a bounded prefix of it).
         name: String,
     },
     /// The league may still play: its secret is not revealed.
@@ -43,7 +43,7 @@ pub enum ExportError {
 pub async fn header(store: &Store, name: &str) -> Result<(LeagueRecord, String), ExportError> {
     let Some(league) = store.league(name).await? else {
         return Err(ExportError::NoLeague {
-            name: super::dice::bounded(name),
+            name: knobel_engine::quoted(name),
         });
     };
     let secret = match league.revealed_secret() {

@@ -144,7 +144,10 @@ fn wire_game(g: &GameStandings) -> pb::GameStandings {
 }
 
 fn no_league(name: &str) -> Status {
-    Status::not_found(format!("no league named {name:?}: see ListLeagues"))
+    Status::not_found(format!(
+        "no league named {}: see ListLeagues (`knobel league list`)",
+        knobel_engine::quoted(name)
+    ))
 }
 
 /// Standings as the wire carries them.
@@ -217,7 +220,8 @@ impl Leagues {
     pub async fn create(&self, config_toml: &str) -> Result<pb::LeagueInfo, Status> {
         if config_toml.len() > MAX_CONFIG_BYTES {
             return Err(Status::invalid_argument(format!(
-                "the league file has {} bytes: at most {MAX_CONFIG_BYTES}",
+                "the league file has {} bytes: a league file has at most {MAX_CONFIG_BYTES} \
+                 bytes (64 KiB)",
                 config_toml.len()
             )));
         }

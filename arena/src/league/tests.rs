@@ -510,3 +510,25 @@ fn the_ratings_over_time_end_at_the_standings_ratings() {
     assert_eq!(cy.points.last().unwrap().1.mu, row.mu);
     assert_eq!(cy.points.len(), 2);
 }
+
+#[test]
+fn bots_all_obeys_the_bot_cap() {
+    let c = LeagueConfig::from_toml("name = \"big\"\nbots = \"all\"\n[games.zokken]\n").unwrap();
+    let registered: Vec<String> = (0..300).map(|i| format!("b{i}")).collect();
+    // Refused before any schedule is made (the design search of 300 bots took 16 s).
+    let (field, line, message) = match c.resolve_bots(&registered) {
+        Err(LeagueConfigError::Field {
+            field,
+            line,
+            message,
+        }) => (field, line, message),
+        other => panic!("expected the cap, got {other:?}"),
+    };
+    assert_eq!((field.as_str(), line), ("bots", 2));
+    assert!(
+        message.contains("300 registered bots") && message.contains("at most 256"),
+        "{message}"
+    );
+    // At the cap: accepted.
+    assert_eq!(c.resolve_bots(&registered[..256]).unwrap().len(), 256);
+}

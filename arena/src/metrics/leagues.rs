@@ -46,6 +46,7 @@ pub const OVERALL: &str = "overall";
 pub(crate) struct LeagueGauges {
     matches: IntGaugeVec,
     status: IntGaugeVec,
+    info: IntGaugeVec,
     rank: IntGaugeVec,
     mu: GaugeVec,
     sigma: GaugeVec,
@@ -72,6 +73,12 @@ impl LeagueGauges {
                 "Where a league stands: 1 for its status (created, running, paused, cancelled, \
                  finished), 0 for the others.",
                 &["league", "status"],
+            ),
+            info: r.gauge(
+                "league_info",
+                "1 for every league, with its dice (independent or duplicate) and whether they \
+                 are public (public_dice=\"true\": its seed is known, not for a contest).",
+                &["league", "dice", "public_dice"],
             ),
             rank: r.gauge(
                 "league_rank",
@@ -127,6 +134,17 @@ impl LeagueGauges {
                 &["league", "game", "bot", "place"],
             ),
         }
+    }
+
+    fn set_info(&self, league: &LeagueRecord) {
+        let public = if league.seed_source.is_public() {
+            "true"
+        } else {
+            "false"
+        };
+        self.info
+            .with_label_values(&[&league.name, league.dice.as_str(), public])
+            .set(1);
     }
 
     fn set_status(&self, league: &str, status: LeagueStatus) {
@@ -196,6 +214,13 @@ impl LeagueGauges {
         }
         for status in LeagueStatus::ALL {
             let _ = self.status.remove_label_values(&[league, status.as_str()]);
+        }
+        for dice in crate::league::DiceMode::ALL {
+            for public in ["true", "false"] {
+                let _ = self
+                    .info
+                    .remove_label_values(&[league, dice.as_str(), public]);
+            }
         }
         for (game, bot) in &shown.standings {
             self.remove_line(league, game, bot);
@@ -379,6 +404,7 @@ async fn refresh_once(
         let pending = league.total_matches.saturating_sub(done + running);
         gauges.set_progress(&league.name, pending, running, done);
         gauges.set_status(&league.name, league.status);
+        gauges.set_info(league);
         let series = shown.entry(league.name.clone()).or_default();
         if series
             .from

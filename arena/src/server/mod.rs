@@ -47,6 +47,11 @@ use read_only::LogChunks;
 
 /// Largest message the arena accepts from a bot, in bytes.
 pub const MAX_MESSAGE_BYTES: usize = 64 * 1024;
+/// Largest Admin request the arena reads, in bytes: a league file at its limit
+/// ([`crate::league::service::MAX_CONFIG_BYTES`]) with room to spare, so that a file over
+/// that limit is read and refused with INVALID_ARGUMENT naming it (only an authenticated
+/// caller's request is read at all).
+pub const MAX_ADMIN_MESSAGE_BYTES: usize = 1024 * 1024;
 /// Largest message the arena sends, in bytes (encoded): GetMatchLog refuses a log that does
 /// not fit, pointing to StreamMatchLog.
 pub const MAX_SENT_MESSAGE_BYTES: usize = 4 * 1024 * 1024;
@@ -109,6 +114,9 @@ pub enum ServeError {
     /// The arena could not register itself in the store (take its lease).
     #[error("cannot register the arena instance in the store: {0}")]
     Register(#[from] StoreError),
+    /// The arena could not read (or make) the page-token key in the store.
+    #[error("cannot read the page-token key from the store: {0}")]
+    PageTokenKey(StoreError),
     /// A connection limit is out of its range.
     #[error(transparent)]
     Limits(#[from] net::NetLimitsError),
@@ -161,6 +169,12 @@ pub async fn serve_with_web(
     };
     let instance = crate::instance::Instance::register(&store, config.instance_lease).await?;
     let store = store.owned_by(instance.id.clone());
+    let page_tokens = crate::page_token::PageTokens::new(
+        store
+            .page_token_key()
+            .await
+            .map_err(ServeError::PageTokenKey)?,
+    );
     let (stop_heartbeat, heartbeat_stopped) = watch::channel(false);
     let heartbeat = tokio::spawn(instance.clone().heartbeat(
         store.clone(),
@@ -238,6 +252,7 @@ pub async fn serve_with_web(
         hello_timeout: config.net.hello_timeout,
         logs_in_flight: logs_in_flight.clone(),
         leagues: leagues.counting_errors(&metrics, "standings"),
+        page_tokens: page_tokens.clone(),
     };
     // The web viewer serves through the grace (viewers see the last matches end) and stops
     // with the arena.
@@ -247,6 +262,7 @@ pub async fn serve_with_web(
             store.clone().counting_errors(&metrics, "web"),
             leagues.counting_errors(&metrics, "web"),
             logs_in_flight,
+            page_tokens,
         );
         tokio::spawn(async move {
             let stopped = async move {
@@ -302,7 +318,7 @@ pub async fn serve_with_web(
     // Every Admin call is authenticated before its method runs (what
     // `AdminServer::with_interceptor` does, on the server with its message limit).
     let admin = InterceptedService::new(
-        AdminServer::new(admin).max_decoding_message_size(MAX_MESSAGE_BYTES),
+        AdminServer::new(admin).max_decoding_message_size(MAX_ADMIN_MESSAGE_BYTES),
         admin_auth,
     );
     // Connections within the bounds, closed when silent (see `net`); `net` sets
@@ -371,6 +387,8 @@ struct ArenaService {
     logs_in_flight: Arc<tokio::sync::Semaphore>,
     /// Leagues' progress and standings.
     leagues: Leagues,
+    /// ListMatches's page tokens.
+    page_tokens: crate::page_token::PageTokens,
 }
 
 impl ArenaService {

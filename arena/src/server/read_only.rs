@@ -10,7 +10,6 @@ use tonic::{Request, Response, Status};
 
 use super::{ArenaService, LOG_CHUNK_BYTES, MAX_LOGS_IN_FLIGHT, MAX_SENT_MESSAGE_BYTES};
 use crate::league::DiceMode;
-use crate::page_token;
 use crate::store::{MatchCursor, MatchFilter, MatchStatus, Store, StoreError};
 
 /// The ListMatches RPC: one page of the recorded matches, newest first.
@@ -40,7 +39,9 @@ pub(super) async fn list_matches(
             )));
         }
     };
-    let after = page_token::decode(&request.page_token)
+    let after = service
+        .page_tokens
+        .decode(&request.page_token)
         .map_err(|e| Status::invalid_argument(e.to_string()))?;
     let bot_name = match request.bot_name {
         name if name.is_empty() => None,
@@ -71,7 +72,7 @@ pub(super) async fn list_matches(
         .await
         .map_err(service.store_failed("list_matches"))?;
     let next_page_token = match found.last() {
-        Some(last) if more => page_token::encode(&MatchCursor::of(last)),
+        Some(last) if more => service.page_tokens.encode(&MatchCursor::of(last)),
         _ => String::new(),
     };
     let matches = found

@@ -470,10 +470,11 @@ mod tests;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct WebListen(pub Option<std::net::SocketAddr>);
 
-/// A `--web-listen` value that is neither an address nor `off`.
+/// A `--web-listen` value that is neither an address nor `off` (the value, quoted: a bounded
+/// prefix of it).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "--web-listen {0:?} is not legal: give an address HOST:PORT (e.g. 127.0.0.1:8080; port 0 \
+    "--web-listen {0} is not legal: give an address HOST:PORT (e.g. 127.0.0.1:8080; port 0 \
      picks a free port) or off"
 )]
 pub struct WebListenError(pub String);
@@ -487,6 +488,6 @@ impl std::str::FromStr for WebListen {
         }
         s.parse()
             .map(|addr| WebListen(Some(addr)))
-            .map_err(|_| WebListenError(s.to_owned()))
+            .map_err(|_| WebListenError(knobel_engine::quoted(s)))
     }
 }

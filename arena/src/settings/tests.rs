@@ -255,7 +255,7 @@ fn web_listen_is_an_address_or_off() {
         Ok(WebListen(Some("127.0.0.1:0".parse().unwrap())))
     );
     let err = "localhost".parse::<WebListen>().unwrap_err();
-    assert_eq!(err, WebListenError("localhost".to_owned()));
+    assert_eq!(err, WebListenError("\"localhost\"".to_owned()));
     assert_eq!(
         err.to_string(),
         "--web-listen \"localhost\" is not legal: give an address HOST:PORT (e.g. \

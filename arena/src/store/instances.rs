@@ -177,3 +177,37 @@ impl Store {
         Ok(owner.flatten().map(InstanceId::new))
     }
 }
+
+impl Store {
+    /// The page-token key of the arenas on this database (table `arena_keys`): made from
+    /// the operating system's random source by the first arena that asks, read by the
+    /// others.
+    pub async fn page_token_key(&self) -> Result<[u8; 32], StoreError> {
+        use rand::TryRng;
+        let mut fresh = [0u8; 32];
+        rand::rngs::SysRng
+            .try_fill_bytes(&mut fresh)
+            .expect("the operating system's random source works");
+        let key: String = with_writer!(self, pool => {
+            let mut tx = pool.begin().await?;
+            sqlx::query(
+                "INSERT INTO arena_keys (name, key_hex) VALUES ('page_tokens', $1) \
+                 ON CONFLICT (name) DO NOTHING",
+            )
+            .bind(hex::encode(fresh))
+            .execute(&mut *tx)
+            .await?;
+            let key = sqlx::query_scalar("SELECT key_hex FROM arena_keys WHERE name = 'page_tokens'")
+                .fetch_one(&mut *tx)
+                .await?;
+            tx.commit().await?;
+            Ok::<String, sqlx::Error>(key)
+        })
+        .map_err(StoreError::db("reading the page-token key"))?;
+        let mut bytes = [0u8; 32];
+        hex::decode_to_slice(&key, &mut bytes).map_err(|_| StoreError::Corrupt {
+            what: "the page-token key is not 64 hex digits".to_owned(),
+        })?;
+        Ok(bytes)
+    }
+}

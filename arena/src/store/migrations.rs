@@ -49,6 +49,10 @@ pub(crate) const SQLITE: &[Embedded] = &[
         "0009_fair_dice.sql",
         include_str!("../../migrations/sqlite/0009_fair_dice.sql"),
     ),
+    (
+        "0010_arena_keys.sql",
+        include_str!("../../migrations/sqlite/0010_arena_keys.sql"),
+    ),
 ];
 
 /// The PostgreSQL migrations, oldest first.
@@ -84,6 +88,10 @@ pub(crate) const POSTGRES: &[Embedded] = &[
     (
         "0009_fair_dice.sql",
         include_str!("../../migrations/postgres/0009_fair_dice.sql"),
+    ),
+    (
+        "0010_arena_keys.sql",
+        include_str!("../../migrations/postgres/0010_arena_keys.sql"),
     ),
 ];
 

@@ -56,6 +56,8 @@ pub struct Web {
     leagues: Leagues,
     /// The match logs being sent, shared with GetMatchLog and StreamMatchLog.
     logs_in_flight: Arc<Semaphore>,
+    /// The page tokens of the match lists (ListMatches's).
+    page_tokens: crate::page_token::PageTokens,
     live: Arc<live::Live>,
     /// Set to true when the server shuts down: live streams end.
     stop: Arc<watch::Sender<bool>>,
@@ -64,12 +66,18 @@ pub struct Web {
 impl Web {
     /// The pages of the leagues and matches of `store`, with `leagues`' live progress;
     /// match logs count against `logs_in_flight` (GetMatchLog's bound).
-    pub fn new(store: Store, leagues: Leagues, logs_in_flight: Arc<Semaphore>) -> Web {
+    pub fn new(
+        store: Store,
+        leagues: Leagues,
+        logs_in_flight: Arc<Semaphore>,
+        page_tokens: crate::page_token::PageTokens,
+    ) -> Web {
         Web {
             live: Arc::new(live::Live::new(leagues.clone())),
             store,
             leagues,
             logs_in_flight,
+            page_tokens,
             stop: Arc::new(watch::channel(false).0),
         }
     }

@@ -19,7 +19,6 @@ use crate::league::LeagueConfig;
 use crate::league::service::{Forfeits, LeagueView};
 use crate::league::standings::{BotStanding, GameStandings, rating_history};
 use crate::match_text;
-use crate::page_token;
 use crate::server::read_only::{EndedLog, check_match_id, ended_log, logs_busy, withheld};
 use crate::store::{BotTotals, MatchCursor, MatchFilter, MatchStatus, MatchSummary};
 
@@ -77,6 +76,7 @@ struct LeagueRow {
     playing: u32,
     waiting_for: String,
     created: String,
+    dice: String,
 }
 
 #[derive(Template)]
@@ -102,6 +102,11 @@ pub(super) async fn leagues(State(web): State<Web>, RawQuery(raw): RawQuery) -> 
             playing: info.playing,
             waiting_for: info.waiting_for.join(", "),
             created: time(record.created_at_ms),
+            dice: if info.public_dice {
+                format!("{}, public dice", info.dice)
+            } else {
+                info.dice.clone()
+            },
         })
         .collect();
     html(&LeaguesPage {
@@ -269,6 +274,30 @@ struct StandingsPage {
     bots: Vec<String>,
     chosen: (String, String),
     pair: Option<Pair>,
+    dice: DiceNotice,
+}
+
+/// What a league page says of its dice (docs/fair-play.md).
+struct DiceNotice {
+    /// "independent" or "duplicate".
+    mode: String,
+    /// Public dice: its seed is known (not for a contest).
+    public: bool,
+    /// The commitment published at creation ("" for a legacy league).
+    commitment: String,
+    /// The secret, once the league has ended.
+    secret: String,
+}
+
+impl DiceNotice {
+    fn of(info: &knobel_proto::v1::LeagueInfo) -> DiceNotice {
+        DiceNotice {
+            mode: info.dice.clone(),
+            public: info.public_dice,
+            commitment: info.dice_commitment.clone(),
+            secret: info.dice_secret.clone(),
+        }
+    }
 }
 
 async fn league_view(web: &Web, name: &str) -> Result<LeagueView, WebError> {
@@ -324,6 +353,7 @@ pub(super) async fn standings(
         events: format!("{}/events", href("/leagues/", &name)),
         ratings: format!("{}/ratings", href("/leagues/", &name)),
         live: live_section(&view)?,
+        dice: DiceNotice::of(&view.info),
         league: name,
         bots,
         chosen,
@@ -575,7 +605,7 @@ pub(super) async fn bot(
     let params = params(raw.as_deref(), &["page"])?;
     let after = match params.get("page") {
         None => None,
-        Some(token) => Some(page_token::decode(token).map_err(|e| {
+        Some(token) => Some(web.page_tokens.decode(token).map_err(|e| {
             WebError::BadRequest(format!(
                 "page = {token:?} is not legal: {e} (use the page links)"
             ))
@@ -605,7 +635,7 @@ pub(super) async fn bot(
         Some(last) if more => Some(format!(
             "{}?page={}",
             href("/bots/", &name),
-            page_token::encode(&MatchCursor::of(last))
+            web.page_tokens.encode(&MatchCursor::of(last))
         )),
         _ => None,
     };
@@ -751,7 +781,8 @@ fn match_path(
 ) -> Result<String, WebError> {
     let id = segment(id)?;
     params(raw, &[])?;
-    check_match_id(&id).map_err(|e| WebError::BadRequest(format!("{id:?}: {e}")))?;
+    check_match_id(&id)
+        .map_err(|e| WebError::BadRequest(format!("{}: {e}", knobel_engine::quoted(&id))))?;
     Ok(id)
 }
 

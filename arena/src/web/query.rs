@@ -21,13 +21,15 @@ pub(super) fn params(
     for (key, value) in form_urlencoded::parse(raw.unwrap_or("").as_bytes()) {
         if !allowed.contains(&key.as_ref()) {
             return Err(WebError::BadRequest(format!(
-                "unknown query parameter {key:?}: {}",
+                "unknown query parameter {}: {}",
+                knobel_engine::quoted(&key),
                 legal()
             )));
         }
         if found.insert(key.to_string(), value.to_string()).is_some() {
             return Err(WebError::BadRequest(format!(
-                "query parameter {key:?} is given twice: give it once"
+                "query parameter {} is given twice: give it once",
+                knobel_engine::quoted(&key)
             )));
         }
     }
@@ -38,7 +40,8 @@ pub(super) fn params(
 pub(super) fn one_of<'a>(key: &str, value: &str, legal: &[&'a str]) -> Result<&'a str, WebError> {
     legal.iter().copied().find(|l| *l == value).ok_or_else(|| {
         WebError::BadRequest(format!(
-            "{key} = {value:?} is not legal: it must be one of {}",
+            "{key} = {} is not legal: it must be one of {}",
+            knobel_engine::quoted(value),
             legal.join(", ")
         ))
     })

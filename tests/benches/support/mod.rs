@@ -51,6 +51,23 @@ where
         Err(Status::unimplemented("echo"))
     }
 
+    async fn get_match_record(
+        &self,
+        _request: Request<pb::GetMatchLogRequest>,
+    ) -> Result<Response<pb::MatchRecordResponse>, Status> {
+        Err(Status::unimplemented("echo"))
+    }
+
+    type ExportLeagueStream =
+        Pin<Box<dyn Stream<Item = Result<pb::LeagueArchiveChunk, Status>> + Send>>;
+
+    async fn export_league(
+        &self,
+        _request: Request<pb::ExportLeagueRequest>,
+    ) -> Result<Response<Self::ExportLeagueStream>, Status> {
+        Err(Status::unimplemented("no leagues here"))
+    }
+
     type StreamMatchLogStream =
         Pin<Box<dyn Stream<Item = Result<pb::MatchLogChunk, Status>> + Send>>;
 
