@@ -46,11 +46,20 @@ const STREAMS: usize = 2;
 /// The least number of scored predictions per spy for a chance test worth its name.
 const MIN_SCORED: u64 = 300;
 
-/// A spy whose hits would come at most this often from guessing fails the chance test.
-/// A spy that guesses fails it with at most this probability (the tail probability is
-/// computed exactly: `Tally::chance_of_doing_as_well`). Over n scored dice the bound lies
-/// near n/6 + 6 sqrt(n 5/36); a spy that really knew the dice it predicts would be right
-/// nearly every time, far above it.
+/// The chance test. A tally of n scored predictions with k right fails if a spy guessing
+/// every die (right with probability 1/6, independently: the dice of an independent league
+/// are independent of everything a spy without the secret can know) would get k or more
+/// right with probability at most this; the binomial tail is computed exactly
+/// (`Tally::chance_of_doing_as_well`), and for n in the thousands its bound lies near
+/// n/6 + 6 sqrt(n 5/36).
+///
+/// - It cannot fail by luck: a guessing spy fails a tally with probability at most 1e-9, and
+///   a test checks four tallies.
+/// - It cannot pass by luck when something leaks: twelve informed predictions all right
+///   already fail the informed tally (6^-12 < 1e-9), and over the ~10,000 predictions of a
+///   league a few hundred right ones beyond chance fail the tally of all. Before issue 22
+///   the seed spy knew 11,687 of 11,687 dice it predicted, and in a duplicate league the
+///   memory spy knows thousands.
 const CHANCE_LEVEL: f64 = 1e-9;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -340,4 +349,6 @@ fn the_chance_test_tells_guessing_from_knowing() {
         "{ceiling} {six_sigma}"
     );
     assert!(tail(n / 6) > 0.4);
+    let all_right = |n| Tally { scored: n, hits: n }.chance_of_doing_as_well();
+    assert!(all_right(11) > CHANCE_LEVEL && all_right(12) < CHANCE_LEVEL);
 }
