@@ -268,7 +268,7 @@ fn spy_streams(
 async fn wait_for_the_end(arena: &Arena, league: &str) {
     let mut client = arena.client().await;
     let deadline = Instant::now() + Duration::from_secs(600);
-    while !seed_spy::league_ended(&mut client, league).await {
+    while !seed_spy::has_ended(&seed_spy::league_info(&mut client, league).await) {
         assert!(Instant::now() < deadline, "the league did not finish");
         tokio::time::sleep(Duration::from_millis(200)).await;
     }

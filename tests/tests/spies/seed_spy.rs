@@ -64,6 +64,10 @@ pub struct Findings {
     pub records_telling_too_much: u32,
     /// The spy's matches whose throw-off a public record had shown.
     pub recognised_from_records: usize,
+    /// The league's info showed a commitment to its dice secret.
+    pub commitment_published: bool,
+    /// The league's info showed its dice secret while the league was running.
+    pub secret_while_running: bool,
 }
 
 /// Where a candidate seed came from: the steps of the attack.
@@ -171,7 +175,7 @@ impl SeedSpy {
         let mut client = ArenaClient::new(channel);
         let mut asked: HashMap<String, Instant> = HashMap::new();
         let mut served = Served::default();
-        while !league_ended(&mut client, league).await {
+        while !self.league_ended(&mut client, league).await {
             let mut batch = Batch::default();
             for id in finished_matches(&mut client).await {
                 let due = asked.get(&id).is_none_or(|at| at.elapsed() >= RETRY_AFTER);
@@ -181,10 +185,20 @@ impl SeedSpy {
                 }
             }
             // Answers count as given while the league ran only if it still runs after them.
-            let running = !league_ended(&mut client, league).await;
+            let running = !self.league_ended(&mut client, league).await;
             self.take_in(batch, running);
             tokio::time::sleep(Duration::from_millis(200)).await;
         }
+    }
+
+    /// Whether the league has ended; notes what its public info says of its dice secret.
+    async fn league_ended(&self, client: &mut ArenaClient<Channel>, league: &str) -> bool {
+        let info = league_info(client, league).await;
+        let ended = has_ended(&info);
+        let mut state = self.state.lock().unwrap();
+        state.findings.commitment_published |= !info.dice_commitment.is_empty();
+        state.findings.secret_while_running |= !ended && !info.dice_secret.is_empty();
+        ended
     }
 
     /// Takes in what one pass over the finished matches was served.
@@ -312,8 +326,8 @@ impl Intel for SeedSpy {
     }
 }
 
-/// Whether league `league` has finished or been cancelled (GetStandings, no token).
-pub async fn league_ended(client: &mut ArenaClient<Channel>, league: &str) -> bool {
+/// League `league`'s public info (GetStandings, no token).
+pub async fn league_info(client: &mut ArenaClient<Channel>, league: &str) -> pb::LeagueInfo {
     let standings = client
         .get_standings(pb::GetStandingsRequest {
             league: league.to_owned(),
@@ -321,7 +335,12 @@ pub async fn league_ended(client: &mut ArenaClient<Channel>, league: &str) -> bo
         .await
         .expect("the league's standings")
         .into_inner();
-    let status = standings.league.expect("league info").status;
+    standings.league.expect("league info")
+}
+
+/// Whether a league has finished or been cancelled.
+pub fn has_ended(info: &pb::LeagueInfo) -> bool {
+    let status = info.status;
     status == pb::LeagueStatus::Finished as i32 || status == pb::LeagueStatus::Cancelled as i32
 }
 
