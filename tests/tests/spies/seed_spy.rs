@@ -19,7 +19,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use knobel_engine::{DiceKey, Game, MatchLog, PublicRecord, Seat};
+use knobel_engine::{DiceKey, Game, MatchLog, PublicRecord};
 use knobel_proto::v1 as pb;
 use pb::arena_client::ArenaClient;
 use tonic::transport::Channel;
@@ -227,12 +227,7 @@ impl SeedSpy {
             serde_json::from_str(&record.record_json).expect("a record is JSON");
         let too_much = json.get("seed").is_some() || record.full_log_served;
         let record: PublicRecord = serde_json::from_value(json).expect("a public record reads");
-        let mut view = TableView::new(
-            id.to_owned(),
-            record.rules.game(),
-            record.seats,
-            Seat(u8::MAX),
-        );
+        let mut view = TableView::spectator(id.to_owned(), record.rules.game(), record.seats);
         for event in &record.events {
             view.apply(event);
         }

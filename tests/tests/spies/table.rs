@@ -44,6 +44,11 @@ impl TableView {
         }
     }
 
+    /// A match as a spectator sees it (a public record): from no seat of its own.
+    pub fn spectator(match_id: String, game: Game, seats: u8) -> TableView {
+        TableView::new(match_id, game, seats, Seat(u8::MAX))
+    }
+
     /// Whether the spy has seen the die at `key`.
     pub fn has_seen(&self, key: &DiceKey) -> bool {
         self.seen.contains_key(key)
