@@ -3,8 +3,8 @@
 //! contract, and write down predictions of dice they have not seen; the full logs, served
 //! once the league has ended, score them.
 //!
-//! - In a default league (`dice = "independent"`: every match its own secret seed) neither
-//!   spy predicts better than chance, and the seed spy obtains no seed while the league
+//! - In a default league (a league file without `dice` or `seed`: independent dice, every
+//!   match its own secret seed) neither spy predicts better than chance, and the seed spy obtains no seed while the league
 //!   runs: the logs are refused until it has ended.
 //! - In a `dice = "duplicate"` league the memory spy, which uses nothing but its own Play
 //!   stream, predicts the dice of other seats it has not seen: duplicate sets are for
@@ -64,7 +64,8 @@ const CHANCE_LEVEL: f64 = 1e-9;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn in_a_default_league_neither_spy_predicts_a_hidden_die() {
-    let run = play_league("independent", Some("independent"), (4, 3)).await;
+    // No `dice` and no `seed`: what a league file gets by default.
+    let run = play_league("default", None, (4, 3)).await;
     assert_at_chance("seed spy", run.seed_spy);
     assert_at_chance("memory spy", run.memory_spy);
     assert_nothing_served_early(&run.seed_findings);
@@ -149,7 +150,8 @@ struct LeagueRun {
     seed_findings: seed_spy::Findings,
 }
 
-/// The league file: Schocken and Sjokken at the given table sizes, `dice` if given.
+/// The league file: Schocken and Sjokken at the given table sizes, `dice` if given (and
+/// never a `seed`).
 fn league_file(name: &str, dice: Option<&str>, (schocken, sjokken): (u32, u32)) -> String {
     let dice = dice
         .map(|d| format!("dice = \"{d}\"\n"))
