@@ -223,13 +223,13 @@ async fn play_league(name: &str, dice: Option<&str>, tables: (u32, u32)) -> Leag
     };
 
     wait_for_the_end(&arena, name).await;
+    players.abort_all();
+    plain.abort_all();
     tokio::time::timeout(Duration::from_secs(60), reader)
         .await
         .expect("the seed spy's log reader stops once the league has ended")
         .expect("the log reader");
-    players.abort_all();
-    plain.abort_all();
-    let truth = full_logs(&arena, &[&seed_ledger, &memory_ledger]).await;
+    let truth = full_logs(&arena).await;
     let run = LeagueRun {
         seed_spy: seed_ledger.lock().unwrap().score(&truth),
         memory_spy: memory_ledger.lock().unwrap().score(&truth),
@@ -276,25 +276,20 @@ async fn wait_for_the_end(arena: &Arena, league: &str) {
     }
 }
 
-/// The dice of every match the spies predicted, from the full logs the arena serves once
-/// the league has ended.
-async fn full_logs(
-    arena: &Arena,
-    ledgers: &[&Arc<Mutex<Ledger>>],
-) -> std::collections::HashMap<String, Dice> {
-    let mut ids: Vec<String> = ledgers
-        .iter()
-        .flat_map(|ledger| {
-            ledger
-                .lock()
-                .unwrap()
-                .matches()
-                .cloned()
-                .collect::<Vec<_>>()
-        })
-        .collect();
-    ids.sort();
-    ids.dedup();
+/// The dice of every match of the league, from the full logs the arena serves once the
+/// league has ended. (Which matches are the league's the test reads from the arena's store,
+/// as the organiser: the bots also play pick-up matches once the league has ended, until
+/// they are stopped, and those are not scored.)
+async fn full_logs(arena: &Arena) -> std::collections::HashMap<String, Dice> {
+    use sqlx::Connection;
+    let mut store = sqlx::SqliteConnection::connect(&arena.database_url)
+        .await
+        .expect("open the arena's store");
+    let ids: Vec<String> =
+        sqlx::query_scalar("SELECT match_id FROM league_matches WHERE match_id IS NOT NULL")
+            .fetch_all(&mut store)
+            .await
+            .expect("the league's matches");
     let mut client = arena.client().await;
     let mut truth = std::collections::HashMap::new();
     for id in ids {

@@ -45,20 +45,13 @@ impl Ledger {
         self.predictions.insert(entry, prediction);
     }
 
-    /// The matches the spy predicted dice of.
-    pub fn matches(&self) -> impl Iterator<Item = &String> {
-        let mut ids: Vec<&String> = self.predictions.keys().map(|(id, _)| id).collect();
-        ids.sort();
-        ids.dedup();
-        ids.into_iter()
-    }
-
-    /// The predictions scored against `truth` (the dice of each match's log).
+    /// The predictions scored against `truth` (the dice thrown in each match scored; the
+    /// predictions of dice never thrown, or of other matches, are not scored).
     pub fn score(&self, truth: &HashMap<String, Dice>) -> Score {
         let mut score = Score::default();
         for ((id, key), prediction) in &self.predictions {
             let Some(face) = truth.get(id).and_then(|dice| dice.get(key)) else {
-                continue; // the die was never thrown
+                continue;
             };
             let hit = *face == prediction.face;
             let tally = if prediction.informed {

@@ -61,7 +61,7 @@ impl SetMemory {
 /// What the memory spy found out, for the test to check.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Findings {
-    /// The spy's matches.
+    /// The spy's matches (the league's, and pick-up matches once it has ended).
     pub matches: usize,
     /// Of those, matches whose throw-off it had seen before (a set it recognised).
     pub recognised: usize,

@@ -55,7 +55,7 @@ pub struct Findings {
     /// The spy's matches whose throw-off it matched to a candidate seed, by where the
     /// seed came from.
     pub identified: BTreeMap<Source, usize>,
-    /// The spy's matches.
+    /// The spy's matches (the league's, and pick-up matches once it has ended).
     pub matches: usize,
     /// Public records served.
     pub records: u32,
