@@ -2,6 +2,7 @@
 //! arena as a real process on 127.0.0.1:0 with a fresh SQLite store, registers bots, starts
 //! bot processes and talks to the arena over real gRPC.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::OnceLock;
@@ -285,26 +286,60 @@ impl Arena {
 
     /// Every stored match, newest first (every page of ListMatches).
     pub async fn matches(&self) -> Vec<pb::MatchSummary> {
-        let mut client = self.client().await;
-        let mut matches = Vec::new();
-        let mut page_token = String::new();
-        loop {
-            let page = client
-                .list_matches(pb::ListMatchesRequest {
-                    limit: 500,
-                    page_token,
-                    ..Default::default()
-                })
-                .await
-                .expect("list matches")
-                .into_inner();
-            matches.extend(page.matches);
-            if page.next_page_token.is_empty() {
-                return matches;
+        every_match(&mut self.client().await, pb::ListMatchesRequest::default()).await
+    }
+}
+
+/// Every match ListMatches lists with the filters of `filter`, newest first: every page, 500
+/// at a time.
+pub async fn every_match(
+    client: &mut ArenaClient<Channel>,
+    filter: pb::ListMatchesRequest,
+) -> Vec<pb::MatchSummary> {
+    let mut matches = Vec::new();
+    let mut page_token = String::new();
+    loop {
+        let page = client
+            .list_matches(pb::ListMatchesRequest {
+                limit: 500,
+                page_token,
+                ..filter.clone()
+            })
+            .await
+            .expect("list matches")
+            .into_inner();
+        matches.extend(page.matches);
+        if page.next_page_token.is_empty() {
+            return matches;
+        }
+        page_token = page.next_page_token;
+    }
+}
+
+/// Every die a match log says was thrown (each rolled slot of its throw entries), by key.
+pub fn thrown_dice(log: &knobel_engine::MatchLog) -> HashMap<knobel_engine::DiceKey, u8> {
+    let mut dice = HashMap::new();
+    for entry in &log.entries {
+        if let knobel_engine::LogEntry::Throw {
+            seat,
+            round,
+            throw,
+            rolled,
+            dice: faces,
+        } = entry
+        {
+            for slot in rolled.slots() {
+                let key = knobel_engine::DiceKey {
+                    seat: *seat,
+                    round: *round,
+                    throw: *throw,
+                    slot: slot as u8,
+                };
+                dice.insert(key, faces[slot]);
             }
-            page_token = page.next_page_token;
         }
     }
+    dice
 }
 
 /// Raises this process's soft open-file limit to its hard limit and returns it (tests that

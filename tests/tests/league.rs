@@ -13,8 +13,8 @@ use knobel_arena::auth::{AdminToken, generate_token};
 use knobel_arena::server::{ServerConfig, serve};
 use knobel_arena::store::Store;
 use knobel_bots::{BearerAuth, Bot, BotConfig, Game, Token, strategy};
+use knobel_engine::MatchLog;
 use knobel_engine::policy::HEURISTIC_LADDER;
-use knobel_engine::{LogEntry, MatchLog};
 use knobel_proto::v1 as pb;
 use knobel_proto::v1::admin_client::AdminClient;
 use knobel_proto::v1::arena_client::ArenaClient;
@@ -58,8 +58,8 @@ type Seat = (String, u8, Option<i64>);
 /// A league match as stored: ordinal, game, set, rounds (Zokken), seats.
 type Played = (i64, String, i64, u32, Vec<Seat>);
 
-/// The rolled dice of one match: (seat, round, throw, slot) to die.
-type Dice = BTreeMap<(u8, u32, u8, usize), u8>;
+/// The rolled dice of one match, by key.
+type Dice = std::collections::HashMap<knobel_engine::DiceKey, u8>;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_league_over_grpc_gives_standings_that_recompute_from_the_store() {
@@ -415,23 +415,7 @@ async fn a_league_over_grpc_gives_standings_that_recompute_from_the_store() {
     for (set, id) in ids {
         let (_, log) = store.match_log(&id).await.unwrap().unwrap();
         let log = MatchLog::from_json(&log.unwrap()).unwrap();
-        let mut dice = BTreeMap::new();
-        for entry in &log.entries {
-            if let LogEntry::Throw {
-                seat,
-                round,
-                throw,
-                rolled,
-                dice: d,
-            } = entry
-            {
-                for (slot, die) in d.iter().enumerate() {
-                    if rolled.contains(slot) {
-                        dice.insert((seat.0, *round, *throw, slot), *die);
-                    }
-                }
-            }
-        }
+        let dice = knobel_e2e::thrown_dice(&log);
         sets.entry(set).or_default().push(dice);
     }
     let mut compared = 0;
