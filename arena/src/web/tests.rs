@@ -1,8 +1,9 @@
 use super::WebError;
 use super::format::{percent, signed, time};
 use super::query::{one_of, params};
-use super::svg::{dice, escape, rating_chart};
+use super::svg::{escape, rating_chart, table_die};
 use crate::league::standings::Interval;
+use crate::match_text::{DieView, Lie};
 
 #[test]
 fn query_parameters_are_checked_by_name_and_once() {
@@ -33,10 +34,20 @@ fn text_in_svg_is_escaped_and_dice_are_numbers_only() {
         escape("<script>\"a\" & 'b'</script>"),
         "&lt;script&gt;&quot;a&quot; &amp; &#39;b&#39;&lt;/script&gt;"
     );
-    let svg = dice([6, 1, 9]);
+    let die = |face, lie| table_die(DieView { face, lie });
+    let svg: String = [(6, Lie::Rolled), (1, Lie::Turned), (9, Lie::Held)]
+        .map(|(face, lie)| die(Some(face), lie))
+        .concat();
     assert_eq!(svg.matches("<svg").count(), 3);
     assert_eq!(svg.matches("<circle").count(), 7, "six pips and one");
     assert!(svg.contains(">9</text>"), "a Miwin face shows its number");
+    // A die under the cup: covered (no face at all) unless the view may see it.
+    let covered = die(None, Lie::Cup);
+    assert!(!covered.contains("data-face") && !covered.contains("<circle"));
+    assert!(covered.contains("aria-label=\"under the cup, covered\""));
+    let seen = die(Some(5), Lie::Cup);
+    assert!(seen.contains("data-face=\"5\"") && seen.contains("aria-label=\"5, under the cup\""));
+    assert!(die(None, Lie::Empty).contains("data-lie=\"empty\""));
 }
 
 #[test]
