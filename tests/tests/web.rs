@@ -1507,8 +1507,8 @@ async fn step_lines(client: &Client, log: &MatchLog, m: &pb::MatchSummary) {
     let name = |seat: knobel_engine::Seat| m.seat_names[seat.index()].clone();
     let (mut stops, mut tokens) = (Vec::new(), Vec::new());
     for entry in &log.entries {
-        match entry {
-            LogEntry::Event { event } => match *event {
+        if let LogEntry::Event { event } = entry {
+            match *event {
                 Event::Stopped { seat, throws } => stops.push((
                     name(seat),
                     format!(
@@ -1527,8 +1527,7 @@ async fn step_lines(client: &Client, log: &MatchLog, m: &pb::MatchSummary) {
                     ),
                 }),
                 _ => {}
-            },
-            _ => {}
+            }
         }
     }
     let lines = js(
