@@ -1434,6 +1434,9 @@ async fn step_through(
     .unwrap();
     // Every step, in every view: the full one, the public one, and two seats' own.
     let mut own_hidden = 0;
+    // A step worth a screenshot: a seat's own dice under the cup beside covered ones (a
+    // seat's view), or dice set aside (the full view).
+    let mut telling = None;
     for (view, seat) in [
         ("view=full", None),
         ("view=public", None),
@@ -1446,7 +1449,17 @@ async fn step_through(
         let mut events_shown = std::collections::BTreeSet::new();
         for (n, table) in tables.iter().enumerate() {
             assert_eq!(table[0], n + 1, "{view}: the step asked for");
-            own_hidden += check_table(table, &expected, name, seat);
+            let own = check_table(table, &expected, name, seat);
+            own_hidden += own;
+            let lies = table[2].to_string();
+            if telling.is_none()
+                && ((own > 0 && lies.contains("[null,\"cup\"]"))
+                    || (view == "view=full"
+                        && lies.contains("\"held\"")
+                        && m.game == pb::Game::Zokken as i32))
+            {
+                telling = Some((n + 1, view));
+            }
             events_shown.insert(table[1].as_u64().unwrap());
         }
         // Every throw and reveal of the log has a step of its own, right after it.
@@ -1488,12 +1501,24 @@ async fn step_through(
         "the linked log is GetMatchLog's"
     );
     audit(client, &format!("match-finished-{}", game_id(m.game))).await;
-    for view in ["view=public", "seat=1"] {
+    let (step, view) = telling.expect("a step worth a screenshot");
+    let game = game_id(m.game);
+    for view in [view, "view=public"] {
         client
-            .goto(&format!("{url}?step={}&{view}", steps / 2))
+            .goto(&format!("{url}?step={step}&{view}"))
             .await
             .unwrap();
-        audit(client, &format!("match-{}-{}", game_id(m.game), &view[..4])).await;
+        let name = &view[view.find('=').unwrap() + 1..];
+        audit(client, &format!("table-{game}-{name}")).await;
+        // The table alone, for docs/web.md.
+        js(client, "document.getElementById('table').scrollIntoView();").await;
+        let table = client.find(Locator::Id("table")).await.unwrap();
+        let png = table.screenshot().await.expect("a screenshot of the table");
+        std::fs::write(
+            screenshot_dir().join(format!("web-table-{game}-{name}.png")),
+            png,
+        )
+        .expect("write it");
     }
     // Without the script every step is in the page, as a list of links.
     let (status, body) = http_get(&url).await;

@@ -13,7 +13,7 @@ use super::pages::{Penalties, game_title, href, penalties, segment};
 use super::query::{one_of, params};
 use super::svg;
 use super::{PageResult, Web, WebError, html};
-use crate::match_text::{self, PublicRecord, Sight, Step, TableView, hand_name};
+use crate::match_text::{self, DieView, Lie, PublicRecord, Sight, Step, TableView, hand_name};
 use crate::server::read_only::{EndedLog, check_match_id, ended_log, logs_busy};
 use crate::store::{MatchStatus, MatchSummary};
 
@@ -91,6 +91,8 @@ struct MatchPage {
     /// Why there is no step-through, if there is none.
     no_steps: String,
     sight: String,
+    /// The kinds of dice drawn, each with an example.
+    legend: Vec<(String, &'static str)>,
     views: Vec<ViewLink>,
     table: Option<TableStep>,
     lines: Vec<LineLink>,
@@ -251,6 +253,7 @@ pub(super) async fn a_match(
         seats: seat_rows(&m),
         no_steps: String::new(),
         sight: String::new(),
+        legend: Vec::new(),
         views: Vec::new(),
         table: None,
         lines: Vec::new(),
@@ -311,7 +314,11 @@ fn step_page(
             })?,
     };
     page.views = view_links(number, names, records.full.is_some(), sight);
+    page.legend = legend(game);
     page.sight = match sight {
+        Sight::Full if game == Game::Zokken => {
+            "everything (every die of Zokken is public)".to_owned()
+        }
         Sight::Full => "everything: the dice under the cup are shown".to_owned(),
         Sight::Public => "what everybody saw: dice under the cup stay covered".to_owned(),
         Sight::Seat(s) => format!(
@@ -332,6 +339,24 @@ fn step_page(
         .collect();
     page.table = Some(table_step(&steps, number, sight, names, game));
     Ok(())
+}
+
+/// The dice of the table explained, each by an example.
+fn legend(game: Game) -> Vec<(String, &'static str)> {
+    let die = |face, lie| svg::table_die(DieView { face, lie });
+    let mut kinds = vec![
+        (die(Some(5), Lie::Rolled), "thrown"),
+        (die(Some(5), Lie::Held), "set aside (kept)"),
+    ];
+    if game != Game::Zokken {
+        kinds.extend([
+            (die(Some(1), Lie::Turned), "a six turned into a one"),
+            (die(None, Lie::Cup), "under the cup, covered"),
+            (die(Some(5), Lie::Cup), "under the cup, seen by this view"),
+        ]);
+    }
+    kinds.push((die(None, Lie::Empty), "not thrown yet"));
+    kinds
 }
 
 fn view_links(number: usize, names: &[String], full: bool, sight: Sight) -> Vec<ViewLink> {
