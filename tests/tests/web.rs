@@ -1435,7 +1435,7 @@ async fn step_through(
     // Every step, in every view: the full one, the public one, and two seats' own.
     let mut own_hidden = 0;
     // A step worth a screenshot: a seat's own dice under the cup beside covered ones (a
-    // seat's view), or dice set aside (the full view).
+    // seat's view), or a Zokken reroll, the dice kept set aside (the full view).
     let mut telling = None;
     for (view, seat) in [
         ("view=full", None),
@@ -1456,6 +1456,7 @@ async fn step_through(
                 && ((own > 0 && lies.contains("[null,\"cup\"]"))
                     || (view == "view=full"
                         && lies.contains("\"held\"")
+                        && table[3].as_str().is_some_and(|l| l.contains(" rerolls "))
                         && m.game == pb::Game::Zokken as i32))
             {
                 telling = Some((n + 1, view));
@@ -1519,6 +1520,24 @@ async fn step_through(
             png,
         )
         .expect("write it");
+    }
+    // Bad steps and views: 400 pages naming them.
+    for (query, message) in [
+        (
+            "step=0".to_owned(),
+            format!("step = &#34;0&#34; is not legal: it must be a number from 1 to {steps}"),
+        ),
+        (format!("step={}", steps + 1), "is not legal".to_owned()),
+        (format!("seat={}", m.seat_names.len()), "seat = ".to_owned()),
+        (
+            "view=all".to_owned(),
+            "view = &#34;all&#34; is not legal: it must be one of full, public".to_owned(),
+        ),
+        ("view=full&seat=0".to_owned(), "not both".to_owned()),
+    ] {
+        let (status, body) = http_get(&format!("{url}?{query}")).await;
+        assert_eq!(status, 400, "{query}: {body}");
+        assert!(body.contains(&message), "{query}: {body}");
     }
     // Without the script every step is in the page, as a list of links.
     let (status, body) = http_get(&url).await;

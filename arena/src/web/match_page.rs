@@ -177,7 +177,7 @@ async fn records(web: &Web, id: &str) -> Result<Result<Records, String>, WebErro
 
 /// The view asked for by `view` and `seat`: the full view by default when the full log is
 /// public (`full`), else the public view.
-fn sight_of(
+pub(super) fn sight_of(
     view: Option<&String>,
     seat: Option<&String>,
     seats: usize,

@@ -101,3 +101,38 @@ fn each_chart_has_ids_of_its_own() {
         "no id twice in a page of two charts: {ids:?}"
     );
 }
+
+#[test]
+fn a_match_view_is_one_of_its_legal_ones_and_hidden_dice_need_the_full_log() {
+    use super::match_page::sight_of;
+    use crate::match_text::Sight;
+    use knobel_engine::Seat;
+    let one = |s: &str| Some(s.to_owned());
+    assert_eq!(sight_of(None, None, 3, true).unwrap(), Sight::Full);
+    assert_eq!(sight_of(None, None, 3, false).unwrap(), Sight::Public);
+    assert_eq!(
+        sight_of(one("public").as_ref(), None, 3, true).unwrap(),
+        Sight::Public
+    );
+    assert_eq!(
+        sight_of(None, one("2").as_ref(), 3, true).unwrap(),
+        Sight::Seat(Seat(2))
+    );
+    let err = sight_of(None, one("3").as_ref(), 3, true).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "seat = \"3\" is not legal: it must be one of 0, 1, 2"
+    );
+    let err = sight_of(one("all").as_ref(), None, 3, true).unwrap_err();
+    assert!(matches!(err, WebError::BadRequest(_)), "{err}");
+    let err = sight_of(one("full").as_ref(), one("0").as_ref(), 3, true).unwrap_err();
+    assert!(err.to_string().contains("not both"), "{err}");
+    // Without the full log: the public view only.
+    for (view, seat) in [(one("full"), None), (None, one("1"))] {
+        let err = sight_of(view.as_ref(), seat.as_ref(), 3, false).unwrap_err();
+        assert!(
+            matches!(&err, WebError::NotFound(m) if m.contains("full log is not public")),
+            "{err}"
+        );
+    }
+}
