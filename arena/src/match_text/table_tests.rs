@@ -3,10 +3,13 @@
 
 use knobel_engine::policy::{HeuristicPolicy, Policy, play_out};
 use knobel_engine::{
-    Action, DiceScript, DieMask, Event, LogEntry, Match, MatchLog, Observation, Rules, Seat,
+    Action, DiceScript, DieMask, Event, LogEntry, Match, MatchLog, Observation, PRESETS, Rules,
+    Seat,
 };
 
-use super::{Lie, PublicRecord, SeatView, Step, full_steps, public_steps, seat_steps};
+use super::{
+    Lie, PublicRecord, SeatView, Sight, Step, full_steps, public_steps, seat_steps, steps,
+};
 
 const SEED: u64 = 4_711;
 
@@ -258,4 +261,50 @@ fn a_zokken_reroll_sets_the_kept_dice_aside_and_every_view_sees_the_same_table()
         }),
         Some(Event::MatchOver { .. })
     ));
+}
+
+#[test]
+fn every_preset_in_every_view_shows_no_hidden_die_but_a_seats_own_as_they_lie() {
+    for name in PRESETS {
+        let mut rules = Rules::preset(name).unwrap();
+        if name == "zokken" {
+            rules.set_number("rounds", 6).unwrap();
+        }
+        let mut m = Match::new_with_log(rules, SEED, 3).unwrap();
+        by_heuristic(&mut m);
+        let log = m.log().unwrap().clone();
+        let view = |sight| steps(&log, &names(), sight).unwrap();
+        let v = Views {
+            public: view(Sight::Public),
+            full: view(Sight::Full),
+            seats: (0..3).map(|s| view(Sight::Seat(Seat(s)))).collect(),
+        };
+        no_hidden_die_leaks(&v);
+        let mut own_seen = 0;
+        for (me, steps) in v.seats.iter().enumerate() {
+            assert_eq!(steps.len(), v.full.len(), "{name}");
+            for (i, step) in steps.iter().enumerate() {
+                let mine = &step.table.seats[me];
+                let truth = &v.full[i].table.seats[me];
+                assert_eq!(lies(mine), lies(truth), "{name} step {i}");
+                for slot in 0..3 {
+                    if let Some(face) = mine.dice[slot].face {
+                        assert_eq!(Some(face), truth.dice[slot].face, "{name} step {i}");
+                        own_seen += u32::from(mine.dice[slot].lie == Lie::Cup);
+                    }
+                }
+            }
+        }
+        if name.starts_with("schocken") && !rules_open(&log) {
+            assert!(
+                own_seen > 0,
+                "{name}: a seat sees its own dice under the cup"
+            );
+        }
+    }
+}
+
+/// Whether every die of the log's match lies open (no cup).
+fn rules_open(log: &MatchLog) -> bool {
+    log.rules.variants_on().contains(&"open_dice")
 }
