@@ -1201,6 +1201,15 @@ async fn bot_page(
         expected,
         "{bot}: the totals of all its matches"
     );
+    let said = js(
+        client,
+        "return document.querySelector('#h-summary + p').textContent;",
+    )
+    .await;
+    assert!(
+        said.as_str().unwrap().contains("outside them"),
+        "{bot}: the totals say they count matches outside leagues too: {said}"
+    );
     let charts = js(
         client,
         "return [...document.querySelectorAll('svg.chart')].map(c =>

@@ -699,3 +699,53 @@ pub(super) async fn log_json(
     drop(serving);
     Ok(([(header::CONTENT_TYPE, "application/json")], json).into_response())
 }
+
+#[cfg(test)]
+mod template_tests {
+    use askama::Template;
+
+    use super::{LeaguesPage, LiveSection, Section};
+
+    fn section(matches: u64) -> Section {
+        Section {
+            id: "schocken".to_owned(),
+            title: "Schocken".to_owned(),
+            matches,
+            stat_header: "Loss rate (95% CI)",
+            rows: Vec::new(),
+            matrix: None,
+        }
+    }
+
+    #[test]
+    fn a_heading_counts_one_match_in_the_singular() {
+        let live = |matches| {
+            LiveSection {
+                status: "running",
+                finished: 1,
+                total: 2,
+                playing: 0,
+                waiting_for: String::new(),
+                sections: vec![section(matches)],
+            }
+            .render()
+            .unwrap()
+        };
+        assert!(live(1).contains("(1 match)"), "{}", live(1));
+        assert!(live(2).contains("(2 matches)"), "{}", live(2));
+    }
+
+    #[test]
+    fn the_leagues_page_links_every_match_and_bot_even_without_leagues() {
+        let page = LeaguesPage {
+            title: "Leagues".to_owned(),
+            leagues: Vec::new(),
+        }
+        .render()
+        .unwrap();
+        assert!(page.contains("No leagues yet"), "{page}");
+        let main = &page[page.find("<main").unwrap()..];
+        assert!(main.contains("href=\"/matches\""), "{page}");
+        assert!(main.contains("href=\"/bots\""), "{page}");
+    }
+}
