@@ -1343,23 +1343,32 @@ const READ_TABLE: &str = "const read = root => {
 /// The table of every step of a view (`view`: the query naming it), fetched in the page
 /// and read there: one WebDriver call for all steps.
 async fn every_table(client: &Client, url: &str, view: &str, steps: u64) -> Vec<Value> {
-    let script = format!(
-        "{READ_TABLE}
-         const done = arguments[arguments.length - 1];
-         (async () => {{
-             const out = [];
-             for (let n = 1; n <= {steps}; n++) {{
-                 const text = await (await fetch('{url}?step=' + n + '&{view}')).text();
-                 out.push(read(new DOMParser().parseFromString(text, 'text/html')));
-             }}
-             return out;
-         }})().then(done, e => done(String(e)));"
-    );
-    let tables = client.execute_async(&script, vec![]).await.unwrap();
-    tables
-        .as_array()
-        .unwrap_or_else(|| panic!("{view}: {tables}"))
-        .clone()
+    let mut all = Vec::new();
+    // 25 steps a call, well within WebDriver's script timeout on a busy machine.
+    for first in (1..=steps).step_by(25) {
+        let last = (first + 24).min(steps);
+        let script = format!(
+            "{READ_TABLE}
+             const done = arguments[arguments.length - 1];
+             (async () => {{
+                 const out = [];
+                 for (let n = {first}; n <= {last}; n++) {{
+                     const text = await (await fetch('{url}?step=' + n + '&{view}')).text();
+                     out.push(read(new DOMParser().parseFromString(text, 'text/html')));
+                 }}
+                 return out;
+             }})().then(done, e => done(String(e)));"
+        );
+        let tables = client.execute_async(&script, vec![]).await.unwrap();
+        all.extend(
+            tables
+                .as_array()
+                .unwrap_or_else(|| panic!("{view}: {tables}"))
+                .iter()
+                .cloned(),
+        );
+    }
+    all
 }
 
 /// Checks a table read by [`READ_TABLE`] against the log's dice (`expected`, by events):
