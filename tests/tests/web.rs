@@ -1330,6 +1330,88 @@ fn dice_by_events(log: &MatchLog) -> Vec<Vec<SeatDice>> {
     by_events
 }
 
+/// Every step, in every view: the full one, the public one, and two seats' own (see
+/// [`check_table`]); every throw and reveal of the log has a step right after it. Gives how
+/// many of a viewing seat's own dice under the cup were shown, and a step worth a
+/// screenshot: a seat's own dice under the cup beside covered ones (a seat's view), or a
+/// Zokken reroll, the dice kept set aside (the full view).
+async fn every_view(
+    client: &Client,
+    url: &str,
+    log: &MatchLog,
+    m: &pb::MatchSummary,
+    steps: u64,
+) -> (u32, Option<(usize, &'static str)>) {
+    let expected = dice_by_events(log);
+    let mut own_hidden = 0;
+    let mut telling = None;
+    for (view, seat) in [
+        ("view=full", None),
+        ("view=public", None),
+        ("seat=0", Some(0)),
+        ("seat=1", Some(1)),
+    ] {
+        let tables = every_table(client, url, view, steps).await;
+        assert_eq!(tables.len() as u64, steps, "{view}");
+        let name = if seat.is_some() { "seat" } else { &view[5..] };
+        let mut events_shown = std::collections::BTreeSet::new();
+        for (n, table) in tables.iter().enumerate() {
+            assert_eq!(table[0], n + 1, "{view}: the step asked for");
+            let own = check_table(table, &expected, name, seat);
+            own_hidden += own;
+            let lies = table[2].to_string();
+            if telling.is_none()
+                && ((own > 0 && lies.contains("[null,\"cup\"]"))
+                    || (view == "view=full"
+                        && lies.contains("\"held\"")
+                        && table[3].as_str().is_some_and(|l| l.contains(" rerolls "))
+                        && m.game == pb::Game::Zokken as i32))
+            {
+                telling = Some((n + 1, view));
+            }
+            events_shown.insert(table[1].as_u64().unwrap());
+        }
+        // Every throw and reveal of the log has a step of its own, right after it.
+        let mut count = 0;
+        for entry in &log.entries {
+            if let LogEntry::Event { event } = entry {
+                count += 1;
+                if matches!(
+                    event,
+                    Event::Thrown { .. } | Event::Revealed { .. } | Event::OpeningThrow { .. }
+                ) {
+                    assert!(
+                        events_shown.contains(&count),
+                        "{view}: a step right after event {count}"
+                    );
+                }
+            }
+        }
+    }
+    (own_hidden, telling)
+}
+
+/// Bad steps and views of the match at `url`: 400 pages naming them.
+async fn bad_match_queries(url: &str, m: &pb::MatchSummary, steps: u64) {
+    for (query, message) in [
+        (
+            "step=0".to_owned(),
+            format!("step = &#34;0&#34; is not legal: it must be a number from 1 to {steps}"),
+        ),
+        (format!("step={}", steps + 1), "is not legal".to_owned()),
+        (format!("seat={}", m.seat_names.len()), "seat = ".to_owned()),
+        (
+            "view=all".to_owned(),
+            "view = &#34;all&#34; is not legal: it must be one of full, public".to_owned(),
+        ),
+        ("view=full&seat=0".to_owned(), "not both".to_owned()),
+    ] {
+        let (status, body) = http_get(&format!("{url}?{query}")).await;
+        assert_eq!(status, 400, "{query}: {body}");
+        assert!(body.contains(&message), "{query}: {body}");
+    }
+}
+
 /// Reads the table shown: its step, events taken in, and each seat's dice (face or null,
 /// and where it lies), from `root` (a document).
 const READ_TABLE: &str = "const read = root => {
@@ -1450,54 +1532,7 @@ async fn step_through(
     .await
     .as_u64()
     .unwrap();
-    // Every step, in every view: the full one, the public one, and two seats' own.
-    let mut own_hidden = 0;
-    // A step worth a screenshot: a seat's own dice under the cup beside covered ones (a
-    // seat's view), or a Zokken reroll, the dice kept set aside (the full view).
-    let mut telling = None;
-    for (view, seat) in [
-        ("view=full", None),
-        ("view=public", None),
-        ("seat=0", Some(0)),
-        ("seat=1", Some(1)),
-    ] {
-        let tables = every_table(client, &url, view, steps).await;
-        assert_eq!(tables.len() as u64, steps, "{view}");
-        let name = if seat.is_some() { "seat" } else { &view[5..] };
-        let mut events_shown = std::collections::BTreeSet::new();
-        for (n, table) in tables.iter().enumerate() {
-            assert_eq!(table[0], n + 1, "{view}: the step asked for");
-            let own = check_table(table, &expected, name, seat);
-            own_hidden += own;
-            let lies = table[2].to_string();
-            if telling.is_none()
-                && ((own > 0 && lies.contains("[null,\"cup\"]"))
-                    || (view == "view=full"
-                        && lies.contains("\"held\"")
-                        && table[3].as_str().is_some_and(|l| l.contains(" rerolls "))
-                        && m.game == pb::Game::Zokken as i32))
-            {
-                telling = Some((n + 1, view));
-            }
-            events_shown.insert(table[1].as_u64().unwrap());
-        }
-        // Every throw and reveal of the log has a step of its own, right after it.
-        let mut count = 0;
-        for entry in &log.entries {
-            if let LogEntry::Event { event } = entry {
-                count += 1;
-                if matches!(
-                    event,
-                    Event::Thrown { .. } | Event::Revealed { .. } | Event::OpeningThrow { .. }
-                ) {
-                    assert!(
-                        events_shown.contains(&count),
-                        "{view}: a step right after event {count}"
-                    );
-                }
-            }
-        }
-    }
+    let (own_hidden, telling) = every_view(client, &url, &log, m, steps).await;
     if m.game == pb::Game::Schocken as i32 {
         assert!(
             own_hidden > 0,
@@ -1539,24 +1574,7 @@ async fn step_through(
         )
         .expect("write it");
     }
-    // Bad steps and views: 400 pages naming them.
-    for (query, message) in [
-        (
-            "step=0".to_owned(),
-            format!("step = &#34;0&#34; is not legal: it must be a number from 1 to {steps}"),
-        ),
-        (format!("step={}", steps + 1), "is not legal".to_owned()),
-        (format!("seat={}", m.seat_names.len()), "seat = ".to_owned()),
-        (
-            "view=all".to_owned(),
-            "view = &#34;all&#34; is not legal: it must be one of full, public".to_owned(),
-        ),
-        ("view=full&seat=0".to_owned(), "not both".to_owned()),
-    ] {
-        let (status, body) = http_get(&format!("{url}?{query}")).await;
-        assert_eq!(status, 400, "{query}: {body}");
-        assert!(body.contains(&message), "{query}: {body}");
-    }
+    bad_match_queries(&url, m, steps).await;
     // Without the script every step is in the page, as a list of links.
     let (status, body) = http_get(&url).await;
     assert_eq!(status, 200);

@@ -11,7 +11,7 @@ use super::pages::{game_title, href};
 use super::query::{self, one_of, params};
 use super::{PageResult, Web, WebError, html};
 use crate::page_token;
-use crate::store::{MatchCursor, MatchFilter, MatchStatus};
+use crate::store::{MatchCursor, MatchFilter, MatchStatus, MatchSummary};
 
 /// Matches listed per page of `/matches`.
 pub const MATCHES_PER_PAGE: u32 = 50;
@@ -116,37 +116,7 @@ pub(super) async fn matches(State(web): State<Web>, RawQuery(raw): RawQuery) -> 
         }
         _ => None,
     };
-    let matches = found
-        .into_iter()
-        .map(|m| {
-            let places = m
-                .outcome
-                .as_ref()
-                .map(|o| o.placings.clone())
-                .or(m.placings);
-            MatchRow {
-                href: href("/matches/", &m.id),
-                game: m.game.parse().map_or("?", game_title),
-                preset: m.preset,
-                status: m.status.as_str(),
-                started: time(m.started_at_ms),
-                seats: m
-                    .seat_names
-                    .iter()
-                    .enumerate()
-                    .map(|(i, name)| {
-                        let place = places
-                            .as_ref()
-                            .and_then(|p| p.get(i))
-                            .map(|p| format!("place {p}"))
-                            .unwrap_or_default();
-                        (name.clone(), href("/bots/", name), place)
-                    })
-                    .collect(),
-                id: m.id,
-            }
-        })
-        .collect();
+    let matches = found.into_iter().map(match_row).collect();
     html(&MatchesPage {
         title: "Matches".to_owned(),
         games: choices(&games, game),
@@ -156,6 +126,36 @@ pub(super) async fn matches(State(web): State<Web>, RawQuery(raw): RawQuery) -> 
         next,
         filtered: game.is_some() || status.is_some() || bot.is_some(),
     })
+}
+
+/// A match as `/matches` lists it.
+fn match_row(m: MatchSummary) -> MatchRow {
+    let places = m
+        .outcome
+        .as_ref()
+        .map(|o| o.placings.clone())
+        .or(m.placings);
+    MatchRow {
+        href: href("/matches/", &m.id),
+        game: m.game.parse().map_or("?", game_title),
+        preset: m.preset,
+        status: m.status.as_str(),
+        started: time(m.started_at_ms),
+        seats: m
+            .seat_names
+            .iter()
+            .enumerate()
+            .map(|(i, name)| {
+                let place = places
+                    .as_ref()
+                    .and_then(|p| p.get(i))
+                    .map(|p| format!("place {p}"))
+                    .unwrap_or_default();
+                (name.clone(), href("/bots/", name), place)
+            })
+            .collect(),
+        id: m.id,
+    }
 }
 
 struct BotRow {
