@@ -845,6 +845,7 @@ async fn check_pages(
     let zokken_steps = step_through(client, &web, &mut rpc, &zokken).await;
     let schocken = game_match(pb::Game::Schocken);
     step_through(client, &web, &mut rpc, &schocken).await;
+    listings(client, &web, &done).await;
 
     // Unknown ids: clear 404 pages.
     for (path, message) in [
@@ -875,6 +876,12 @@ async fn check_pages(
         ("ratings", format!("{standings_url}/ratings")),
         ("bot", format!("{web}bots/ace")),
         ("match", format!("{web}matches/{}", schocken.match_id)),
+        (
+            "match-seat",
+            format!("{web}matches/{}?step=20&seat=1", schocken.match_id),
+        ),
+        ("matches", format!("{web}matches?game=zokken")),
+        ("bots", format!("{web}bots")),
     ] {
         phone.goto(&url).await.unwrap();
         let width = js(
@@ -908,21 +915,43 @@ async fn check_pages(
     // (axe-core needs the page's own script to run: no audit here, the same page is
     // audited with it.)
     screenshot(bare, "standings-no-script").await;
-    bare.goto(&format!("{web}matches/{}", zokken.match_id))
-        .await
-        .unwrap();
+    bare.goto(&format!(
+        "{web}matches/{}?step=2&view=public",
+        zokken.match_id
+    ))
+    .await
+    .unwrap();
     let shown = js(
         bare,
         "return [document.documentElement.classList.contains('js'),
                  [...document.querySelectorAll('#steps li.step')]
                      .filter(s => getComputedStyle(s).display === 'list-item').length,
-                 getComputedStyle(document.getElementById('step-controls')).display];",
+                 document.getElementById('table').dataset.step,
+                 document.querySelectorAll('#table li.seat svg.die').length];",
     )
     .await;
     assert_eq!(
         shown,
-        json!([false, zokken_steps, "none"]),
-        "without the script every step is shown, and no buttons"
+        json!([false, zokken_steps, "2", 3 * zokken.seat_names.len()]),
+        "without the script: the table at the step asked for, and every step listed"
+    );
+    click(bare, Locator::Id("step-next")).await;
+    eventually("the next step, without the script", || async {
+        let step = js(
+            bare,
+            "return document.getElementById('table').dataset.step;",
+        )
+        .await;
+        (step == "3").then_some(())
+    })
+    .await;
+    assert!(
+        bare.current_url()
+            .await
+            .unwrap()
+            .as_str()
+            .ends_with("?step=3&view=public"),
+        "a link to the next step"
     );
     screenshot(bare, "match-no-script").await;
 }
@@ -1172,6 +1201,15 @@ async fn bot_page(
         expected,
         "{bot}: the totals of all its matches"
     );
+    let said = js(
+        client,
+        "return document.querySelector('#h-summary + p').textContent;",
+    )
+    .await;
+    assert!(
+        said.as_str().unwrap().contains("outside them"),
+        "{bot}: the totals say they count matches outside leagues too: {said}"
+    );
     let charts = js(
         client,
         "return [...document.querySelectorAll('svg.chart')].map(c =>
@@ -1239,9 +1277,239 @@ async fn bot_page(
     }
 }
 
-/// A finished match's page, stepped through with the keys and the buttons: every throw's
-/// seat and dice, every reveal, every stop and every token moved are its log's, and the
-/// dice drawn show the faces the step names. Gives the number of steps.
+/// Each seat's dice after each number of public events of `log` (index k: after the first
+/// k events): as they lie (the truth) and as everybody sees them (`None` under the cup),
+/// folded from the log independently of the arena's table builder. A round clears the dice
+/// (Zokken's tie replay only those of its seats); a throw lays its dice, a turn makes sixes
+/// ones, a reveal shows a hand.
+type SeatDice = ([Option<u8>; 3], [Option<u8>; 3]);
+fn dice_by_events(log: &MatchLog) -> Vec<Vec<SeatDice>> {
+    let mut now: Vec<SeatDice> = vec![([None; 3], [None; 3]); log.seats as usize];
+    let mut by_events = vec![now.clone()];
+    let mut landed = [0u8; 3];
+    for entry in &log.entries {
+        let event = match entry {
+            LogEntry::Throw { dice, .. } => {
+                landed = *dice;
+                continue;
+            }
+            LogEntry::Event { event } => *event,
+            _ => continue,
+        };
+        match event {
+            Event::OpeningThrow { seat, dice, .. } | Event::Revealed { seat, dice, .. } => {
+                now[seat.index()] = (dice.map(Some), dice.map(Some));
+            }
+            Event::HalfStarted { .. } => now.fill(([None; 3], [None; 3])),
+            Event::RoundStarted {
+                replay,
+                seats,
+                starter,
+                ..
+            } => {
+                for (i, d) in now.iter_mut().enumerate() {
+                    if starter.is_some()
+                        || replay == 0
+                        || seats.contains(knobel_engine::Seat(i as u8))
+                    {
+                        *d = ([None; 3], [None; 3]);
+                    }
+                }
+            }
+            Event::Thrown { seat, dice, .. } => now[seat.index()] = (landed.map(Some), dice),
+            Event::Turned { seat, dice } => {
+                for slot in dice.slots() {
+                    now[seat.index()].0[slot] = Some(1);
+                    now[seat.index()].1[slot] = Some(1);
+                }
+            }
+            _ => {}
+        }
+        by_events.push(now.clone());
+    }
+    by_events
+}
+
+/// Every step, in every view: the full one, the public one, and two seats' own (see
+/// [`check_table`]); every throw and reveal of the log has a step right after it. Gives how
+/// many of a viewing seat's own dice under the cup were shown, and a step worth a
+/// screenshot: a seat's own dice under the cup beside covered ones (a seat's view), or a
+/// Zokken reroll, the dice kept set aside (the full view).
+async fn every_view(
+    client: &Client,
+    url: &str,
+    log: &MatchLog,
+    m: &pb::MatchSummary,
+    steps: u64,
+) -> (u32, Option<(usize, &'static str)>) {
+    let expected = dice_by_events(log);
+    let mut own_hidden = 0;
+    let mut telling = None;
+    for (view, seat) in [
+        ("view=full", None),
+        ("view=public", None),
+        ("seat=0", Some(0)),
+        ("seat=1", Some(1)),
+    ] {
+        let tables = every_table(client, url, view, steps).await;
+        assert_eq!(tables.len() as u64, steps, "{view}");
+        let name = if seat.is_some() { "seat" } else { &view[5..] };
+        let mut events_shown = std::collections::BTreeSet::new();
+        for (n, table) in tables.iter().enumerate() {
+            assert_eq!(table[0], n + 1, "{view}: the step asked for");
+            let own = check_table(table, &expected, name, seat);
+            own_hidden += own;
+            let lies = table[2].to_string();
+            if telling.is_none()
+                && ((own > 0 && lies.contains("[null,\"cup\"]"))
+                    || (view == "view=full"
+                        && lies.contains("\"held\"")
+                        && table[3].as_str().is_some_and(|l| l.contains(" rerolls "))
+                        && m.game == pb::Game::Zokken as i32))
+            {
+                telling = Some((n + 1, view));
+            }
+            events_shown.insert(table[1].as_u64().unwrap());
+        }
+        // Every throw and reveal of the log has a step of its own, right after it.
+        let mut count = 0;
+        for entry in &log.entries {
+            if let LogEntry::Event { event } = entry {
+                count += 1;
+                if matches!(
+                    event,
+                    Event::Thrown { .. } | Event::Revealed { .. } | Event::OpeningThrow { .. }
+                ) {
+                    assert!(
+                        events_shown.contains(&count),
+                        "{view}: a step right after event {count}"
+                    );
+                }
+            }
+        }
+    }
+    (own_hidden, telling)
+}
+
+/// Bad steps and views of the match at `url`: 400 pages naming them.
+async fn bad_match_queries(url: &str, m: &pb::MatchSummary, steps: u64) {
+    for (query, message) in [
+        (
+            "step=0".to_owned(),
+            format!("step = &#34;0&#34; is not legal: it must be a number from 1 to {steps}"),
+        ),
+        (format!("step={}", steps + 1), "is not legal".to_owned()),
+        (format!("seat={}", m.seat_names.len()), "seat = ".to_owned()),
+        (
+            "view=all".to_owned(),
+            "view = &#34;all&#34; is not legal: it must be one of full, public".to_owned(),
+        ),
+        ("view=full&seat=0".to_owned(), "not both".to_owned()),
+    ] {
+        let (status, body) = http_get(&format!("{url}?{query}")).await;
+        assert_eq!(status, 400, "{query}: {body}");
+        assert!(body.contains(&message), "{query}: {body}");
+    }
+}
+
+/// Reads the table shown: its step, events taken in, and each seat's dice (face or null,
+/// and where it lies), from `root` (a document).
+const READ_TABLE: &str = "const read = root => {
+    const t = root.getElementById('table');
+    return [Number(t.dataset.step), Number(t.dataset.events),
+            [...t.querySelectorAll('li.seat')].map(s => [...s.querySelectorAll('svg.die')]
+                .map(d => [d.dataset.face ? Number(d.dataset.face) : null, d.dataset.lie])),
+            root.getElementById('step-line').textContent];
+};";
+
+/// The table of every step of a view (`view`: the query naming it), fetched in the page
+/// and read there: one WebDriver call for all steps.
+async fn every_table(client: &Client, url: &str, view: &str, steps: u64) -> Vec<Value> {
+    let mut all = Vec::new();
+    // 25 steps a call, well within WebDriver's script timeout on a busy machine.
+    for first in (1..=steps).step_by(25) {
+        let last = (first + 24).min(steps);
+        let script = format!(
+            "{READ_TABLE}
+             const done = arguments[arguments.length - 1];
+             (async () => {{
+                 const out = [];
+                 for (let n = {first}; n <= {last}; n++) {{
+                     const text = await (await fetch('{url}?step=' + n + '&{view}')).text();
+                     out.push(read(new DOMParser().parseFromString(text, 'text/html')));
+                 }}
+                 return out;
+             }})().then(done, e => done(String(e)));"
+        );
+        let tables = client.execute_async(&script, vec![]).await.unwrap();
+        all.extend(
+            tables
+                .as_array()
+                .unwrap_or_else(|| panic!("{view}: {tables}"))
+                .iter()
+                .cloned(),
+        );
+    }
+    all
+}
+
+/// Checks a table read by [`READ_TABLE`] against the log's dice (`expected`, by events):
+/// the full view shows the truth, the public view what everybody saw, a seat's view
+/// (`seat`) the public dice and, of its own seat, possibly its dice under the cup (the
+/// truth). Gives how many of the viewing seat's own dice under the cup it showed.
+fn check_table(table: &Value, expected: &[Vec<SeatDice>], view: &str, seat: Option<usize>) -> u32 {
+    let (step, events) = (table[0].as_u64().unwrap(), table[1].as_u64().unwrap());
+    let want = &expected[events as usize];
+    let seats = table[2].as_array().unwrap();
+    assert_eq!(
+        seats.len(),
+        want.len(),
+        "{view} step {step}: a card per seat"
+    );
+    let mut own_hidden = 0;
+    for (i, (card, (truth, public))) in seats.iter().zip(want).enumerate() {
+        let shown: Vec<Option<u8>> = card
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| d[0].as_u64().map(|f| f as u8))
+            .collect();
+        let lies: Vec<&str> = card
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| d[1].as_str().unwrap())
+            .collect();
+        for slot in 0..3 {
+            let covered = public[slot].is_none() && truth[slot].is_some();
+            assert_eq!(
+                lies[slot] == "cup",
+                covered,
+                "{view} step {step} seat {i} slot {slot}: {table}"
+            );
+            let expected = match (view, seat) {
+                ("full", _) => truth[slot],
+                (_, Some(me)) if me == i && covered && shown[slot].is_some() => {
+                    own_hidden += 1;
+                    truth[slot]
+                }
+                _ => public[slot],
+            };
+            assert_eq!(
+                shown[slot], expected,
+                "{view} step {step} seat {i} slot {slot}: {table}"
+            );
+        }
+    }
+    own_hidden
+}
+
+/// A finished match's page, stepped through: its table at every step shows each seat's
+/// dice as the log has them at that step, in the full view (every die), the public view
+/// (dice under the cup covered) and a seat's view (its own dice under the cup, not the
+/// others'); every throw and reveal has its step; the list of steps names every stop and
+/// token move of the log; the keys and the buttons step in place. Gives the number of
+/// steps.
 async fn step_through(
     client: &Client,
     web: &str,
@@ -1250,19 +1518,77 @@ async fn step_through(
 ) -> u64 {
     let log_json = log_of(rpc, &m.match_id).await;
     let log = MatchLog::from_json(&log_json).unwrap();
+    let expected = dice_by_events(&log);
+    let url = format!("{web}matches/{}", m.match_id);
+    client.goto(&url).await.unwrap();
+    assert_eq!(
+        title_and_heading(client).await.1,
+        format!("Match {}", m.match_id)
+    );
+    let steps = js(
+        client,
+        "return document.querySelectorAll('#steps li.step').length;",
+    )
+    .await
+    .as_u64()
+    .unwrap();
+    let (own_hidden, telling) = every_view(client, &url, &log, m, steps).await;
+    if m.game == pb::Game::Schocken as i32 {
+        assert!(
+            own_hidden > 0,
+            "a seat's view shows its own dice under the cup"
+        );
+    }
+    step_lines(client, &log, m).await;
+    step_keys(client, &expected, steps).await;
+    let linked = client
+        .execute_async(
+            "const done = arguments[arguments.length - 1];
+             fetch(document.getElementById('log-link').href).then(r => r.text()).then(done);",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        linked.as_str().unwrap(),
+        log_json,
+        "the linked log is GetMatchLog's"
+    );
+    audit(client, &format!("match-finished-{}", game_id(m.game))).await;
+    let (step, view) = telling.expect("a step worth a screenshot");
+    let game = game_id(m.game);
+    for view in [view, "view=public"] {
+        client
+            .goto(&format!("{url}?step={step}&{view}"))
+            .await
+            .unwrap();
+        let name = &view[view.find('=').unwrap() + 1..];
+        audit(client, &format!("table-{game}-{name}")).await;
+        // The table alone, for docs/web.md.
+        js(client, "document.getElementById('table').scrollIntoView();").await;
+        let table = client.find(Locator::Id("table")).await.unwrap();
+        let png = table.screenshot().await.expect("a screenshot of the table");
+        std::fs::write(
+            screenshot_dir().join(format!("web-table-{game}-{name}.png")),
+            png,
+        )
+        .expect("write it");
+    }
+    bad_match_queries(&url, m, steps).await;
+    // Without the script every step is in the page, as a list of links.
+    let (status, body) = http_get(&url).await;
+    assert_eq!(status, 200);
+    assert_eq!(body.matches("<li class=\"step").count() as u64, steps);
+    steps
+}
+
+/// The list of steps names every stop and every token move of the log, in order.
+async fn step_lines(client: &Client, log: &MatchLog, m: &pb::MatchSummary) {
     let name = |seat: knobel_engine::Seat| m.seat_names[seat.index()].clone();
-    let faces = |dice: [u8; 3]| format!("{} {} {}", dice[0], dice[1], dice[2]);
-    let (mut throws, mut reveals, mut stops, mut tokens) =
-        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (mut stops, mut tokens) = (Vec::new(), Vec::new());
     for entry in &log.entries {
-        match entry {
-            LogEntry::Throw { seat, dice, .. } => {
-                throws.push(json!([seat.0.to_string(), faces(*dice)]));
-            }
-            LogEntry::Event { event } => match *event {
-                Event::Revealed { seat, dice, .. } => {
-                    reveals.push(json!([seat.0.to_string(), faces(dice)]));
-                }
+        if let LogEntry::Event { event } = entry {
+            match *event {
                 Event::Stopped { seat, throws } => stops.push((
                     name(seat),
                     format!(
@@ -1281,111 +1607,215 @@ async fn step_through(
                     ),
                 }),
                 _ => {}
-            },
-            _ => {}
-        }
-    }
-    assert!(!throws.is_empty());
-    client
-        .goto(&format!("{web}matches/{}", m.match_id))
-        .await
-        .unwrap();
-    assert_eq!(
-        title_and_heading(client).await.1,
-        format!("Match {}", m.match_id)
-    );
-    let steps = js(
-        client,
-        "return document.querySelectorAll('#steps li.step').length;",
-    )
-    .await
-    .as_u64()
-    .unwrap();
-    let current = "const s = document.querySelector('#steps li.step.current');
-                   return [Number(document.getElementById('steps').dataset.current),
-                           s.dataset.kind, s.dataset.seat || '', s.dataset.dice || '',
-                           [...s.querySelectorAll('svg.die')].map(d => d.dataset.face).join(' '),
-                           getComputedStyle(s).display, s.querySelector('.text').textContent];";
-    let (mut thrown, mut revealed, mut stopped, mut moved) =
-        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    for i in 0..steps {
-        let step = js(client, current).await;
-        assert_eq!(step[0], i, "step {i} is shown");
-        assert_eq!(step[5], "list-item", "the current step is visible");
-        if step[1] == "throw" || step[1] == "reveal" {
-            assert_eq!(
-                step[4], step[3],
-                "step {i}: the dice drawn are the dice named"
-            );
-            let seen = json!([step[2], step[3]]);
-            if step[1] == "throw" {
-                thrown.push(seen);
-            } else {
-                revealed.push(seen);
             }
         }
-        let text = step[6].as_str().unwrap().to_owned();
-        if text.contains(" stops after ") {
-            stopped.push(text.clone());
-        }
-        if text.contains(" from the middle (") || text.contains(" passes ") {
-            moved.push(text);
-        }
-        press(client, Key::Right).await;
     }
-    assert_eq!(
-        thrown, throws,
-        "every throw of the log, in order, with its dice"
-    );
-    assert_eq!(
-        revealed, reveals,
-        "every reveal of the log, in order, with its dice"
-    );
-    lines_of_log("stop", &stopped, &stops);
-    lines_of_log("token move", &moved, &tokens);
-    let position = || async { js(client, current).await[0].as_u64().unwrap() };
-    assert_eq!(position().await, steps - 1, "the last step stays");
-    press(client, Key::Left).await;
-    assert_eq!(position().await, steps - 2);
-    press(client, Key::Home).await;
-    assert_eq!(position().await, 0);
-    press(client, Key::End).await;
-    assert_eq!(position().await, steps - 1, "End jumps to the last step");
-    for (button, at) in [
-        ("step-first", 0),
-        ("step-next", 1),
-        ("step-next", 2),
-        ("step-prev", 1),
-        ("step-last", steps - 1),
-    ] {
-        click(client, Locator::Id(button)).await;
-        assert_eq!(position().await, at, "after {button}");
-    }
-    let visible = js(
+    let lines = js(
         client,
-        "return [...document.querySelectorAll('#steps li.step')].filter(s => getComputedStyle(s).display !== 'none').length;",
+        "return [...document.querySelectorAll('#steps li.step')].map(s => s.textContent);",
     )
     .await;
-    assert_eq!(visible, 1, "with the script, one step at a time");
-    let linked = client
-        .execute_async(
-            "const done = arguments[arguments.length - 1];
-             fetch(document.getElementById('log-link').href).then(r => r.text()).then(done);",
-            vec![],
+    let lines: Vec<String> = lines
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l.as_str().unwrap().to_owned())
+        .collect();
+    let stopped: Vec<String> = lines
+        .iter()
+        .filter(|t| t.contains(" stops after "))
+        .cloned()
+        .collect();
+    let moved: Vec<String> = lines
+        .iter()
+        .filter(|t| t.contains(" from the middle (") || t.contains(" passes "))
+        .cloned()
+        .collect();
+    lines_of_log("stop", &stopped, &stops);
+    lines_of_log("token move", &moved, &tokens);
+}
+
+/// The keys and the buttons step through the full view in place (the page is not
+/// reloaded), each table the log's.
+async fn step_keys(client: &Client, expected: &[Vec<SeatDice>], steps: u64) {
+    js(client, "window.knobelMark = 'not reloaded';").await;
+    let shown = || async {
+        js(
+            client,
+            &format!(
+                "{READ_TABLE} return [read(document), window.knobelMark || '',
+            document.querySelector('#steps [aria-current]').dataset.step];"
+            ),
         )
         .await
-        .unwrap();
-    assert_eq!(
-        linked.as_str().unwrap(),
-        log_json,
-        "the linked log is GetMatchLog's"
+    };
+    let at = |n: u64| async move {
+        eventually(&format!("step {n} shown"), || async {
+            let now = shown().await;
+            (now[0][0] == n).then_some(now)
+        })
+        .await
+    };
+    let first = at(1).await;
+    check_table(&first[0], expected, "full", None);
+    for n in 2..=steps.min(40) {
+        press(client, Key::Right).await;
+        let now = at(n).await;
+        check_table(&now[0], expected, "full", None);
+        assert_eq!(now[1], "not reloaded", "stepped in place");
+        assert_eq!(now[2], n.to_string(), "the list marks the step shown");
+    }
+    press(client, Key::End).await;
+    at(steps).await;
+    press(client, Key::Right).await;
+    press(client, Key::Left).await;
+    at(steps - 1).await;
+    press(client, Key::Home).await;
+    at(1).await;
+    for (button, n) in [
+        ("step-next", 2),
+        ("step-next", 3),
+        ("step-prev", 2),
+        ("step-last", steps),
+        ("step-first", 1),
+    ] {
+        click(client, Locator::Id(button)).await;
+        at(n).await;
+    }
+    assert_eq!(shown().await[1], "not reloaded");
+    assert!(
+        client
+            .current_url()
+            .await
+            .unwrap()
+            .as_str()
+            .contains("step=1"),
+        "the address follows"
     );
-    audit(client, &format!("match-finished-{}", game_id(m.game))).await;
-    // Without the script every step is in the page, as a list.
-    let (status, body) = http_get(&format!("{web}matches/{}", m.match_id)).await;
-    assert_eq!(status, 200);
-    assert_eq!(body.matches("<li class=\"step").count() as u64, steps);
-    steps
+}
+
+fn zokken_match(m: &pb::MatchSummary) -> bool {
+    m.game == pb::Game::Zokken as i32
+}
+
+fn schocken_match(m: &pb::MatchSummary) -> bool {
+    m.game == pb::Game::Schocken as i32
+}
+
+fn rogue_match(m: &pb::MatchSummary) -> bool {
+    m.seat_names.iter().any(|n| n == "rogue")
+}
+
+/// `/matches` lists every match, newest first, in pages; its filters by game, status and
+/// bot keep to them; `/bots` links every registered bot; `/` links both.
+async fn listings(client: &Client, web: &str, done: &[pb::MatchSummary]) {
+    let listed = "return [...document.querySelectorAll('#matches tr[data-match]')].map(r =>
+                      [r.dataset.match, r.dataset.game, r.dataset.status]);";
+    let mut seen = Vec::new();
+    client.goto(&format!("{web}matches")).await.unwrap();
+    audit(client, "matches").await;
+    loop {
+        let rows = js(client, listed).await;
+        let rows = rows.as_array().unwrap();
+        assert!(rows.len() <= 50, "at most a page");
+        seen.extend(rows.iter().map(|r| r[0].as_str().unwrap().to_owned()));
+        let next = js(
+            client,
+            "const a = document.querySelector('a[rel=next]'); return a ? a.href : null;",
+        )
+        .await;
+        let Some(next) = next.as_str() else { break };
+        client.goto(next).await.unwrap();
+    }
+    let mut all: Vec<String> = done.iter().map(|m| m.match_id.clone()).collect();
+    all.sort();
+    seen.sort();
+    assert_eq!(seen, all, "every match, over the pages of /matches");
+    for (query, keep) in [
+        ("game=zokken", zokken_match as fn(&pb::MatchSummary) -> bool),
+        ("game=schocken&status=finished", schocken_match),
+        ("bot=rogue", rogue_match),
+        ("status=aborted", |_| false),
+    ] {
+        client.goto(&format!("{web}matches?{query}")).await.unwrap();
+        let rows = js(client, listed).await;
+        let mut ids: Vec<String> = rows
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r[0].as_str().unwrap().to_owned())
+            .collect();
+        ids.sort();
+        let mut want: Vec<String> = done
+            .iter()
+            .filter(|m| keep(m))
+            .map(|m| m.match_id.clone())
+            .collect();
+        want.sort();
+        assert_eq!(ids, want, "/matches?{query}");
+    }
+    // The form fills the filters from the address, and submits them.
+    client
+        .goto(&format!("{web}matches?game=zokken"))
+        .await
+        .unwrap();
+    let bot = client.find(Locator::Id("f-bot")).await.unwrap();
+    bot.send_keys("rogue").await.unwrap();
+    click(client, Locator::Css("#filters button[type=submit]")).await;
+    eventually("the filtered list", || async {
+        let url = client.current_url().await.unwrap();
+        url.as_str().contains("bot=rogue").then_some(())
+    })
+    .await;
+    assert!(
+        client
+            .current_url()
+            .await
+            .unwrap()
+            .as_str()
+            .contains("game=zokken")
+    );
+    let (status, body) = http_get(&format!("{web}matches?game=chess")).await;
+    assert_eq!(status, 400);
+    assert!(
+        body.contains(
+            "game = &#34;chess&#34; is not legal: it must be one of schocken, sjokken, zokken"
+        ),
+        "{body}"
+    );
+    client.goto(&format!("{web}bots")).await.unwrap();
+    let bots = js(client, "return [...document.querySelectorAll('#bots tr[data-bot] th a')].map(a => [a.textContent, a.getAttribute('href')]);").await;
+    let mut names: Vec<String> = bots
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b[0].as_str().unwrap().to_owned())
+        .collect();
+    names.sort();
+    let mut registered: Vec<String> = BOTS.iter().map(|b| b.0.to_owned()).collect();
+    registered.sort();
+    assert_eq!(names, registered, "every registered bot");
+    for b in bots.as_array().unwrap() {
+        assert_eq!(
+            b[1],
+            format!("/bots/{}", percent_encode(b[0].as_str().unwrap()))
+        );
+    }
+    audit(client, "bots").await;
+    client.goto(web).await.unwrap();
+    let links = js(
+        client,
+        "return [...document.querySelectorAll('main a')].map(a => a.getAttribute('href'));",
+    )
+    .await;
+    assert!(
+        links.as_array().unwrap().contains(&json!("/matches")),
+        "{links}"
+    );
+    assert!(
+        links.as_array().unwrap().contains(&json!("/bots")),
+        "{links}"
+    );
 }
 
 /// The step lines of one kind (`what`) are those of the log, in order: each starts with the

@@ -6,15 +6,19 @@
 //! The game-specific events are written by [`shake`] (Schocken and Sjokken) and [`zokken`].
 
 mod shake;
+mod table;
 mod zokken;
 
 use std::fmt::Write as _;
 
 use knobel_engine::{
-    DieMask, Event, Game, Hand, LogEntry, MAX_SEATS, MatchLog, Outcome, PRESETS, ReplayError,
-    Rules, Seat, Seats,
+    DieMask, Event, Game, Hand, LogEntry, MAX_SEATS, Match, MatchLog, Outcome, PRESETS,
+    ReplayError, Rules, Seat, Seats,
 };
 use thiserror::Error;
+
+pub use table::{DieView, Lie, SeatStatus, SeatView, Sight, TableView, ViewError};
+use table::{TableState, Viewer};
 
 /// Why a match cannot be described.
 #[derive(Debug, Error)]
@@ -34,7 +38,20 @@ pub enum MatchTextError {
         /// Names given.
         names: usize,
     },
+    /// An event of a public record names a seat the match does not have.
+    #[error("an event names seat {seat}, but the match has {seats} seats")]
+    Seat {
+        /// The seat named.
+        seat: u8,
+        /// Seats in the match.
+        seats: u8,
+    },
+    /// A seat's view was asked of a log it does not replay.
+    #[error(transparent)]
+    View(#[from] ViewError),
 }
+
+pub use knobel_engine::PublicRecord;
 
 /// The account of the match `log`, its seats called `seat_names` (one per seat, in seat
 /// order): a header (game, preset, settings, seed, seats), then every round throw by throw
@@ -51,10 +68,10 @@ pub fn describe(log: &MatchLog, seat_names: &[String]) -> Result<String, MatchTe
     }
     let replayed = log.replay()?;
     let outcome = replayed.outcome().ok_or(MatchTextError::Unfinished)?;
-    let mut account = Account::new(log, seat_names);
+    let mut account = Account::new(&log.rules, log.seats, seat_names, Sight::Full);
     account.header(log);
     for entry in &log.entries {
-        account.entry(entry);
+        account.full_entry(entry);
     }
     account.placings(&outcome);
     Ok(account.out)
@@ -69,6 +86,8 @@ pub struct Step {
     pub heading: bool,
     /// The dice the line shows: a throw's or a revealed hand's.
     pub dice: Option<StepDice>,
+    /// The table right after the line, as the view asked for shows it.
+    pub table: TableView,
 }
 
 /// The dice of a [`Step`].
@@ -76,30 +95,106 @@ pub struct Step {
 pub struct StepDice {
     /// Whose dice.
     pub seat: Seat,
-    /// All three, as they lie (the truth, hidden dice included: the match is over).
-    pub dice: [u8; 3],
+    /// All three as the view sees them (the full view: the truth, hidden dice included;
+    /// a public view: `None` for a die under the cup).
+    pub dice: [Option<u8>; 3],
     /// A throw (of a round or of the opening throw-off), rather than a reveal.
     pub throw: bool,
 }
 
 /// The account of an ended match `log` as steps, one per line of [`describe`]'s account of
 /// its entries (without the header and the final placings), each throw and revealed hand
-/// with its dice. The log is replayed and verified first; an aborted match's log, which
-/// ends early, is accepted.
-pub fn steps(log: &MatchLog, seat_names: &[String]) -> Result<Vec<Step>, MatchTextError> {
-    if seat_names.len() != log.seats as usize {
-        return Err(MatchTextError::SeatNames {
-            seats: log.seats as usize,
-            names: seat_names.len(),
-        });
+/// with its dice, and the table after it as `sight` sees it: everything ([`Sight::Full`]),
+/// the public events only ([`Sight::Public`], the same as [`public_steps`] of the log's
+/// [`PublicRecord`]) or what one seat saw ([`Sight::Seat`]: the public events and its own
+/// observations, the match replayed). The log is replayed and verified first; an aborted
+/// match's log, which ends early, is accepted.
+pub fn steps(
+    log: &MatchLog,
+    seat_names: &[String],
+    sight: Sight,
+) -> Result<Vec<Step>, MatchTextError> {
+    if sight == Sight::Public {
+        return public_steps(&log.public_record(), seat_names);
     }
+    check_names(log.seats, seat_names)?;
     log.replay()?;
-    let mut account = Account::new(log, seat_names);
+    match sight {
+        Sight::Seat(seat) => {
+            check_seat(seat, log.seats)?;
+            let game = Match::new(log.rules.clone(), log.seed, log.seats as usize)
+                .map_err(ReplayError::from)?;
+            seat_steps(log, seat_names, seat, game)
+        }
+        _ => Ok(full_steps(log, seat_names)),
+    }
+}
+
+/// The steps of the full view of `log` (not verified: [`steps`] replays it first).
+fn full_steps(log: &MatchLog, seat_names: &[String]) -> Vec<Step> {
+    let mut account = Account::new(&log.rules, log.seats, seat_names, Sight::Full);
     for entry in &log.entries {
-        account.entry(entry);
+        account.full_entry(entry);
+    }
+    account.flush();
+    account.steps
+}
+
+/// The steps of `seat`'s view of `log`, its decisions replayed on `game` (a new match of
+/// the log's rules, seed and seats, or a scripted one).
+fn seat_steps(
+    log: &MatchLog,
+    seat_names: &[String],
+    seat: Seat,
+    game: Match,
+) -> Result<Vec<Step>, MatchTextError> {
+    let mut account = Account::new(&log.rules, log.seats, seat_names, Sight::Seat(seat));
+    account.viewer = Some(Viewer::new(seat, game));
+    for entry in &log.entries {
+        account.entry(entry)?;
     }
     account.flush();
     Ok(account.steps)
+}
+
+/// The steps of a match's public record: the lines and tables of its public events alone,
+/// hidden dice hidden. Every seat an event names is checked against the record's seats.
+pub fn public_steps(
+    record: &PublicRecord,
+    seat_names: &[String],
+) -> Result<Vec<Step>, MatchTextError> {
+    check_names(record.seats, seat_names)?;
+    for event in &record.events {
+        for seat in table::seats_named(event) {
+            check_seat(seat, record.seats)?;
+        }
+    }
+    let mut account = Account::new(&record.rules, record.seats, seat_names, Sight::Public);
+    for event in &record.events {
+        account.event(event);
+    }
+    account.flush();
+    Ok(account.steps)
+}
+
+fn check_names(seats: u8, seat_names: &[String]) -> Result<(), MatchTextError> {
+    if seat_names.len() != seats as usize {
+        return Err(MatchTextError::SeatNames {
+            seats: seats as usize,
+            names: seat_names.len(),
+        });
+    }
+    Ok(())
+}
+
+fn check_seat(seat: Seat, seats: u8) -> Result<(), MatchTextError> {
+    if seat.0 >= seats || seat.index() >= MAX_SEATS {
+        return Err(MatchTextError::Seat {
+            seat: seat.0,
+            seats,
+        });
+    }
+    Ok(())
 }
 
 /// The text being written and what it needs to remember between entries.
@@ -107,8 +202,13 @@ struct Account<'a> {
     out: String,
     names: &'a [String],
     rules: &'a Rules,
-    /// Each seat's dice as they lie now (the truth, hidden dice included).
-    dice: [[u8; 3]; MAX_SEATS],
+    seats: u8,
+    /// What the account may show: the full view writes the log's throws, the others only
+    /// public events.
+    sight: Sight,
+    /// Each seat's dice as the account knows them now (the full view: the truth, hidden
+    /// dice included; otherwise `None` for a die under the cup).
+    dice: [[Option<u8>; 3]; MAX_SEATS],
     /// Sixes each seat turned since its last throw.
     turned: [DieMask; MAX_SEATS],
     /// The throw entry just read, written out with the public `thrown` event that follows.
@@ -125,24 +225,32 @@ struct Account<'a> {
     steps: Vec<Step>,
     /// The dice of the next line.
     dice_of_line: Option<StepDice>,
+    /// The table, folded from the public events.
+    table: TableState,
+    /// A seat's view: its observations.
+    viewer: Option<Viewer>,
 }
 
 impl<'a> Account<'a> {
-    fn new(log: &'a MatchLog, names: &'a [String]) -> Account<'a> {
+    fn new(rules: &'a Rules, seats: u8, names: &'a [String], sight: Sight) -> Account<'a> {
         Account {
             out: String::new(),
             names,
-            rules: &log.rules,
-            dice: [[0; 3]; MAX_SEATS],
+            rules,
+            seats,
+            sight,
+            dice: [[None; 3]; MAX_SEATS],
             turned: [DieMask::EMPTY; MAX_SEATS],
             throw: None,
             hands: [None; MAX_SEATS],
             attempt: 0,
             strikes: [0; MAX_SEATS],
-            shake: shake::Table::new(&log.rules),
+            shake: shake::Table::new(rules),
             zokken: zokken::Table::default(),
             steps: Vec::new(),
             dice_of_line: None,
+            table: TableState::default(),
+            viewer: None,
         }
     }
 
@@ -160,15 +268,40 @@ impl<'a> Account<'a> {
         let text = text.as_ref();
         self.out.push_str(text);
         self.out.push('\n');
+        let table = self.table_view();
         self.steps.push(Step {
             text: text.trim().to_owned(),
             heading: text.starts_with('\n'),
             dice: self.dice_of_line.take(),
+            table,
         });
     }
 
+    /// The table now, as the account's sight shows it.
+    fn table_view(&self) -> TableView {
+        let zokken = self.rules.game() == Game::Zokken;
+        let (pot, half) = if zokken {
+            (i64::from(self.zokken.pot()), 0)
+        } else {
+            (i64::from(self.shake.pot()), self.shake.half())
+        };
+        let score = |i: usize| {
+            if zokken {
+                self.zokken.net(i)
+            } else {
+                i64::from(self.shake.held(i))
+            }
+        };
+        let own = self
+            .viewer
+            .as_ref()
+            .and_then(|v| v.own_dice(self.table.round()));
+        self.table
+            .view(self.sight, self.seats as usize, (pot, half, &score), own)
+    }
+
     /// The next line shows `dice` of `seat`.
-    fn with_dice(&mut self, seat: Seat, dice: [u8; 3], throw: bool) {
+    fn with_dice(&mut self, seat: Seat, dice: [Option<u8>; 3], throw: bool) {
         self.dice_of_line = Some(StepDice { seat, dice, throw });
     }
 
@@ -204,7 +337,21 @@ impl<'a> Account<'a> {
         }
     }
 
-    fn entry(&mut self, entry: &LogEntry) {
+    /// Takes in a log entry: the full view writes everything; a seat's view replays the
+    /// decisions and penalties for its observations and writes the public events only.
+    fn entry(&mut self, entry: &LogEntry) -> Result<(), ViewError> {
+        if let Some(viewer) = &mut self.viewer {
+            match entry {
+                LogEntry::Event { event } => self.event(event),
+                other => viewer.replay(other)?,
+            }
+            return Ok(());
+        }
+        self.full_entry(entry);
+        Ok(())
+    }
+
+    fn full_entry(&mut self, entry: &LogEntry) {
         match *entry {
             // What a decision did shows in the events it caused.
             LogEntry::Decision { .. } => {}
@@ -230,6 +377,18 @@ impl<'a> Account<'a> {
     }
 
     fn event(&mut self, event: &Event) {
+        if !matches!(event, Event::Ante { .. }) {
+            // The antes' line comes before the table takes in the next event.
+            self.flush();
+        }
+        let truth = match (*event, self.throw) {
+            (Event::Thrown { seat, .. }, Some((thrower, _, dice))) if seat == thrower => Some(dice),
+            _ => None,
+        };
+        self.table.apply(event, truth);
+        if let Some(viewer) = &mut self.viewer {
+            viewer.saw(event);
+        }
         match *event {
             Event::OpeningThrow {
                 seat,
@@ -255,12 +414,15 @@ impl<'a> Account<'a> {
                 None => self.zokken_round(round, replay, seats),
             },
             Event::Thrown {
-                seat, throw, dice, ..
-            } => self.thrown(seat, throw, dice),
+                seat,
+                throw,
+                rolled,
+                dice,
+            } => self.thrown(seat, throw, rolled, dice),
             Event::Turned { seat, dice } => {
                 self.turned[seat.index()] = dice;
                 for slot in dice.slots() {
-                    self.dice[seat.index()][slot] = 1;
+                    self.dice[seat.index()][slot] = Some(1);
                 }
             }
             // The throw that follows says which dice were thrown again.
@@ -272,10 +434,10 @@ impl<'a> Account<'a> {
             Event::Revealed { seat, dice, hand } => {
                 self.hands[seat.index()] = Some(hand);
                 let name = self.name(seat);
-                self.with_dice(seat, dice, false);
+                self.with_dice(seat, dice.map(Some), false);
                 self.line(format!(
                     "  {name} shows {}: {}",
-                    faces(dice),
+                    faces(dice.map(Some)),
                     hand_name(hand)
                 ));
             }
@@ -325,16 +487,19 @@ impl<'a> Account<'a> {
             }
         }
         let name = self.name(seat);
-        self.with_dice(seat, dice, true);
-        self.line(format!("  {name} throws {}", faces(dice)));
+        self.with_dice(seat, dice.map(Some), true);
+        self.line(format!("  {name} throws {}", faces(dice.map(Some))));
     }
 
-    /// A throw, from its log entry (the true dice) and its public event (which tells a
-    /// blind throw). `fresh` marks a first throw, which rolls all three dice.
-    fn thrown(&mut self, seat: Seat, throw: u8, public: [Option<u8>; 3]) {
-        self.flush();
-        let Some((_, rolled, dice)) = self.throw.take().filter(|&(s, ..)| s == seat) else {
-            return;
+    /// A throw, from its log entry (the true dice: the full view) or its public event
+    /// alone (`public`, `None` for a die under the cup: the other views; the event also
+    /// tells a blind throw). `fresh` marks a first throw, which rolls all three dice.
+    fn thrown(&mut self, seat: Seat, throw: u8, rolled: DieMask, public: [Option<u8>; 3]) {
+        let truth = self.throw.take().filter(|&(s, ..)| s == seat);
+        let (rolled, dice) = match truth {
+            Some((_, rolled, dice)) => (rolled, dice.map(Some)),
+            None if self.sight == Sight::Full => return,
+            None => (rolled, public),
         };
         let i = seat.index();
         let fresh = match self.rules.game() {
@@ -356,7 +521,10 @@ impl<'a> Account<'a> {
             if !turned.is_empty() {
                 parts.push(format!("turns {} → {}", sixes(turned), ones(turned)));
             }
-            if !rolled.is_empty() {
+            if !rolled.is_empty() && self.sight != Sight::Full {
+                let n = rolled.slots().count();
+                parts.push(format!("rerolls {n} di{}", if n == 1 { "e" } else { "ce" }));
+            } else if !rolled.is_empty() {
                 parts.push(format!(
                     "rerolls {} → {}",
                     slots(before, rolled),
@@ -365,10 +533,11 @@ impl<'a> Account<'a> {
             }
             write!(text, " ({})", parts.join("; ")).expect("writing to a String");
         }
-        let blind =
-            self.rules.game() == Game::Sjokken && rolled.slots().any(|slot| public[slot].is_none());
-        if blind {
+        let hidden = rolled.slots().any(|slot| public[slot].is_none());
+        if hidden && self.rules.game() == Game::Sjokken {
             text.push_str(", blind: under the cup until the reveal");
+        } else if hidden && self.sight != Sight::Full {
+            text.push_str(", under the cup");
         }
         self.with_dice(seat, dice, true);
         self.line(text);
@@ -445,29 +614,32 @@ fn preset_of(rules: &Rules) -> String {
     }
 }
 
-/// Dice as "6 6 1".
-fn faces(dice: [u8; 3]) -> String {
+/// Dice as "6 6 1"; a die not known to the view is "?".
+fn faces(dice: [Option<u8>; 3]) -> String {
     slots(dice, DieMask::ALL)
 }
 
 /// The dice of `mask`, in slot order.
-fn slots(dice: [u8; 3], mask: DieMask) -> String {
-    let faces: Vec<String> = mask.slots().map(|slot| dice[slot].to_string()).collect();
+fn slots(dice: [Option<u8>; 3], mask: DieMask) -> String {
+    let faces: Vec<String> = mask
+        .slots()
+        .map(|slot| dice[slot].map_or_else(|| "?".to_owned(), |face| face.to_string()))
+        .collect();
     faces.join(" ")
 }
 
 /// "6 6" for two turned dice.
 fn sixes(turned: DieMask) -> String {
-    slots([6; 3], turned)
+    slots([Some(6); 3], turned)
 }
 
 /// "1 1" for two turned dice.
 fn ones(turned: DieMask) -> String {
-    slots([1; 3], turned)
+    slots([Some(1); 3], turned)
 }
 
-/// A hand in the rule book's words.
-fn hand_name(hand: Hand) -> String {
+/// A hand in the rule book's words ("Schock 4", "Straight 4-5-6").
+pub fn hand_name(hand: Hand) -> String {
     let run = |top: u8| format!("{}-{}-{top}", top - 2, top - 1);
     let dice = |d: [u8; 3]| format!("{}-{}-{}", d[0], d[1], d[2]);
     match hand {
@@ -492,5 +664,7 @@ fn hand_name(hand: Hand) -> String {
     }
 }
 
+#[cfg(test)]
+mod table_tests;
 #[cfg(test)]
 mod tests;

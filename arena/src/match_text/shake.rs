@@ -28,6 +28,21 @@ impl Table {
             half: 0,
         }
     }
+
+    /// Tokens in the middle.
+    pub(super) fn pot(&self) -> u8 {
+        self.pot
+    }
+
+    /// Tokens seat `i` holds.
+    pub(super) fn held(&self, i: usize) -> u8 {
+        self.held.get(i).copied().unwrap_or(0)
+    }
+
+    /// The half being played (0 outside Schocken's halves).
+    pub(super) fn half(&self) -> u8 {
+        self.half
+    }
 }
 
 /// "1 mat", "6 mats", "1 penalty point", "6 penalty points".

@@ -6,7 +6,7 @@ use knobel_engine::{
     StrikeReason,
 };
 
-use super::{MatchTextError, describe, steps};
+use super::{MatchTextError, Sight, describe, steps};
 
 const SEED: u64 = 20_261_129;
 
@@ -220,7 +220,7 @@ fn an_unfinished_match_or_wrong_names_are_refused() {
 fn the_steps_are_the_account_line_by_line_with_every_throw_and_its_dice() {
     for name in PRESETS {
         let log = played(preset(name), SEED);
-        let steps = steps(&log, &names()).unwrap();
+        let steps = steps(&log, &names(), Sight::Full).unwrap();
         let account = describe(&log, &names()).unwrap();
         let lines: Vec<&str> = account
             .lines()
@@ -232,7 +232,11 @@ fn the_steps_are_the_account_line_by_line_with_every_throw_and_its_dice() {
         assert_eq!(&lines[start..start + texts.len()], &texts[..], "{name}");
         let thrown: Vec<(Seat, [u8; 3])> = steps
             .iter()
-            .filter_map(|s| s.dice.filter(|d| d.throw).map(|d| (d.seat, d.dice)))
+            .filter_map(|s| {
+                s.dice
+                    .filter(|d| d.throw)
+                    .map(|d| (d.seat, d.dice.map(Option::unwrap)))
+            })
             .collect();
         let logged: Vec<(Seat, [u8; 3])> = log
             .entries

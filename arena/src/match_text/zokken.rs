@@ -18,6 +18,18 @@ pub(super) struct Table {
     won: Option<u32>,
 }
 
+impl Table {
+    /// Chips in the pot.
+    pub(super) fn pot(&self) -> u32 {
+        self.pot
+    }
+
+    /// Seat `i`'s net chips so far.
+    pub(super) fn net(&self, i: usize) -> i64 {
+        self.net.get(i).copied().unwrap_or(0)
+    }
+}
+
 impl Account<'_> {
     pub(super) fn zokken_round(&mut self, round: u32, replay: u8, seats: Seats) {
         self.flush();

@@ -13,7 +13,9 @@
 //! parameters, `svg` the dice and the rating chart, `format` numbers and times.
 
 mod format;
+mod listing;
 mod live;
+mod match_page;
 mod pages;
 mod query;
 mod svg;
@@ -196,8 +198,10 @@ pub fn router(web: Web) -> Router {
         .route("/leagues/{league}", get(pages::standings))
         .route("/leagues/{league}/events", get(pages::events))
         .route("/leagues/{league}/ratings", get(pages::ratings))
+        .route("/bots", get(listing::bots))
         .route("/bots/{bot}", get(pages::bot))
-        .route("/matches/{id}", get(pages::a_match))
+        .route("/matches", get(listing::matches))
+        .route("/matches/{id}", get(match_page::a_match))
         .route("/matches/{id}/log.json", get(pages::log_json))
         .route(
             "/static/style.css",

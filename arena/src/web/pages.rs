@@ -9,7 +9,7 @@ use axum::extract::{Path, RawQuery, State};
 use axum::http::header;
 use axum::response::IntoResponse;
 use axum::response::sse::{Event, KeepAlive, Sse};
-use knobel_engine::{Game, MatchLog};
+use knobel_engine::Game;
 
 use super::format::{num, percent, signed, time};
 use super::query::{self, one_of, params};
@@ -18,32 +18,27 @@ use super::{PageResult, Web, WebError, html};
 use crate::league::LeagueConfig;
 use crate::league::service::{Forfeits, LeagueView};
 use crate::league::standings::{BotStanding, GameStandings, rating_history};
-use crate::match_text;
-use crate::server::read_only::{EndedLog, check_match_id, ended_log, logs_busy, withheld};
-use crate::store::{BotTotals, MatchCursor, MatchFilter, MatchStatus, MatchSummary};
-
-/// Logs longer than this (bytes of JSON) are not stepped through on the page (their JSON
-/// is linked): a page of every throw of a very long Zokken match would be huge.
-pub const MAX_STEP_LOG_BYTES: usize = 4 * 1024 * 1024;
+use crate::server::read_only::{EndedLog, ended_log, logs_busy, withheld};
+use crate::store::{BotTotals, MatchCursor, MatchFilter};
 
 /// Matches listed per page of a bot.
 pub const BOT_MATCHES_PER_PAGE: u32 = 50;
 
 /// A path parameter, or the 400 page.
-fn segment(path: Result<Path<String>, PathRejection>) -> Result<String, WebError> {
+pub(super) fn segment(path: Result<Path<String>, PathRejection>) -> Result<String, WebError> {
     path.map(|Path(value)| value)
         .map_err(|e| WebError::BadRequest(format!("bad path: {}", e.body_text())))
 }
 
 /// The page's URL path for `name` under `prefix` (the name percent-encoded).
-fn href(prefix: &str, name: &str) -> String {
+pub(super) fn href(prefix: &str, name: &str) -> String {
     let encoded: String = form_urlencoded::byte_serialize(name.as_bytes())
         .collect::<String>()
         .replace('+', "%20");
     format!("{prefix}{encoded}")
 }
 
-fn game_title(game: Game) -> &'static str {
+pub(super) fn game_title(game: Game) -> &'static str {
     match game {
         Game::Schocken => "Schocken",
         Game::Sjokken => "Sjokken",
@@ -541,13 +536,16 @@ pub(super) async fn ratings(
 
 /// A seat's strikes, timeouts and forfeit as shown (empty without an outcome).
 #[derive(Default)]
-struct Penalties {
-    strikes: String,
-    timeouts: String,
-    forfeit: String,
+pub(super) struct Penalties {
+    pub(super) strikes: String,
+    pub(super) timeouts: String,
+    pub(super) forfeit: String,
 }
 
-fn penalties(outcome: Option<&knobel_engine::Outcome>, seat: Option<usize>) -> Penalties {
+pub(super) fn penalties(
+    outcome: Option<&knobel_engine::Outcome>,
+    seat: Option<usize>,
+) -> Penalties {
     let (Some(o), Some(i)) = (outcome, seat) else {
         return Penalties::default();
     };
@@ -607,7 +605,8 @@ pub(super) async fn bot(
         None => None,
         Some(token) => Some(web.page_tokens.decode(token).map_err(|e| {
             WebError::BadRequest(format!(
-                "page = {token:?} is not legal: {e} (use the page links)"
+                "page = {} is not legal: {e} (use the page links)",
+                knobel_engine::quoted(token)
             ))
         })?)
         .flatten(),
@@ -702,206 +701,13 @@ pub(super) async fn bot(
     })
 }
 
-// -------------------------------------------------------------------------------------
-// A match
-// -------------------------------------------------------------------------------------
-
-struct SeatRow {
-    seat: usize,
-    bot: String,
-    href: String,
-    place: String,
-    score: String,
-    penalties: Penalties,
-}
-
-struct StepView {
-    text: String,
-    heading: bool,
-    kind: &'static str,
-    seat: String,
-    faces: String,
-    dice: String,
-}
-
-#[derive(Template)]
-#[template(path = "match.html")]
-struct MatchPage {
-    title: String,
-    id: String,
-    game: String,
-    preset: String,
-    status: &'static str,
-    running: bool,
-    started: String,
-    finished: String,
-    abort_reason: String,
-    score_header: &'static str,
-    seats: Vec<SeatRow>,
-    log_href: String,
-    /// Why there is no step-through, if there is none.
-    no_steps: String,
-    steps: Vec<StepView>,
-}
-
-fn seat_rows(m: &MatchSummary) -> Vec<SeatRow> {
-    let zokken = m.game == Game::Zokken.name();
-    m.seat_names
-        .iter()
-        .enumerate()
-        .map(|(i, bot)| {
-            let o = m.outcome.as_ref();
-            let get = |f: &dyn Fn(&knobel_engine::Outcome) -> String| o.map(f).unwrap_or_default();
-            SeatRow {
-                seat: i,
-                href: href("/bots/", bot),
-                bot: bot.clone(),
-                place: match (o, &m.placings) {
-                    (Some(o), _) => o.placings.get(i).map(u8::to_string).unwrap_or_default(),
-                    (None, Some(p)) => p.get(i).map(u8::to_string).unwrap_or_default(),
-                    _ => String::new(),
-                },
-                score: get(&|o| {
-                    if zokken {
-                        o.chips.get(i).map(|c| format!("{c:+}")).unwrap_or_default()
-                    } else {
-                        o.tokens.get(i).map(i64::to_string).unwrap_or_default()
-                    }
-                }),
-                penalties: penalties(o, Some(i)),
-            }
-        })
-        .collect()
-}
-
-/// The match id of a match page's path (no query parameters), or the 400 page.
-fn match_path(
-    id: Result<Path<String>, PathRejection>,
-    raw: Option<&str>,
-) -> Result<String, WebError> {
-    let id = segment(id)?;
-    params(raw, &[])?;
-    check_match_id(&id)
-        .map_err(|e| WebError::BadRequest(format!("{}: {e}", knobel_engine::quoted(&id))))?;
-    Ok(id)
-}
-
-pub(super) async fn a_match(
-    State(web): State<Web>,
-    id: Result<Path<String>, PathRejection>,
-    RawQuery(raw): RawQuery,
-) -> PageResult {
-    let id = match_path(id, raw.as_deref())?;
-    let Some(record) = web.store.get_match(&id).await? else {
-        return Err(WebError::NotFound(format!(
-            "no match {id:?}: see the matches of its bots"
-        )));
-    };
-    let m = record.summary;
-    let running = m.status == MatchStatus::Running;
-    let (mut no_steps, mut steps) = (String::new(), Vec::new());
-    if running {
-        no_steps = "The match is running: its throws are shown once it has ended (until then \
-                    its dice are hidden from everyone but their players)."
-            .to_owned();
-    } else {
-        match logged_steps(&web, &id, &m.seat_names).await? {
-            Ok(s) => steps = s,
-            Err(reason) => no_steps = reason,
-        }
-    }
-    html(&MatchPage {
-        title: format!("Match {id}"),
-        log_href: format!("{}/log.json", href("/matches/", &id)),
-        id,
-        game: game_title(m.game.parse().unwrap_or(Game::Schocken)).to_owned(),
-        preset: m.preset.clone(),
-        status: m.status.as_str(),
-        running,
-        started: time(m.started_at_ms),
-        finished: m.finished_at_ms.map(time).unwrap_or_default(),
-        abort_reason: m.abort_reason.clone().unwrap_or_default(),
-        score_header: if m.game == Game::Zokken.name() {
-            "Net chips"
-        } else {
-            "Tokens"
-        },
-        seats: seat_rows(&m),
-        no_steps,
-        steps,
-    })
-}
-
-/// The steps of the ended match `id`, or why there are none.
-async fn logged_steps(
-    web: &Web,
-    id: &str,
-    names: &[String],
-) -> Result<Result<Vec<StepView>, String>, WebError> {
-    let Ok(_serving) = web.logs_in_flight.clone().try_acquire_owned() else {
-        return Ok(Err(format!(
-            "The step-through is not available right now: {}.",
-            logs_busy()
-        )));
-    };
-    let json = match ended_log(&web.store, id).await? {
-        EndedLog::Log(json) => json,
-        EndedLog::Missing => return Ok(Err("The match ended without a log.".to_owned())),
-        EndedLog::Running | EndedLog::Unknown => {
-            return Ok(Err("The match has no log yet.".to_owned()));
-        }
-        EndedLog::Withheld { league, .. } => {
-            return Ok(Err(format!(
-                "League {league} has not ended: this match's dice stay secret until it has \
-                 (docs/fair-play.md)."
-            )));
-        }
-        EndedLog::SetPlaying { league, set, left } => {
-            return Ok(Err(format!(
-                "Duplicate set {set} of league {league} has {left} seat orders still to play on \
-                 the same dice: this match is shown once they have finished."
-            )));
-        }
-    };
-    if json.len() > MAX_STEP_LOG_BYTES {
-        return Ok(Err(format!(
-            "The log is {} bytes, too long to step through here (at most {MAX_STEP_LOG_BYTES}): \
-             see its JSON.",
-            json.len()
-        )));
-    }
-    let broken = |message: String| WebError::Log {
-        id: id.to_owned(),
-        message,
-    };
-    let log = MatchLog::from_json(&json).map_err(|e| broken(e.to_string()))?;
-    let steps = match_text::steps(&log, names).map_err(|e| broken(e.to_string()))?;
-    Ok(Ok(steps
-        .into_iter()
-        .map(|s| StepView {
-            kind: match s.dice {
-                Some(d) if d.throw => "throw",
-                Some(_) => "reveal",
-                None => "event",
-            },
-            seat: s.dice.map(|d| d.seat.0.to_string()).unwrap_or_default(),
-            faces: s
-                .dice
-                .map(|d| format!("{} {} {}", d.dice[0], d.dice[1], d.dice[2]))
-                .unwrap_or_default(),
-            dice: s.dice.map(|d| svg::dice(d.dice)).unwrap_or_default(),
-            heading: s.heading,
-            text: s.text,
-        })
-        .collect()))
-}
-
 pub(super) async fn log_json(
     State(web): State<Web>,
     id: Result<Path<String>, PathRejection>,
     RawQuery(raw): RawQuery,
 ) -> PageResult {
-    let id = match_path(id, raw.as_deref())?;
+    let id = super::match_page::match_id(id)?;
+    params(raw.as_deref(), &[])?;
     let serving = web
         .logs_in_flight
         .clone()
@@ -926,4 +732,54 @@ pub(super) async fn log_json(
     };
     drop(serving);
     Ok(([(header::CONTENT_TYPE, "application/json")], json).into_response())
+}
+
+#[cfg(test)]
+mod template_tests {
+    use askama::Template;
+
+    use super::{LeaguesPage, LiveSection, Section};
+
+    fn section(matches: u64) -> Section {
+        Section {
+            id: "schocken".to_owned(),
+            title: "Schocken".to_owned(),
+            matches,
+            stat_header: "Loss rate (95% CI)",
+            rows: Vec::new(),
+            matrix: None,
+        }
+    }
+
+    #[test]
+    fn a_heading_counts_one_match_in_the_singular() {
+        let live = |matches| {
+            LiveSection {
+                status: "running",
+                finished: 1,
+                total: 2,
+                playing: 0,
+                waiting_for: String::new(),
+                sections: vec![section(matches)],
+            }
+            .render()
+            .unwrap()
+        };
+        assert!(live(1).contains("(1 match)"), "{}", live(1));
+        assert!(live(2).contains("(2 matches)"), "{}", live(2));
+    }
+
+    #[test]
+    fn the_leagues_page_links_every_match_and_bot_even_without_leagues() {
+        let page = LeaguesPage {
+            title: "Leagues".to_owned(),
+            leagues: Vec::new(),
+        }
+        .render()
+        .unwrap();
+        assert!(page.contains("No leagues yet"), "{page}");
+        let main = &page[page.find("<main").unwrap()..];
+        assert!(main.contains("href=\"/matches\""), "{page}");
+        assert!(main.contains("href=\"/bots\""), "{page}");
+    }
 }

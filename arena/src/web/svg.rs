@@ -4,6 +4,7 @@
 use std::fmt::Write as _;
 
 use crate::league::standings::RatingSeries;
+use crate::match_text::{DieView, Lie};
 
 /// `text` escaped for XML and HTML text and attribute values.
 pub(super) fn escape(text: &str) -> String {
@@ -37,34 +38,86 @@ fn pips(face: u8) -> &'static [(u8, u8)] {
     }
 }
 
-/// One die showing `face`: pips for 1..=6, the number for the other faces (Zokken's Miwin
-/// dice have faces up to 9).
-pub(super) fn die(face: u8) -> String {
-    let mut svg = format!(
-        "<svg class=\"die\" viewBox=\"0 0 30 30\" width=\"30\" height=\"30\" role=\"img\" \
-         aria-label=\"{face}\" data-face=\"{face}\"><rect x=\"1\" y=\"1\" width=\"28\" \
-         height=\"28\" rx=\"5\" fill=\"#fffdf7\" stroke=\"#333\" stroke-width=\"2\"/>"
-    );
+/// The pips of `face` (1..=6), or its number for the other faces (Zokken's Miwin dice
+/// have faces up to 9), in `colour`.
+fn face_marks(face: u8, colour: &str) -> String {
     let spots = pips(face);
     if spots.is_empty() {
-        write!(
-            svg,
+        return format!(
             "<text x=\"15\" y=\"21\" text-anchor=\"middle\" font-size=\"17\" \
-             font-family=\"sans-serif\" fill=\"#222\">{face}</text>"
+             font-family=\"sans-serif\" fill=\"{colour}\">{face}</text>"
+        );
+    }
+    let mut marks = String::new();
+    for (x, y) in spots {
+        write!(
+            marks,
+            "<circle cx=\"{x}\" cy=\"{y}\" r=\"3\" fill=\"{colour}\"/>"
         )
         .expect("writing to a String");
     }
-    for (x, y) in spots {
-        write!(svg, "<circle cx=\"{x}\" cy=\"{y}\" r=\"3\" fill=\"#222\"/>")
-            .expect("writing to a String");
+    marks
+}
+
+/// One die of the table as a view shows it: face up as thrown, set aside (a blue border),
+/// turned from a six (yellow), under the cup (dark and covered, or, where the view may see
+/// it, its face on grey with a dashed border), or not thrown yet (a dashed outline). Its
+/// `data-face` is the face shown (none for a covered die), `data-lie` where it lies.
+pub(super) fn table_die(die: DieView) -> String {
+    let lie = die.lie.name();
+    let (fill, stroke, dash, width, marks, what) = match die.lie {
+        Lie::Empty => (
+            "none",
+            "#8a8a8a",
+            " stroke-dasharray=\"3 3\"",
+            1.5,
+            "#222",
+            "no die yet",
+        ),
+        Lie::Rolled => ("#fffdf7", "#333", "", 2.0, "#222", "thrown"),
+        Lie::Held => ("#fffdf7", "#1f5fa8", "", 3.5, "#222", "set aside"),
+        Lie::Turned => ("#fff3c4", "#8a6d00", "", 3.5, "#222", "turned from a six"),
+        Lie::Cup if die.face.is_some() => (
+            "#d5dde6",
+            "#26323f",
+            " stroke-dasharray=\"4 2\"",
+            2.0,
+            "#222",
+            "under the cup",
+        ),
+        Lie::Cup => (
+            "#26323f",
+            "#26323f",
+            "",
+            2.0,
+            "#fff",
+            "under the cup, covered",
+        ),
+    };
+    let label = match die.face {
+        Some(face) => format!("{face}, {what}"),
+        None => what.to_owned(),
+    };
+    let face_attr = die
+        .face
+        .map(|f| format!(" data-face=\"{f}\""))
+        .unwrap_or_default();
+    let mut svg = format!(
+        "<svg class=\"die {lie}\" viewBox=\"0 0 30 30\" width=\"30\" height=\"30\" \
+         role=\"img\" aria-label=\"{label}\" data-lie=\"{lie}\"{face_attr}><rect x=\"2\" \
+         y=\"2\" width=\"26\" height=\"26\" rx=\"5\" fill=\"{fill}\" stroke=\"{stroke}\" \
+         stroke-width=\"{width}\"{dash}/>"
+    );
+    match die.face {
+        Some(face) => svg.push_str(&face_marks(face, marks)),
+        None if die.lie == Lie::Cup => svg.push_str(
+            "<text x=\"15\" y=\"21\" text-anchor=\"middle\" font-size=\"17\" \
+             font-family=\"sans-serif\" fill=\"#fff\">?</text>",
+        ),
+        None => {}
     }
     svg.push_str("</svg>");
     svg
-}
-
-/// Three dice.
-pub(super) fn dice(faces: [u8; 3]) -> String {
-    faces.iter().map(|&f| die(f)).collect()
 }
 
 /// Line colours of the chart (distinguishable, dark enough on white).

@@ -1,8 +1,9 @@
 use super::WebError;
 use super::format::{percent, signed, time};
 use super::query::{one_of, params};
-use super::svg::{dice, escape, rating_chart};
+use super::svg::{escape, rating_chart, table_die};
 use crate::league::standings::Interval;
+use crate::match_text::{DieView, Lie};
 
 #[test]
 fn query_parameters_are_checked_by_name_and_once() {
@@ -33,10 +34,20 @@ fn text_in_svg_is_escaped_and_dice_are_numbers_only() {
         escape("<script>\"a\" & 'b'</script>"),
         "&lt;script&gt;&quot;a&quot; &amp; &#39;b&#39;&lt;/script&gt;"
     );
-    let svg = dice([6, 1, 9]);
+    let die = |face, lie| table_die(DieView { face, lie });
+    let svg: String = [(6, Lie::Rolled), (1, Lie::Turned), (9, Lie::Held)]
+        .map(|(face, lie)| die(Some(face), lie))
+        .concat();
     assert_eq!(svg.matches("<svg").count(), 3);
     assert_eq!(svg.matches("<circle").count(), 7, "six pips and one");
     assert!(svg.contains(">9</text>"), "a Miwin face shows its number");
+    // A die under the cup: covered (no face at all) unless the view may see it.
+    let covered = die(None, Lie::Cup);
+    assert!(!covered.contains("data-face") && !covered.contains("<circle"));
+    assert!(covered.contains("aria-label=\"under the cup, covered\""));
+    let seen = die(Some(5), Lie::Cup);
+    assert!(seen.contains("data-face=\"5\"") && seen.contains("aria-label=\"5, under the cup\""));
+    assert!(die(None, Lie::Empty).contains("data-lie=\"empty\""));
 }
 
 #[test]
@@ -89,4 +100,39 @@ fn each_chart_has_ids_of_its_own() {
         ids.len(),
         "no id twice in a page of two charts: {ids:?}"
     );
+}
+
+#[test]
+fn a_match_view_is_one_of_its_legal_ones_and_hidden_dice_need_the_full_log() {
+    use super::match_page::sight_of;
+    use crate::match_text::Sight;
+    use knobel_engine::Seat;
+    let one = |s: &str| Some(s.to_owned());
+    assert_eq!(sight_of(None, None, 3, true).unwrap(), Sight::Full);
+    assert_eq!(sight_of(None, None, 3, false).unwrap(), Sight::Public);
+    assert_eq!(
+        sight_of(one("public").as_ref(), None, 3, true).unwrap(),
+        Sight::Public
+    );
+    assert_eq!(
+        sight_of(None, one("2").as_ref(), 3, true).unwrap(),
+        Sight::Seat(Seat(2))
+    );
+    let err = sight_of(None, one("3").as_ref(), 3, true).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "seat = \"3\" is not legal: it must be one of 0, 1, 2"
+    );
+    let err = sight_of(one("all").as_ref(), None, 3, true).unwrap_err();
+    assert!(matches!(err, WebError::BadRequest(_)), "{err}");
+    let err = sight_of(one("full").as_ref(), one("0").as_ref(), 3, true).unwrap_err();
+    assert!(err.to_string().contains("not both"), "{err}");
+    // Without the full log: the public view only.
+    for (view, seat) in [(one("full"), None), (None, one("1"))] {
+        let err = sight_of(view.as_ref(), seat.as_ref(), 3, false).unwrap_err();
+        assert!(
+            matches!(&err, WebError::NotFound(m) if m.contains("full log is not public")),
+            "{err}"
+        );
+    }
 }

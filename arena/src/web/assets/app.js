@@ -1,4 +1,4 @@
-// Knobel web viewer: live standings (server-sent events) and the step-through of a match.
+// Knobel web viewer: live standings (server-sent events) and a match's table, step by step.
 // Every page works without this script; it only enhances them.
 (function () {
   "use strict";
@@ -14,33 +14,59 @@
     });
   }
 
-  // Step-through: one step at a time, buttons and arrow keys.
-  var list = document.getElementById("steps");
-  var controls = document.getElementById("step-controls");
-  if (!list || !controls) {
+  // A match's table: the step links (buttons, the list of steps, the arrow keys) load the
+  // next step's table in place instead of the whole page.
+  var table = document.getElementById("table");
+  if (!table || !window.fetch || !window.DOMParser) {
     return;
   }
-  var steps = list.querySelectorAll("li.step");
-  if (steps.length === 0) {
-    return;
+  var asked = 0;
+  function go(href) {
+    var mine = ++asked;
+    fetch(href, { headers: { Accept: "text/html" } })
+      .then(function (response) {
+        if (!response.ok) {
+          throw new Error("HTTP " + response.status);
+        }
+        return response.text();
+      })
+      .then(function (text) {
+        if (mine !== asked) {
+          return;
+        }
+        var next = new DOMParser().parseFromString(text, "text/html").getElementById("table");
+        if (!next) {
+          throw new Error("no table");
+        }
+        var focused = document.activeElement && document.activeElement.id;
+        table.replaceWith(next);
+        table = next;
+        var old = document.querySelector("#steps [aria-current]");
+        if (old) {
+          old.removeAttribute("aria-current");
+        }
+        var line = document.querySelector('#steps li[data-step="' + next.dataset.step + '"]');
+        if (line) {
+          line.setAttribute("aria-current", "step");
+        }
+        window.history.replaceState(null, "", href);
+        var again = focused && document.getElementById(focused);
+        if (again && table.contains(again)) {
+          again.focus();
+        }
+      })
+      .catch(function () {
+        window.location.href = href;
+      });
   }
-  var position = document.getElementById("step-pos");
-  var current = 0;
-  function show(n) {
-    n = Math.max(0, Math.min(steps.length - 1, n));
-    steps[current].classList.remove("current");
-    steps[current].removeAttribute("aria-current");
-    current = n;
-    steps[current].classList.add("current");
-    steps[current].setAttribute("aria-current", "step");
-    position.textContent = "Step " + (current + 1) + " of " + steps.length;
-    list.dataset.current = String(current);
-  }
-  controls.hidden = false;
-  document.getElementById("step-first").addEventListener("click", function () { show(0); });
-  document.getElementById("step-prev").addEventListener("click", function () { show(current - 1); });
-  document.getElementById("step-next").addEventListener("click", function () { show(current + 1); });
-  document.getElementById("step-last").addEventListener("click", function () { show(steps.length - 1); });
+  document.addEventListener("click", function (event) {
+    var link = event.target.closest && event.target.closest("a[data-step]");
+    if (!link || event.button !== 0 || event.ctrlKey || event.metaKey || event.shiftKey || event.altKey) {
+      return;
+    }
+    event.preventDefault();
+    go(link.href);
+  });
   document.addEventListener("keydown", function (event) {
     if (event.altKey || event.ctrlKey || event.metaKey) {
       return;
@@ -49,11 +75,10 @@
     if (target && target.matches && target.matches("input, select, textarea")) {
       return;
     }
-    var moves = { ArrowRight: current + 1, ArrowLeft: current - 1, Home: 0, End: steps.length - 1 };
+    var moves = { ArrowRight: "step-next", ArrowLeft: "step-prev", Home: "step-first", End: "step-last" };
     if (Object.prototype.hasOwnProperty.call(moves, event.key)) {
       event.preventDefault();
-      show(moves[event.key]);
+      go(document.getElementById(moves[event.key]).href);
     }
   });
-  show(0);
 })();
