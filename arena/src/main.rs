@@ -3,6 +3,7 @@
 mod cli;
 mod simulate;
 
+use std::io::IsTerminal;
 use std::net::SocketAddr;
 
 use anyhow::{Context, Result};
@@ -30,6 +31,11 @@ enum Command {
     /// Register, list and revoke bots.
     #[command(subcommand)]
     Bot(BotCommand),
+    /// Play your bot against built-in players, on an arena of its own: no server to run,
+    /// nothing to register (`--exec CMD` for a stdin/stdout program, `--connect` for a gRPC
+    /// bot). Prints each match's result, the bot's strikes and the first match throw by
+    /// throw.
+    Play(Box<cli::play::PlayArgs>),
     /// Play a league of the built-in policies in-process and print standings per game.
     Simulate(simulate::SimulateArgs),
     /// The demo: an arena on a fresh SQLite file, six built-in bots as gRPC clients, a
@@ -160,7 +166,7 @@ fn main() -> Result<()> {
     let cli = Cli::parse();
     // The demo prints its own progress: only warnings from the arena it runs.
     let default_filter = match cli.command {
-        Command::Demo(_) => "warn",
+        Command::Demo(_) | Command::Play(_) => "warn",
         _ => "info,sqlx=warn",
     };
     tracing_subscriber::fmt()
@@ -169,12 +175,14 @@ fn main() -> Result<()> {
                 .unwrap_or_else(|_| default_filter.into()),
         )
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
         .init();
     match cli.command {
         Command::Simulate(args) => simulate::run(&args),
         Command::Serve(args) => runtime()?.block_on(run_serve(*args)),
         Command::Bot(command) => runtime()?.block_on(run_bot(command)),
         Command::Demo(args) => runtime()?.block_on(cli::demo::run(args)),
+        Command::Play(args) => runtime()?.block_on(cli::play::run(*args)),
         Command::League(command) => runtime()?.block_on(cli::league::run(command)),
         Command::Match(command) => runtime()?.block_on(cli::league::run_match(command)),
         Command::Health(args) => runtime()?.block_on(cli::health::run(args)),

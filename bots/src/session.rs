@@ -398,6 +398,7 @@ impl<R: Responder> Runner<R> {
                     if let Some(current) = current.as_mut() {
                         let summary = &mut current.summary;
                         summary.errors.push(code);
+                        summary.error_messages.push(error.message.clone());
                         summary.strikes = summary.strikes.max(error.strikes);
                         summary.forfeited |= error.forfeited;
                     }

@@ -4,3 +4,4 @@
 pub mod demo;
 pub mod health;
 pub mod league;
+pub mod play;

@@ -3,7 +3,7 @@
 //! Bots wait per preset. As soon as `seats` distinct bots wait for the same preset they play
 //! each other: a match never seats one bot twice (two streams of one bot wait for separate
 //! matches, the earliest waiting streams of distinct bots first). In practice mode a bot that has waited `practice_wait` without company is seated
-//! at once against built-in players (`practice_opponent`: heuristic by default, or expert), so a bot author sees a full match within
+//! at once against built-in players (`practice_opponents`: heuristic by default, or expert, or a line-up), so a bot author sees a full match within
 //! seconds of connecting.
 //!
 //! A match starts only once its start is recorded: if the store cannot record it (the
@@ -42,9 +42,10 @@ pub struct LobbyConfig {
     pub practice: bool,
     /// How long a bot waits for other bots before practice fills its match.
     pub practice_wait: Duration,
-    /// The built-in player practice seats (one of `knobel_engine::policy::POLICY_NAMES`;
-    /// `heuristic` by default, `expert` for the strongest).
-    pub practice_opponent: &'static str,
+    /// The built-in players practice seats, in seat order after the bot's (each one of
+    /// `knobel_engine::policy::POLICY_NAMES`; `heuristic` by default, `expert` for the
+    /// strongest), repeated from the first when a match has more seats to fill. Never empty.
+    pub practice_opponents: Vec<&'static str>,
     /// The time control of every match.
     pub time_control: TimeControl,
     /// The rules of every preset, checked when they were built (e.g. Zokken's rounds, see
@@ -58,7 +59,7 @@ impl Default for LobbyConfig {
             seats: 4,
             practice: false,
             practice_wait: Duration::from_millis(500),
-            practice_opponent: "heuristic",
+            practice_opponents: vec!["heuristic"],
             time_control: TimeControl::default(),
             presets: PresetRules::default(),
         }
@@ -263,7 +264,11 @@ impl Lobby {
         while players.len() < self.config.seats {
             builtin += 1;
             // In the reserved name space: no registered bot can have this name.
-            let strategy = self.config.practice_opponent;
+            let opponents = &self.config.practice_opponents;
+            let strategy = opponents
+                .get((builtin - 1) % opponents.len().max(1))
+                .copied()
+                .unwrap_or("heuristic");
             seat_names.push(knobel_proto::names::builtin_name(strategy, builtin));
             seat_bot_ids.push(None);
             players.push(Planned::Builtin(strategy));
