@@ -6,7 +6,7 @@ Run ./generate.sh once to create the gRPC stubs in gen/, then:
     python knobel_bot.py --server 127.0.0.1:50051 --token "$KNOBEL_TOKEN" --games zokken
 
 It prints one line per match on stdout: "match <id> <game> place <p>/<n>".
-The contract is proto/knobel/v1/arena.proto; the rules are RULES.md.
+The contract is proto/knobel/v1/arena.proto; the rules are docs/rules.md.
 """
 import argparse
 import os

@@ -467,18 +467,14 @@ pub async fn run_match(command: MatchCommand) -> Result<()> {
     }
     let parsed = knobel_engine::MatchLog::from_json(&log.log_json)
         .with_context(|| format!("the log of match {id} does not read"))?;
-    let names = client
-        .list_matches(pb::ListMatchesRequest::default())
-        .await
-        .ok()
-        .and_then(|r| {
-            r.into_inner()
-                .matches
-                .into_iter()
-                .find(|m| m.match_id == id)
-        })
-        .map(|m| m.seat_names)
-        .unwrap_or_default();
+    // An arena older than MatchLogResponse.seat_names sends none: the seats by number.
+    let names = if log.seat_names.len() == parsed.seats as usize {
+        log.seat_names
+    } else {
+        (0..parsed.seats)
+            .map(|seat| format!("seat {seat}"))
+            .collect()
+    };
     print!("{}", knobel_arena::match_text::describe(&parsed, &names)?);
     Ok(())
 }
