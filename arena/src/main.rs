@@ -6,7 +6,7 @@ mod simulate;
 use std::io::IsTerminal;
 use std::net::SocketAddr;
 
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
 use clap::{Args, Parser, Subcommand};
 use knobel_arena::auth;
 use knobel_arena::net;
@@ -38,7 +38,7 @@ enum Command {
     Play(Box<cli::play::PlayArgs>),
     /// Play a league of the built-in policies in-process and print standings per game.
     Simulate(simulate::SimulateArgs),
-    /// The demo: an arena on a fresh SQLite file, six built-in bots as gRPC clients, a
+    /// The demo: an arena on a fresh SQLite file, seven built-in bots as gRPC clients, a
     /// round-robin league over the three games, its standings.
     Demo(cli::demo::DemoArgs),
     /// Create, start, pause, cancel leagues; show their progress and standings.
@@ -57,6 +57,23 @@ struct DatabaseArgs {
     /// The store: an SQLite file (default) or a PostgreSQL URL.
     #[arg(long, env = "DATABASE_URL", default_value = "sqlite://knobel.db")]
     database_url: String,
+}
+
+/// `knobel bot add`'s way to a running arena.
+#[derive(Args, Debug)]
+struct RemoteArgs {
+    /// Register through this running arena's Admin service (its gRPC address, as its
+    /// `knobel arena listening on` line says) instead of writing to a database file.
+    #[arg(long)]
+    arena: Option<String>,
+    /// The arena's admin token (with --arena).
+    #[arg(
+        long,
+        env = "KNOBEL_ADMIN_TOKEN",
+        hide_env_values = true,
+        requires = "arena"
+    )]
+    admin_token: Option<String>,
 }
 
 /// `knobel serve` flags. Each numeric flag can also be given by its environment variable;
@@ -142,6 +159,12 @@ enum BotCommand {
         name: String,
         #[command(flatten)]
         database: DatabaseArgs,
+        /// Create the SQLite file if there is none (else a missing file is an error: an
+        /// arena's store is created by `knobel serve` or `knobel demo`).
+        #[arg(long)]
+        create: bool,
+        #[command(flatten)]
+        remote: RemoteArgs,
     },
     /// List registered bots.
     List {
@@ -196,6 +219,29 @@ fn runtime() -> Result<tokio::runtime::Runtime> {
         .context("cannot start the async runtime")
 }
 
+/// The file of an `sqlite:` URL (without its query), `None` for other stores.
+fn sqlite_file(url: &str) -> Option<&str> {
+    let path = url
+        .strip_prefix("sqlite://")
+        .or_else(|| url.strip_prefix("sqlite:"))?;
+    Some(path.split('?').next().unwrap_or(path))
+}
+
+/// The store of `knobel bot ...`: an existing one, unless `create` says to make it.
+async fn open_existing_store(database: &DatabaseArgs, create: bool) -> Result<Store> {
+    if let Some(file) = sqlite_file(&database.database_url)
+        && !create
+        && !std::path::Path::new(file).exists()
+    {
+        bail!(
+            "there is no store at {file} (in {}): `knobel serve` and `knobel demo` create an arena's store; run this in the arena's folder or give its --database-url, register through the running arena with --arena ADDRESS --admin-token TOKEN, or pass --create to start a new store here",
+            std::env::current_dir()
+                .map_or_else(|_| "this folder".to_owned(), |d| d.display().to_string())
+        );
+    }
+    open_store(database).await
+}
+
 async fn open_store(database: &DatabaseArgs) -> Result<Store> {
     Store::connect(&database.database_url)
         .await
@@ -219,19 +265,43 @@ fn redact(url: &str) -> String {
 
 async fn run_bot(command: BotCommand) -> Result<()> {
     match command {
-        BotCommand::Add { name, database } => {
+        BotCommand::Add {
+            name,
+            database,
+            create,
+            remote,
+        } => {
             auth::check_bot_name(&name)?;
-            let store = open_store(&database).await?;
-            let token = auth::generate_token();
-            store
-                .add_bot(&name, &auth::hash_token(&token))
-                .await
-                .with_context(|| format!("cannot register bot {name:?}"))?;
-            println!("registered bot {name}; its token (shown only now, keep it secret):");
+            let (token, place) = match remote.arena {
+                Some(arena) => {
+                    let token = cli::league::add_bot(
+                        &cli::league::ArenaArgs {
+                            arena: arena.clone(),
+                            admin_token: remote.admin_token,
+                        },
+                        &name,
+                    )
+                    .await?;
+                    (token, format!("with the arena at {arena}"))
+                }
+                None => {
+                    let store = open_existing_store(&database, create).await?;
+                    let token = auth::generate_token();
+                    store
+                        .add_bot(&name, &auth::hash_token(&token))
+                        .await
+                        .with_context(|| format!("cannot register bot {name:?}"))?;
+                    (
+                        token,
+                        format!("in the store {}", redact(&database.database_url)),
+                    )
+                }
+            };
+            println!("registered bot {name} {place}; its token (shown only now, keep it secret):");
             println!("{token}");
         }
         BotCommand::List { database } => {
-            let store = open_store(&database).await?;
+            let store = open_existing_store(&database, false).await?;
             let bots = store.list_bots().await.context("cannot list bots")?;
             println!("{:<32} {:<10}", "name", "status");
             for bot in bots {
@@ -244,7 +314,7 @@ async fn run_bot(command: BotCommand) -> Result<()> {
             }
         }
         BotCommand::Revoke { name, database } => {
-            let store = open_store(&database).await?;
+            let store = open_existing_store(&database, false).await?;
             let revoked = store
                 .revoke_bot(&name)
                 .await

@@ -48,6 +48,9 @@ function play(client, args, played) {
         case "welcome":
           console.error(`welcomed as ${message.welcome.bot_name}`);
           break;
+        case "waiting":
+          console.error(`waiting: ${message.waiting.reason}`);
+          break;
         case "match_start":
           starts.set(message.match_start.match_id, message.match_start);
           break;

@@ -144,6 +144,8 @@ def play(stub, args, played):
             kind = message.WhichOneof("kind")
             if kind == "welcome":
                 print(f"welcomed as {message.welcome.bot_name}", file=sys.stderr)
+            elif kind == "waiting":
+                print(f"waiting: {message.waiting.reason}", file=sys.stderr)
             elif kind == "match_start":
                 start = message.match_start
                 matches[start.match_id] = start

@@ -437,6 +437,14 @@ impl<R: Responder> Runner<R> {
                     run.report.matches.push(summary);
                     done = self.enough(run);
                 }
+                Some(Kind::Waiting(waiting)) => {
+                    info!(
+                        waited_secs = waiting.waited_secs,
+                        preset = %waiting.preset,
+                        "still waiting for a match: {}",
+                        waiting.reason
+                    );
+                }
                 Some(Kind::Pong(pong)) => {
                     run.report.pongs += 1;
                     debug!(nonce = pong.nonce, "pong");

@@ -63,6 +63,8 @@ pub struct Arena {
     pub web_url: String,
     /// The store's database URL.
     pub database_url: String,
+    /// What the arena printed on stdout up to its last address line.
+    pub start_up_lines: Vec<String>,
     _dir: Option<tempfile::TempDir>,
 }
 
@@ -176,6 +178,7 @@ impl Arena {
         let mut url = None;
         let mut metrics_url = None;
         let mut web_url = None;
+        let mut start_up_lines = Vec::new();
         while url.is_none() || metrics_url.is_none() || web_url.is_none() {
             let line = tokio::time::timeout(Duration::from_secs(30), lines.next_line())
                 .await
@@ -189,6 +192,7 @@ impl Arena {
             } else if let Some(web) = line.strip_prefix("knobel web on ") {
                 web_url = Some(web.to_owned());
             }
+            start_up_lines.push(line);
         }
         tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
         Arena {
@@ -197,6 +201,7 @@ impl Arena {
             metrics_url: metrics_url.expect("metrics url"),
             web_url: web_url.expect("web url"),
             database_url,
+            start_up_lines,
             _dir: dir,
         }
     }

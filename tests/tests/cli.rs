@@ -65,3 +65,150 @@ async fn match_show_tells_a_match_older_than_the_newest_hundred() {
     );
     assert!(arena.stop().await.success());
 }
+
+/// What every client says when pointed at a port that answers HTTP but not gRPC.
+const WRONG_PORT: &str = "this address answered as a web page (HTTP 404), not as the arena's \
+                          gRPC port: see the 'knobel arena listening on' line";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn clients_pointed_at_the_web_or_metrics_port_are_told_so() {
+    let arena = Arena::start(ArenaOptions::default()).await;
+    let token = arena.add_bot("lost").await;
+    let web = arena.web_url.trim_end_matches('/').to_owned();
+    let metrics = arena.metrics_url.trim_end_matches("/metrics").to_owned();
+    for address in [&web, &metrics] {
+        // knobel-bot gives up at once (retrying cannot help) and says why.
+        let output = tokio::time::timeout(
+            Duration::from_secs(60),
+            tokio::process::Command::new(binaries().join("knobel-bot"))
+                .args(["--server", address, "--token", &token])
+                .env("RUST_LOG", "warn")
+                .output(),
+        )
+        .await
+        .expect("knobel-bot kept retrying a port that is not gRPC")
+        .expect("run knobel-bot");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(!output.status.success());
+        assert!(stderr.contains(WRONG_PORT), "{address}: {stderr}");
+        // So do the CLI's gRPC clients.
+        for args in [
+            vec!["health", "--server", address],
+            vec!["league", "status", "demo", "--arena", address],
+            vec![
+                "match",
+                "show",
+                "01a23d276a4645679e8a61ec5d40",
+                "--arena",
+                address,
+            ],
+        ] {
+            let (ok, _, err) = knobel(&args).await;
+            assert!(!ok, "{args:?}");
+            assert!(err.contains(WRONG_PORT), "{args:?}: {err}");
+        }
+    }
+    assert!(arena.stop().await.success());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bot_that_waits_is_told_why_in_its_log() {
+    use tokio::io::{AsyncBufReadExt, BufReader};
+    // No practice mode: a lone bot waits for three more.
+    let arena = Arena::start(ArenaOptions::default()).await;
+    let token = arena.add_bot("lonely").await;
+    let mut bot = arena
+        .bot_command(&token, &["--games", "sjokken"])
+        .env("RUST_LOG", "info")
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("start knobel-bot");
+    let mut log = BufReader::new(bot.stderr.take().expect("piped")).lines();
+    let told = tokio::time::timeout(Duration::from_secs(60), async {
+        while let Some(line) = log.next_line().await.expect("read the bot's log") {
+            if line.contains("still waiting for a match") {
+                return line;
+            }
+        }
+        panic!("the bot's log ended without saying why it waits");
+    })
+    .await
+    .expect("the bot was not told within 60 s why it waits");
+    assert!(
+        told.contains(
+            "the lobby seats 4 bots per match and 1 bot waits for preset sjokken; practice mode is off (knobel serve --practice seats built-in players after a short wait)"
+        ),
+        "{told}"
+    );
+    let _ = bot.kill().await;
+    assert!(arena.stop().await.success());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bot_add_writes_only_to_an_existing_store_or_through_the_arena() {
+    // In a folder without a store, `bot add` refuses to make one and says where it looked.
+    let dir = tempfile::tempdir().unwrap();
+    let output = tokio::process::Command::new(binaries().join("knobel"))
+        .current_dir(dir.path())
+        .args(["bot", "add", "stray"])
+        .env_remove("DATABASE_URL")
+        .env_remove("KNOBEL_ADMIN_TOKEN")
+        .output()
+        .await
+        .expect("run knobel bot add");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success());
+    assert!(
+        stderr.contains("there is no store at knobel.db"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("--arena ADDRESS --admin-token TOKEN"),
+        "{stderr}"
+    );
+    assert!(!dir.path().join("knobel.db").exists());
+    // --create makes one, and says which.
+    let output = tokio::process::Command::new(binaries().join("knobel"))
+        .current_dir(dir.path())
+        .args(["bot", "add", "stray", "--create"])
+        .env_remove("DATABASE_URL")
+        .output()
+        .await
+        .expect("run knobel bot add --create");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{stdout}");
+    assert!(
+        stdout.starts_with("registered bot stray in the store sqlite://knobel.db;"),
+        "{stdout}"
+    );
+
+    // Through a running arena's Admin service: the arena knows the bot at once.
+    let admin_token = "an-admin-token-of-some-length";
+    let arena = Arena::start_with_env(
+        ArenaOptions::default(),
+        &[("KNOBEL_ADMIN_TOKEN", admin_token)],
+    )
+    .await;
+    let (ok, out, err) = knobel(&[
+        "bot",
+        "add",
+        "remote",
+        "--arena",
+        &arena.url,
+        "--admin-token",
+        admin_token,
+    ])
+    .await;
+    assert!(ok, "{err}");
+    assert!(
+        out.starts_with(&format!(
+            "registered bot remote with the arena at {};",
+            arena.url
+        )),
+        "{out}"
+    );
+    let (ok, listed, err) = knobel(&["bot", "list", "--database-url", &arena.database_url]).await;
+    assert!(ok, "{err}");
+    assert!(listed.contains("remote"), "{listed}");
+    assert!(arena.stop().await.success());
+}

@@ -164,11 +164,7 @@ pub async fn run(args: DemoArgs) -> Result<()> {
     eprintln!(
         "registered {} bots ({}), {} streams each",
         DEMO_BOTS.len(),
-        DEMO_BOTS
-            .iter()
-            .map(|(n, s)| format!("{n}: {s}"))
-            .collect::<Vec<_>>()
-            .join(", "),
+        bot_strategies(),
         STREAMS_PER_BOT
     );
 
@@ -250,7 +246,9 @@ pub async fn run(args: DemoArgs) -> Result<()> {
     println!(
         "computed in schedule order; intervals are 95%. Luck is shared: each table played the"
     );
-    println!("same dice in every seat order.\n");
+    println!("same dice in every seat order.");
+    println!("The bots and their built-in strategies (docs/bots.md):");
+    println!("  {}\n", bot_strategies());
     let id = example.unwrap_or_else(|| "<match id>".to_owned());
     if args.serve {
         println!("Look around (the arena keeps running):");
@@ -261,14 +259,17 @@ pub async fn run(args: DemoArgs) -> Result<()> {
         println!("  cargo run --release -- league standings demo --arena {url} --format csv");
         println!("Point a bot of your own at it:");
         println!(
-            "  cargo run --release -- bot add my-bot --database-url {database_url}   # prints its token"
+            "  cargo run --release -- bot add my-bot --arena {url} --admin-token {admin_token}   # prints its token"
         );
         println!(
             "  cargo run --release -p knobel-bots --bin knobel-bot -- --server {url} --token <token> --name my-bot"
         );
     } else {
-        println!("Everything is stored in {database_url}. To look around, serve it:");
-        println!("  cargo run --release -- serve --database-url {database_url}");
+        println!(
+            "Everything is stored in {database_url}. To look around, serve it (practice mode: a bot of yours"
+        );
+        println!("plays built-in players at once):");
+        println!("  cargo run --release -- serve --practice --database-url {database_url}");
         println!(
             "and open http://127.0.0.1:8080/leagues/demo in a browser, or in another terminal:"
         );
@@ -298,6 +299,15 @@ pub async fn run(args: DemoArgs) -> Result<()> {
         .context("the arena task failed")?
         .context("the arena failed")?;
     Ok(())
+}
+
+/// "maven: expert, ace: heuristic, ...": which built-in player each demo bot is.
+fn bot_strategies() -> String {
+    DEMO_BOTS
+        .iter()
+        .map(|(name, strategy)| format!("{name}: {strategy}"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// An Admin client, once the arena answers.

@@ -38,6 +38,7 @@ pub async fn run(args: HealthArgs) -> Result<()> {
             service: args.service.clone(),
         })
         .await
+        .map_err(super::league::call)
         .with_context(|| format!("health check of {} failed", args.server))?
         .into_inner()
         .status();

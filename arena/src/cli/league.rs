@@ -130,9 +130,25 @@ pub async fn admin_client(arena: &ArenaArgs) -> Result<Admin> {
     Ok(AdminClient::with_interceptor(channel(arena).await?, auth))
 }
 
-/// A failed call, as the user reads it.
-fn call(status: tonic::Status) -> anyhow::Error {
-    anyhow::anyhow!("{}", status.message())
+/// Registers the bot `name` through the arena's Admin service; its token.
+pub async fn add_bot(arena: &ArenaArgs, name: &str) -> Result<String> {
+    Ok(admin_client(arena)
+        .await?
+        .add_bot(pb::AddBotRequest {
+            name: name.to_owned(),
+        })
+        .await
+        .map_err(|s| anyhow::anyhow!("cannot register bot {name:?}: {}", call(s)))?
+        .into_inner()
+        .token)
+}
+
+/// A failed call, as the user reads it (an address that answered as a web page says so).
+pub fn call(status: tonic::Status) -> anyhow::Error {
+    match knobel_bots::non_grpc_answer(&status) {
+        Some(http_status) => anyhow::anyhow!(knobel_bots::wrong_port_message(http_status)),
+        None => anyhow::anyhow!("{}", status.message()),
+    }
 }
 
 /// Runs a `knobel league` command.
@@ -145,7 +161,7 @@ pub async fn run(command: LeagueCommand) -> Result<()> {
                 .await?
                 .create_league(pb::CreateLeagueRequest { config_toml: text })
                 .await
-                .map_err(|s| anyhow::anyhow!("{}: {}", file.display(), s.message()))?
+                .map_err(|s| anyhow::anyhow!("{}: {}", file.display(), call(s)))?
                 .into_inner()
                 .league
                 .context("the arena sent no league")?;

@@ -167,6 +167,26 @@ impl Lobby {
         self.config.presets.get(preset).cloned()
     }
 
+    /// What a waiting stream of bot `bot_name` is told about its wait for `preset`: how many
+    /// distinct bots wait for that preset now (it included), and whether the bot is in a
+    /// running league (then it waits for league matches only).
+    pub fn waiting_for(&self, bot_name: &str, preset: &str) -> (usize, bool) {
+        let league = self
+            .league_bots
+            .lock()
+            .expect("lobby lock")
+            .contains(bot_name);
+        let waiting = self.waiting.lock().expect("lobby lock");
+        let mut bots: Vec<i64> = waiting
+            .iter()
+            .filter(|w| w.plays(preset) && !w.claim.is_closed())
+            .map(|w| w.bot_id)
+            .collect();
+        bots.sort_unstable();
+        bots.dedup();
+        (bots.len(), league)
+    }
+
     /// A seat of the bot `bot_id` waits for a match of `preset`.
     pub fn join(self: &Arc<Self>, bot_id: i64, bot_name: String, preset: String, claim: Claim) {
         self.join_any(bot_id, bot_name, vec![preset], claim);

@@ -1,8 +1,8 @@
 //! `knobel-bot`: a reference bot for the Knobel arena.
 //!
 //! Plays with one of the engine's built-in strategies and prints one line per match on
-//! stdout: `match <id> <game> place <p>/<n>` (with ` aborted` appended when the match was
-//! aborted). Logs go to stderr (`RUST_LOG`, default `info`). With `--exec CMD [ARGS...]`
+//! stdout: `match <id> <game> place <p>/<n> requests <r> strikes <s> forfeited <bool>
+//! errors [<codes>]` (with ` aborted` after the place when the match was aborted). Logs go to stderr (`RUST_LOG`, default `info`). With `--exec CMD [ARGS...]`
 //! a program decides instead, over JSON lines on its stdin and stdout (docs/stdio-bots.md).
 //! Built with the feature
 //! `testing`, it takes `--misbehave MODE` to break the rules on purpose, for testing arenas.
@@ -21,12 +21,12 @@ use knobel_engine::RulesError;
 use tracing::info;
 
 /// A reference bot for the Knobel arena: plays Schocken, Sjokken and Zokken with a built-in
-/// strategy, printing `match <id> <game> place <p>/<n>` per match.
+/// strategy, printing `match <id> <game> place <p>/<n> requests <r> strikes <s> forfeited
+/// <bool> errors [<codes>]` per match.
 #[derive(Parser, Debug)]
 #[command(name = "knobel-bot", version)]
 struct Cli {
-    /// The strategy: heuristic, random or timid.
-    #[arg(long, default_value = "heuristic", value_parser = clap::builder::PossibleValuesParser::new(STRATEGIES))]
+    #[arg(long, default_value = "heuristic", help = strategy_help(), value_parser = clap::builder::PossibleValuesParser::new(STRATEGIES))]
     strategy: String,
     /// The arena's address, http://HOST:PORT.
     #[arg(long, env = "KNOBEL_SERVER", default_value = "http://127.0.0.1:50051")]
@@ -67,6 +67,14 @@ struct Cli {
     /// option: every word after it is the program's command line.
     #[arg(long, num_args = 1.., allow_hyphen_values = true, value_name = "CMD [ARGS]...")]
     exec: Vec<OsString>,
+}
+
+/// `--strategy`'s help: every strategy it takes.
+fn strategy_help() -> String {
+    format!(
+        "The strategy: one of {} (docs/bots.md describes them)",
+        STRATEGIES.join(", ")
+    )
 }
 
 fn parse_game(text: &str) -> Result<Game, String> {
