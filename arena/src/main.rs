@@ -382,6 +382,10 @@ async fn run_serve(args: ServeArgs) -> Result<()> {
         println!("knobel web on http://{web_addr}/");
     }
     let config = settings.server_config(net_limits);
+    let lobby = config.lobby.clone();
+    tokio::task::spawn_blocking(move || lobby.prepare_builtins())
+        .await
+        .context("preparing the built-in players failed")?;
     serve_with_web(
         config,
         store,

@@ -212,3 +212,46 @@ async fn bot_add_writes_only_to_an_existing_store_or_through_the_arena() {
     assert!(listed.contains("remote"), "{listed}");
     assert!(arena.stop().await.success());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_expert_answers_its_first_decisions_within_a_short_deadline() {
+    // No time bank: a decision later than 1 s is a timeout. Building the expert's tables on
+    // its first decision takes several seconds in a debug build; prepared before its Hello,
+    // every answer is in time.
+    let options = ArenaOptions {
+        args: [
+            "--practice",
+            "--practice-wait-ms",
+            "0",
+            "--decision-ms",
+            "1000",
+        ]
+        .into_iter()
+        .chain(["--time-bank-ms", "0"])
+        .map(String::from)
+        .collect(),
+        log_file: None,
+    };
+    let arena = Arena::start(options).await;
+    let token = arena.add_bot("sage").await;
+    let bot = arena.bot(
+        &token,
+        &[
+            "--strategy",
+            "expert",
+            "--games",
+            "schocken",
+            "--matches",
+            "1",
+        ],
+    );
+    let (status, lines) = finish(bot, Duration::from_secs(300)).await;
+    assert!(status.success(), "{lines:?}");
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert!(
+        lines[0].contains(" strikes 0 forfeited false errors []"),
+        "{}",
+        lines[0]
+    );
+    assert!(arena.stop().await.success());
+}

@@ -142,6 +142,16 @@ pub async fn run(args: DemoArgs) -> Result<()> {
     eprintln!("knobel demo: arena at {url}, store {database_url}");
     eprintln!("watch it live in a browser: {web}");
 
+    // The expert's tables, before its first decision (see ExpertPolicy::prepare).
+    tokio::task::spawn_blocking(|| {
+        for preset in knobel_engine::PRESETS {
+            if let Ok(rules) = knobel_engine::Rules::preset(preset) {
+                knobel_engine::policy::ExpertPolicy::prepare(&rules, 4);
+            }
+        }
+    })
+    .await
+    .context("preparing the expert's tables failed")?;
     // The bots: registered over Admin, each a real gRPC client with a few streams.
     let mut admin = wait_for_admin(&arena).await?;
     let mut bots = tokio::task::JoinSet::new();

@@ -166,6 +166,10 @@ async fn start(args: &PlayArgs) -> Result<(Sparring, String)> {
     .context("invalid settings for knobel play (--against names one seat each)")?;
     let mut config = settings.server_config(NetLimits::default());
     config.lobby.practice_opponents = opponents;
+    let lobby = config.lobby.clone();
+    tokio::task::spawn_blocking(move || lobby.prepare_builtins())
+        .await
+        .context("preparing the built-in players failed")?;
     let dir = tempfile::tempdir().context("cannot create a temporary folder for the store")?;
     let database_url = format!("sqlite://{}", dir.path().join("play.db").display());
     let store = Store::connect(&database_url)

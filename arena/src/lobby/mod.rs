@@ -53,6 +53,22 @@ pub struct LobbyConfig {
     pub presets: PresetRules,
 }
 
+impl LobbyConfig {
+    /// Builds the tables of the built-in experts practice mode seats (every preset at this
+    /// lobby's seats), so that their first decisions are as fast as the rest: blocking, call
+    /// it before the arena listens (a few seconds at most; nothing without an expert).
+    pub fn prepare_builtins(&self) {
+        if !self.practice || !self.practice_opponents.contains(&"expert") {
+            return;
+        }
+        for preset in knobel_engine::PRESETS {
+            if let Some(rules) = self.presets.get(preset) {
+                knobel_engine::policy::ExpertPolicy::prepare(rules, self.seats);
+            }
+        }
+    }
+}
+
 impl Default for LobbyConfig {
     fn default() -> LobbyConfig {
         LobbyConfig {

@@ -130,6 +130,9 @@ async fn run(cli: Cli) -> Result<()> {
             format!("knobel-bot-{}", cli.strategy)
         }
     });
+    if cli.strategy == "expert" && !exec {
+        prepare_expert(&cli.games, cli.preset.as_deref()).await?;
+    }
     let mut config = BotConfig::new(cli.server, Token::new(cli.token), name, cli.games);
     config.preset = cli.preset;
     config.max_matches = cli.matches;
@@ -166,6 +169,34 @@ async fn run(cli: Cli) -> Result<()> {
             Ok(())
         }
     }
+}
+
+/// Builds the expert's tables for `games` (the preset asked for, else each game's default)
+/// before the bot says Hello: building them on its first decision can take longer than the
+/// deadline.
+async fn prepare_expert(games: &[Game], preset: Option<&str>) -> Result<()> {
+    let mut rules = Vec::new();
+    for game in games {
+        let name = preset
+            .filter(|p| knobel_engine::Rules::preset(p).is_ok_and(|r| r.game() == *game))
+            .unwrap_or(game.name());
+        rules.push(knobel_engine::Rules::preset(name)?);
+    }
+    let started = std::time::Instant::now();
+    tokio::task::spawn_blocking(move || {
+        for rules in &rules {
+            // The arena's default table: four seats (a model built for more players
+            // after a seat covers fewer).
+            knobel_engine::policy::ExpertPolicy::prepare(rules, 4);
+        }
+    })
+    .await
+    .context("preparing the expert's tables failed")?;
+    info!(
+        ms = started.elapsed().as_millis() as u64,
+        "the expert's tables are ready"
+    );
+    Ok(())
 }
 
 /// Resolves on SIGINT or SIGTERM.
