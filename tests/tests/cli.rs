@@ -94,6 +94,7 @@ async fn clients_pointed_at_the_web_or_metrics_port_are_told_so() {
         // So do the CLI's gRPC clients.
         for args in [
             vec!["health", "--server", address],
+            vec!["health", "--arena", address],
             vec!["league", "status", "demo", "--arena", address],
             vec![
                 "match",
@@ -253,5 +254,75 @@ async fn the_expert_answers_its_first_decisions_within_a_short_deadline() {
         "{}",
         lines[0]
     );
+    assert!(arena.stop().await.success());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn league_commands_list_keep_the_arena_flag_and_estimate_the_time_left() {
+    let admin_token = "an-admin-token-of-some-length";
+    let arena = Arena::start_with_env(
+        ArenaOptions::default(),
+        &[("KNOBEL_ADMIN_TOKEN", admin_token)],
+    )
+    .await;
+    let url = arena.url.as_str();
+    let (ok, out, err) = knobel(&["league", "list", "--arena", url]).await;
+    assert!(ok, "{err}");
+    assert!(
+        out.contains(&format!(
+            "no leagues yet: create one with `knobel league create FILE --arena {url}`"
+        )),
+        "{out}"
+    );
+    let tokens = [arena.add_bot("ada").await, arena.add_bot("bert").await];
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("duo.toml");
+    std::fs::write(
+        &file,
+        "name = \"duo\"\nseed = 7\nbots = [\"ada\", \"bert\"]\nrepetitions = 300\n\n\
+         [games.schocken]\ntable_size = 2\n",
+    )
+    .unwrap();
+    let file = file.to_string_lossy().into_owned();
+    let admin = ["--arena", url, "--admin-token", admin_token];
+    let (ok, out, err) = knobel(&[&["league", "create", &file][..], &admin].concat()).await;
+    assert!(ok, "{err}");
+    // The hint keeps the address the user gave (not the token).
+    assert!(
+        out.contains(&format!(
+            "start it with `knobel league start duo --arena {url}`"
+        )),
+        "{out}"
+    );
+    let (ok, out, err) = knobel(&["league", "list", "--arena", url]).await;
+    assert!(ok, "{err}");
+    assert!(
+        out.starts_with("duo [") && out.contains("(created)"),
+        "{out}"
+    );
+    let (ok, _, err) = knobel(&["league", "status", "nope", "--arena", url]).await;
+    assert!(!ok);
+    assert!(err.contains("`knobel league list`"), "{err}");
+
+    let (ok, _, err) = knobel(&[&["league", "start", "duo"][..], &admin].concat()).await;
+    assert!(ok, "{err}");
+    let _bots: Vec<_> = tokens
+        .iter()
+        .map(|token| arena.bot(token, &["--games", "schocken"]))
+        .collect();
+    // Once matches have finished, status estimates the time left from their pace.
+    let deadline = std::time::Instant::now() + Duration::from_secs(120);
+    loop {
+        let (ok, out, err) = knobel(&["league", "status", "duo", "--arena", url]).await;
+        assert!(ok, "{err}");
+        if out.contains(" s left") {
+            break;
+        }
+        assert!(
+            !out.contains("(finished)") && std::time::Instant::now() < deadline,
+            "no time left shown: {out}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
     assert!(arena.stop().await.success());
 }

@@ -272,7 +272,7 @@ pub async fn run(args: DemoArgs) -> Result<()> {
             "  cargo run --release -- bot add my-bot --arena {url} --admin-token {admin_token}   # prints its token"
         );
         println!(
-            "  cargo run --release -p knobel-bots --bin knobel-bot -- --server {url} --token <token> --name my-bot"
+            "  cargo run --release -p knobel-bots --bin knobel-bot -- --arena {url} --token <token> --name my-bot"
         );
     } else {
         println!(

@@ -18,7 +18,7 @@ use tonic::transport::Channel;
 #[derive(Args, Debug, Clone)]
 pub struct ArenaArgs {
     /// The arena's gRPC address.
-    #[arg(long, env = "KNOBEL_ARENA", default_value = "http://127.0.0.1:50051")]
+    #[arg(long, env = "KNOBEL_ARENA", default_value = DEFAULT_ARENA)]
     pub arena: String,
     /// The admin token (for create, start, pause, cancel).
     #[arg(long, env = "KNOBEL_ADMIN_TOKEN", hide_env_values = true)]
@@ -39,6 +39,11 @@ pub enum Format {
 /// `knobel league` subcommands.
 #[derive(Subcommand, Debug)]
 pub enum LeagueCommand {
+    /// List the arena's leagues with their progress.
+    List {
+        #[command(flatten)]
+        arena: ArenaArgs,
+    },
     /// Create a league from a league file (docs/leagues.md).
     Create {
         /// The league file (TOML).
@@ -151,9 +156,47 @@ pub fn call(status: tonic::Status) -> anyhow::Error {
     }
 }
 
+impl ArenaArgs {
+    /// The flags to repeat in a hint for the next command: `--arena ADDRESS` when it is not
+    /// the default (the admin token is never printed; it stays in KNOBEL_ADMIN_TOKEN or is
+    /// passed again).
+    pub fn flags_given(&self) -> String {
+        if self.arena == DEFAULT_ARENA {
+            String::new()
+        } else {
+            format!(" --arena {}", self.arena)
+        }
+    }
+}
+
+/// The arena's address when none is given.
+pub const DEFAULT_ARENA: &str = "http://127.0.0.1:50051";
+
+/// `knobel league list`: every league, one progress line each.
+async fn list(arena: &ArenaArgs) -> Result<()> {
+    let leagues = arena_client(arena)
+        .await?
+        .list_leagues(pb::ListLeaguesRequest {})
+        .await
+        .map_err(call)?
+        .into_inner()
+        .leagues;
+    if leagues.is_empty() {
+        println!(
+            "no leagues yet: create one with `knobel league create FILE{}` (docs/leagues.md)",
+            arena.flags_given()
+        );
+    }
+    for league in &leagues {
+        println!("{}", progress_line(league, None));
+    }
+    Ok(())
+}
+
 /// Runs a `knobel league` command.
 pub async fn run(command: LeagueCommand) -> Result<()> {
     match command {
+        LeagueCommand::List { arena } => list(&arena).await?,
         LeagueCommand::Create { file, arena } => {
             let text = std::fs::read_to_string(&file)
                 .with_context(|| format!("cannot read {}", file.display()))?;
@@ -166,11 +209,12 @@ pub async fn run(command: LeagueCommand) -> Result<()> {
                 .league
                 .context("the arena sent no league")?;
             println!(
-                "created league {} with {} matches among {} bots; start it with `knobel league start {}`",
+                "created league {} with {} matches among {} bots; start it with `knobel league start {}{}`",
                 league.name,
                 league.total_matches,
                 league.bots.len(),
-                league.name
+                league.name,
+                arena.flags_given()
             );
         }
         LeagueCommand::Start { name, arena } => {
@@ -214,7 +258,7 @@ pub async fn run(command: LeagueCommand) -> Result<()> {
                     .await?
                     .league
                     .unwrap_or_default();
-                print_status(&league, Some((started.elapsed(), first_done)));
+                print_status(&league, Some(pace_window(&league, started, first_done)));
                 if !follow || !is_active(&league) {
                     break;
                 }
@@ -283,7 +327,8 @@ pub fn progress_line(league: &pb::LeagueInfo, since: Option<(Duration, u32)>) ->
     );
     if let Some((elapsed, first_done)) = since {
         let rate = f64::from(done.saturating_sub(first_done)) / elapsed.as_secs_f64().max(0.001);
-        if rate > 0.0 && done < league.total_matches {
+        let running = league.status == pb::LeagueStatus::Running as i32;
+        if running && rate > 0.0 && done < league.total_matches {
             let _ = write!(
                 line,
                 ", about {:.0} s left",
@@ -298,6 +343,27 @@ pub fn progress_line(league: &pb::LeagueInfo, since: Option<(Duration, u32)>) ->
         let _ = write!(line, ", waiting for {}", league.waiting_for.join(", "));
     }
     line
+}
+
+/// The window the time left is estimated over: the matches finished while this command has
+/// watched, once it has watched a few seconds and seen one finish; before that, every
+/// match finished since the league was created.
+fn pace_window(
+    league: &pb::LeagueInfo,
+    watching_since: std::time::Instant,
+    done_then: u32,
+) -> (Duration, u32) {
+    let watched = watching_since.elapsed();
+    if watched >= Duration::from_secs(5) && league.finished_matches > done_then {
+        return (watched, done_then);
+    }
+    let now_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64);
+    (
+        Duration::from_millis(now_ms.saturating_sub(league.created_unix_ms)),
+        0,
+    )
 }
 
 fn print_status(league: &pb::LeagueInfo, since: Option<(Duration, u32)>) {

@@ -95,7 +95,7 @@ pub async fn run(args: PlayArgs) -> Result<()> {
             args.against.join(", ")
         );
         println!(
-            "  KNOBEL_TOKEN={token} cargo run --release -p knobel-bots --bin knobel-bot -- --server {} --name {} --games {} --preset {}",
+            "  KNOBEL_TOKEN={token} cargo run --release -p knobel-bots --bin knobel-bot -- --arena {} --name {} --games {} --preset {}",
             arena.url,
             args.name,
             game_of(&args.preset)?,

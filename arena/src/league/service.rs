@@ -144,7 +144,9 @@ fn wire_game(g: &GameStandings) -> pb::GameStandings {
 }
 
 fn no_league(name: &str) -> Status {
-    Status::not_found(format!("no league named {name:?}: see ListLeagues"))
+    Status::not_found(format!(
+        "no league named {name:?}: `knobel league list` (the ListLeagues RPC) lists the leagues"
+    ))
 }
 
 /// Standings as the wire carries them.

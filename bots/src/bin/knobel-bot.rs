@@ -28,8 +28,14 @@ use tracing::info;
 struct Cli {
     #[arg(long, default_value = "heuristic", help = strategy_help(), value_parser = clap::builder::PossibleValuesParser::new(STRATEGIES))]
     strategy: String,
-    /// The arena's address, http://HOST:PORT.
-    #[arg(long, env = "KNOBEL_SERVER", default_value = "http://127.0.0.1:50051")]
+    /// The arena's gRPC address, http://HOST:PORT (as its `knobel arena listening on` line
+    /// says; `--server` is an older name for it).
+    #[arg(
+        long = "arena",
+        alias = "server",
+        env = "KNOBEL_SERVER",
+        default_value = "http://127.0.0.1:50051"
+    )]
     server: String,
     /// The bot's token, as `knobel bot add NAME` printed it. Prefer the environment
     /// variable: a command line is visible to other users of the machine.
