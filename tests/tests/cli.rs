@@ -306,6 +306,24 @@ async fn league_commands_list_keep_the_arena_flag_and_estimate_the_time_left() {
 
     let (ok, _, err) = knobel(&[&["league", "start", "duo"][..], &admin].concat()).await;
     assert!(ok, "{err}");
+    // "Waiting for" says of each bot whether it is offline or busy (connected, but playing
+    // or waiting for something else: here another game).
+    let status_shows = |what: &'static str| async move {
+        let deadline = std::time::Instant::now() + Duration::from_secs(60);
+        loop {
+            let (ok, out, err) = knobel(&["league", "status", "duo", "--arena", url]).await;
+            assert!(ok, "{err}");
+            if out.contains(what) {
+                return;
+            }
+            assert!(std::time::Instant::now() < deadline, "no {what:?} in {out}");
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    };
+    status_shows("waiting for ada (offline), bert (offline)").await;
+    let mut elsewhere = arena.bot(&tokens[0], &["--games", "sjokken"]);
+    status_shows("waiting for ada (busy), bert (offline)").await;
+    let _ = elsewhere.kill().await;
     let _bots: Vec<_> = tokens
         .iter()
         .map(|token| arena.bot(token, &["--games", "schocken"]))

@@ -340,7 +340,7 @@ pub fn progress_line(league: &pb::LeagueInfo, since: Option<(Duration, u32)>) ->
         let _ = write!(line, ", {} playing", league.playing);
     }
     if !league.waiting_for.is_empty() {
-        let _ = write!(line, ", waiting for {}", league.waiting_for.join(", "));
+        let _ = write!(line, ", waiting for {}", waiting_for(league));
     }
     line
 }
@@ -364,6 +364,24 @@ fn pace_window(
         Duration::from_millis(now_ms.saturating_sub(league.created_unix_ms)),
         0,
     )
+}
+
+/// The bots a league waits for, each busy (connected, playing or waiting for other games)
+/// or offline (no stream open).
+fn waiting_for(league: &pb::LeagueInfo) -> String {
+    league
+        .waiting_for
+        .iter()
+        .map(|bot| {
+            let state = if league.waiting_for_connected.contains(bot) {
+                "busy"
+            } else {
+                "offline"
+            };
+            format!("{bot} ({state})")
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn print_status(league: &pb::LeagueInfo, since: Option<(Duration, u32)>) {

@@ -196,6 +196,7 @@ impl Leagues {
             finished_matches: league.finished_matches as u32,
             playing: live.playing as u32,
             waiting_for: live.waiting_for,
+            waiting_for_connected: live.waiting_for_connected,
             created_unix_ms: league.created_at_ms.max(0) as u64,
         }
     }

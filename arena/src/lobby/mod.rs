@@ -133,6 +133,8 @@ pub struct Lobby {
     abort: watch::Sender<bool>,
     /// Every waiting stream, oldest first.
     waiting: Mutex<Vec<Waiting>>,
+    /// Matches in progress per bot name (pick-up and league), for "busy or offline".
+    playing: Mutex<std::collections::HashMap<String, usize>>,
     /// Bots of running leagues: their streams wait for league matches only.
     league_bots: Mutex<HashSet<String>>,
     /// Notified when a stream of a league bot starts waiting (the league scheduler can
@@ -165,6 +167,7 @@ impl Lobby {
             shutdown,
             abort: watch::channel(false).0,
             waiting: Mutex::new(Vec::new()),
+            playing: Mutex::new(std::collections::HashMap::new()),
             league_bots: Mutex::new(HashSet::new()),
             league_joined: tokio::sync::Notify::new(),
             next_ticket: Mutex::new(0),
@@ -201,6 +204,42 @@ impl Lobby {
         bots.sort_unstable();
         bots.dedup();
         (bots.len(), league)
+    }
+
+    /// Whether the bot `bot_name` is connected: playing a match or waiting in the lobby.
+    pub fn is_connected(&self, bot_name: &str) -> bool {
+        let playing = self
+            .playing
+            .lock()
+            .expect("lobby lock")
+            .get(bot_name)
+            .is_some_and(|&n| n > 0);
+        playing
+            || self
+                .waiting
+                .lock()
+                .expect("lobby lock")
+                .iter()
+                .any(|w| w.bot_name == bot_name && !w.claim.is_closed())
+    }
+
+    /// Counts the registered bots of `info` as playing (`by` 1) or no longer (`by` -1).
+    fn count_playing(&self, info: &MatchInfo, starting: bool) {
+        let mut playing = self.playing.lock().expect("lobby lock");
+        for (name, id) in info.seat_names.iter().zip(&info.seat_bot_ids) {
+            if id.is_none() {
+                continue;
+            }
+            let n = playing.entry(name.clone()).or_default();
+            *n = if starting {
+                *n + 1
+            } else {
+                n.saturating_sub(1)
+            };
+            if *n == 0 {
+                playing.remove(name);
+            }
+        }
     }
 
     /// A seat of the bot `bot_id` waits for a match of `preset`.
@@ -376,8 +415,10 @@ impl Lobby {
         }
         info!(match_id = %info.match_id, preset = %info.preset, seats = ?info.seat_names, bot_ids = ?info.seat_bot_ids, "match started");
         self.metrics.match_started(game);
+        self.count_playing(&info, true);
         let (report, mut announcement) =
             run_match(info.clone(), seed, players, self.abort.subscribe()).await;
+        self.count_playing(&info, false);
         let record = self.record(&info, &report, league);
         let mut record = std::pin::pin!(record);
         // The last events ride on the result, unless recording outlasts their delay.
