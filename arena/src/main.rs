@@ -3,9 +3,10 @@
 mod cli;
 mod simulate;
 
+use std::io::IsTerminal;
 use std::net::SocketAddr;
 
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
 use clap::{Args, Parser, Subcommand};
 use knobel_arena::auth;
 use knobel_arena::net;
@@ -30,9 +31,14 @@ enum Command {
     /// Register, list and revoke bots.
     #[command(subcommand)]
     Bot(BotCommand),
+    /// Play your bot against built-in players, on an arena of its own: no server to run,
+    /// nothing to register (`--exec CMD` for a stdin/stdout program, `--connect` for a gRPC
+    /// bot). Prints each match's result, the bot's strikes and the first match throw by
+    /// throw.
+    Play(Box<cli::play::PlayArgs>),
     /// Play a league of the built-in policies in-process and print standings per game.
     Simulate(simulate::SimulateArgs),
-    /// The demo: an arena on a fresh SQLite file, six built-in bots as gRPC clients, a
+    /// The demo: an arena on a fresh SQLite file, seven built-in bots as gRPC clients, a
     /// round-robin league over the three games, its standings.
     Demo(cli::demo::DemoArgs),
     /// Create, start, pause, cancel leagues; show their progress and standings.
@@ -51,6 +57,23 @@ struct DatabaseArgs {
     /// The store: an SQLite file (default) or a PostgreSQL URL.
     #[arg(long, env = "DATABASE_URL", default_value = "sqlite://knobel.db")]
     database_url: String,
+}
+
+/// `knobel bot add`'s way to a running arena.
+#[derive(Args, Debug)]
+struct RemoteArgs {
+    /// Register through this running arena's Admin service (its gRPC address, as its
+    /// `knobel arena listening on` line says) instead of writing to a database file.
+    #[arg(long)]
+    arena: Option<String>,
+    /// The arena's admin token (with --arena).
+    #[arg(
+        long,
+        env = "KNOBEL_ADMIN_TOKEN",
+        hide_env_values = true,
+        requires = "arena"
+    )]
+    admin_token: Option<String>,
 }
 
 /// `knobel serve` flags. Each numeric flag can also be given by its environment variable;
@@ -136,6 +159,12 @@ enum BotCommand {
         name: String,
         #[command(flatten)]
         database: DatabaseArgs,
+        /// Create the SQLite file if there is none (else a missing file is an error: an
+        /// arena's store is created by `knobel serve` or `knobel demo`).
+        #[arg(long)]
+        create: bool,
+        #[command(flatten)]
+        remote: RemoteArgs,
     },
     /// List registered bots.
     List {
@@ -160,7 +189,7 @@ fn main() -> Result<()> {
     let cli = Cli::parse();
     // The demo prints its own progress: only warnings from the arena it runs.
     let default_filter = match cli.command {
-        Command::Demo(_) => "warn",
+        Command::Demo(_) | Command::Play(_) => "warn",
         _ => "info,sqlx=warn",
     };
     tracing_subscriber::fmt()
@@ -169,12 +198,14 @@ fn main() -> Result<()> {
                 .unwrap_or_else(|_| default_filter.into()),
         )
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
         .init();
     match cli.command {
         Command::Simulate(args) => simulate::run(&args),
         Command::Serve(args) => runtime()?.block_on(run_serve(*args)),
         Command::Bot(command) => runtime()?.block_on(run_bot(command)),
         Command::Demo(args) => runtime()?.block_on(cli::demo::run(args)),
+        Command::Play(args) => runtime()?.block_on(cli::play::run(*args)),
         Command::League(command) => runtime()?.block_on(cli::league::run(command)),
         Command::Match(command) => runtime()?.block_on(cli::league::run_match(command)),
         Command::Health(args) => runtime()?.block_on(cli::health::run(args)),
@@ -186,6 +217,29 @@ fn runtime() -> Result<tokio::runtime::Runtime> {
         .enable_all()
         .build()
         .context("cannot start the async runtime")
+}
+
+/// The file of an `sqlite:` URL (without its query), `None` for other stores.
+fn sqlite_file(url: &str) -> Option<&str> {
+    let path = url
+        .strip_prefix("sqlite://")
+        .or_else(|| url.strip_prefix("sqlite:"))?;
+    Some(path.split('?').next().unwrap_or(path))
+}
+
+/// The store of `knobel bot ...`: an existing one, unless `create` says to make it.
+async fn open_existing_store(database: &DatabaseArgs, create: bool) -> Result<Store> {
+    if let Some(file) = sqlite_file(&database.database_url)
+        && !create
+        && !std::path::Path::new(file).exists()
+    {
+        bail!(
+            "there is no store at {file} (in {}): `knobel serve` and `knobel demo` create an arena's store; run this in the arena's folder or give its --database-url, register through the running arena with --arena ADDRESS --admin-token TOKEN, or pass --create to start a new store here",
+            std::env::current_dir()
+                .map_or_else(|_| "this folder".to_owned(), |d| d.display().to_string())
+        );
+    }
+    open_store(database).await
 }
 
 async fn open_store(database: &DatabaseArgs) -> Result<Store> {
@@ -211,19 +265,45 @@ fn redact(url: &str) -> String {
 
 async fn run_bot(command: BotCommand) -> Result<()> {
     match command {
-        BotCommand::Add { name, database } => {
+        BotCommand::Add {
+            name,
+            database,
+            create,
+            remote,
+        } => {
             auth::check_bot_name(&name)?;
-            let store = open_store(&database).await?;
-            let token = auth::generate_token();
-            store
-                .add_bot(&name, &auth::hash_token(&token))
-                .await
-                .with_context(|| format!("cannot register bot {}", knobel_engine::quoted(&name)))?;
-            println!("registered bot {name}; its token (shown only now, keep it secret):");
+            let (token, place) = match remote.arena {
+                Some(arena) => {
+                    let token = cli::league::add_bot(
+                        &cli::league::ArenaArgs {
+                            arena: arena.clone(),
+                            admin_token: remote.admin_token,
+                        },
+                        &name,
+                    )
+                    .await?;
+                    (token, format!("with the arena at {arena}"))
+                }
+                None => {
+                    let store = open_existing_store(&database, create).await?;
+                    let token = auth::generate_token();
+                    store
+                        .add_bot(&name, &auth::hash_token(&token))
+                        .await
+                        .with_context(|| {
+                            format!("cannot register bot {}", knobel_engine::quoted(&name))
+                        })?;
+                    (
+                        token,
+                        format!("in the store {}", redact(&database.database_url)),
+                    )
+                }
+            };
+            println!("registered bot {name} {place}; its token (shown only now, keep it secret):");
             println!("{token}");
         }
         BotCommand::List { database } => {
-            let store = open_store(&database).await?;
+            let store = open_existing_store(&database, false).await?;
             let bots = store.list_bots().await.context("cannot list bots")?;
             println!("{:<32} {:<10}", "name", "status");
             for bot in bots {
@@ -236,7 +316,7 @@ async fn run_bot(command: BotCommand) -> Result<()> {
             }
         }
         BotCommand::Revoke { name, database } => {
-            let store = open_store(&database).await?;
+            let store = open_existing_store(&database, false).await?;
             let revoked = store
                 .revoke_bot(&name)
                 .await
@@ -305,6 +385,10 @@ async fn run_serve(args: ServeArgs) -> Result<()> {
         println!("knobel web on http://{web_addr}/");
     }
     let config = settings.server_config(net_limits);
+    let lobby = config.lobby.clone();
+    tokio::task::spawn_blocking(move || lobby.prepare_builtins())
+        .await
+        .context("preparing the built-in players failed")?;
     serve_with_web(
         config,
         store,

@@ -6,7 +6,7 @@
 //
 // It prints one line per match on stdout: "match <id> <game> place <p>/<n>". The contract is
 // proto/knobel/v1/arena.proto, loaded at start by @grpc/proto-loader (no generated code);
-// the rules are RULES.md. The messages look like the JSON lines of the stdin/stdout bridge
+// the rules are docs/rules.md. The messages look like the JSON lines of the stdin/stdout bridge
 // (field names as in the .proto file, enums by name; an unset message is null instead of
 // absent, and each oneof also names its member in a `kind` field), so the decisions are
 // those of the stdin/stdout starter kit, ../stdio/bot.js: a bot can move from one way in to
@@ -47,6 +47,9 @@ function play(client, args, played) {
       switch (message.kind) {
         case "welcome":
           console.error(`welcomed as ${message.welcome.bot_name}`);
+          break;
+        case "waiting":
+          console.error(`waiting: ${message.waiting.reason}`);
           break;
         case "match_start":
           starts.set(message.match_start.match_id, message.match_start);

@@ -6,7 +6,7 @@ Run ./generate.sh once to create the gRPC stubs in gen/, then:
     python knobel_bot.py --server 127.0.0.1:50051 --token "$KNOBEL_TOKEN" --games zokken
 
 It prints one line per match on stdout: "match <id> <game> place <p>/<n>".
-The contract is proto/knobel/v1/arena.proto; the rules are RULES.md.
+The contract is proto/knobel/v1/arena.proto; the rules are docs/rules.md.
 """
 import argparse
 import os
@@ -144,6 +144,8 @@ def play(stub, args, played):
             kind = message.WhichOneof("kind")
             if kind == "welcome":
                 print(f"welcomed as {message.welcome.bot_name}", file=sys.stderr)
+            elif kind == "waiting":
+                print(f"waiting: {message.waiting.reason}", file=sys.stderr)
             elif kind == "match_start":
                 start = message.match_start
                 matches[start.match_id] = start

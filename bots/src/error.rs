@@ -38,6 +38,13 @@ pub enum BotError {
         /// The arena's message.
         message: String,
     },
+    /// The address answered as a plain HTTP server (a web page: the arena's web viewer or
+    /// metrics port, or another server), not as gRPC. Not retried.
+    #[error("{}", wrong_port_message(*.http_status))]
+    NotGrpc {
+        /// The HTTP status it answered with.
+        http_status: u16,
+    },
     /// The program of an [`crate::ExecBot`] could not be started. Not retried.
     #[error(
         "cannot start the program {command:?}: {reason} (give a command that runs, e.g. --exec python3 bot.py)"
@@ -74,9 +81,38 @@ fn chain(error: &dyn std::error::Error) -> String {
     text
 }
 
+/// What to tell someone whose address answered plain HTTP with `http_status`.
+pub fn wrong_port_message(http_status: u16) -> String {
+    format!(
+        "this address answered as a web page (HTTP {http_status}), not as the arena's gRPC port: \
+         see the 'knobel arena listening on' line"
+    )
+}
+
+/// The HTTP status of an answer that was not gRPC, if `status` says the call got one: tonic
+/// reports a response without `grpc-status` as "grpc-status header missing, mapped from
+/// HTTP status code N", and a body that is not gRPC framing (an HTML page) as "... while
+/// receiving response with status: N ...".
+pub fn non_grpc_answer(status: &tonic::Status) -> Option<u16> {
+    let message = status.message();
+    let after = [
+        "mapped from HTTP status code ",
+        "while receiving response with status: ",
+    ]
+    .into_iter()
+    .find_map(|marker| message.split_once(marker).map(|(_, rest)| rest))?;
+    let code: String = after.chars().take_while(char::is_ascii_digit).collect();
+    code.parse()
+        .ok()
+        .filter(|&c| c != 200 || message.contains("compression flag"))
+}
+
 impl BotError {
     /// The error for a status the arena ended a call with.
     pub fn from_status(status: &tonic::Status) -> BotError {
+        if let Some(http_status) = non_grpc_answer(status) {
+            return BotError::NotGrpc { http_status };
+        }
         match status.code() {
             Code::Unauthenticated => BotError::Unauthenticated(status.message().to_owned()),
             code => BotError::Status {
@@ -96,6 +132,7 @@ impl BotError {
             | BotError::InvalidConfig(_)
             | BotError::Unauthenticated(_)
             | BotError::Program { .. }
+            | BotError::NotGrpc { .. }
             | BotError::GaveUp { .. } => true,
             BotError::Connect(_) => false,
             BotError::Status { code, .. } => matches!(
@@ -126,5 +163,26 @@ mod tests {
         assert!(!BotError::from(tonic::Status::unavailable("down")).is_fatal());
         assert!(!BotError::from(tonic::Status::resource_exhausted("streams")).is_fatal());
         assert!(!BotError::from(tonic::Status::internal("h2 error")).is_fatal());
+    }
+
+    #[test]
+    fn a_web_page_answer_names_the_wrong_port() {
+        let web = tonic::Status::internal(
+            "protocol error: received message with invalid compression flag: 60 (valid flags \
+             are 0 and 1) while receiving response with status: 404 Not Found",
+        );
+        let metrics = tonic::Status::unimplemented(
+            "grpc-status header missing, mapped from HTTP status code 404",
+        );
+        for status in [web, metrics] {
+            let error = BotError::from(status);
+            assert!(error.is_fatal());
+            assert_eq!(
+                error.to_string(),
+                "this address answered as a web page (HTTP 404), not as the arena's gRPC port: \
+                 see the 'knobel arena listening on' line"
+            );
+        }
+        assert_eq!(non_grpc_answer(&tonic::Status::unavailable("down")), None);
     }
 }

@@ -57,7 +57,7 @@ use tonic::transport::{Channel, Endpoint};
 
 pub use auth::{BearerAuth, Token};
 pub use config::{Backoff, BotConfig, CLIENT_VERSION, PING_INTERVAL};
-pub use error::BotError;
+pub use error::{BotError, non_grpc_answer, wrong_port_message};
 pub use exec::{EXIT_GRACE, ExecBot, MAX_LINE_BYTES, Program, STDIN_QUEUE_LINES};
 pub use knobel_engine::{Action, Game, Observation};
 #[cfg(feature = "testing")]

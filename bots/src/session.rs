@@ -398,6 +398,7 @@ impl<R: Responder> Runner<R> {
                     if let Some(current) = current.as_mut() {
                         let summary = &mut current.summary;
                         summary.errors.push(code);
+                        summary.error_messages.push(error.message.clone());
                         summary.strikes = summary.strikes.max(error.strikes);
                         summary.forfeited |= error.forfeited;
                     }
@@ -435,6 +436,14 @@ impl<R: Responder> Runner<R> {
                     }
                     run.report.matches.push(summary);
                     done = self.enough(run);
+                }
+                Some(Kind::Waiting(waiting)) => {
+                    info!(
+                        waited_secs = waiting.waited_secs,
+                        preset = %waiting.preset,
+                        "still waiting for a match: {}",
+                        waiting.reason
+                    );
                 }
                 Some(Kind::Pong(pong)) => {
                     run.report.pongs += 1;

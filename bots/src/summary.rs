@@ -30,6 +30,9 @@ pub struct MatchSummary {
     pub requests: u32,
     /// Error events received, by code, in order.
     pub errors: Vec<pb::ErrorCode>,
+    /// The messages of those error events (what the arena said was wrong), in the same
+    /// order.
+    pub error_messages: Vec<String>,
     /// Strikes collected (from the last error event).
     pub strikes: u32,
     /// Whether the seat was forfeited.

@@ -57,7 +57,7 @@ pub fn encode_events(events: &[Event]) -> Bytes {
 
 impl Message for OutboundMessage {
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        // Field order as prost writes an ArenaMessage: the kind (tags 1..=7), then events.
+        // Field order as prost writes an ArenaMessage: the kind, then events.
         if let Some(kind) = &self.kind {
             kind.encode(buf);
         }
@@ -81,8 +81,9 @@ impl Message for OutboundMessage {
             prost::encoding::message::encode(EVENTS_FIELD, &event, &mut entry);
             self.events.push(entry.freeze());
             Ok(())
-        } else if matches!(tag, 1..=3 | 5..=7) {
-            // The tags of `ArenaMessage.kind` (4 is reserved); `Kind::merge` takes no other.
+        } else if matches!(tag, 1..=3 | 5..=7 | 9) {
+            // The tags of `ArenaMessage.kind` (4 is reserved, 8 is `events`); `Kind::merge`
+            // takes no other.
             pb::arena_message::Kind::merge(&mut self.kind, tag, wire_type, buf, ctx)
         } else {
             prost::encoding::skip_field(wire_type, tag, buf, ctx)

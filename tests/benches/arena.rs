@@ -1294,6 +1294,8 @@ async fn measure_memory() -> Result<(Memory, Memory), String> {
                 &format!("idle-{i}"),
                 "--database-url",
                 &database_url,
+                // Before the arena runs: a new store.
+                "--create",
             ])
             .output()
             .await

@@ -64,6 +64,8 @@ pub struct Arena {
     pub web_url: String,
     /// The store's database URL.
     pub database_url: String,
+    /// What the arena printed on stdout up to its last address line.
+    pub start_up_lines: Vec<String>,
     _dir: Option<tempfile::TempDir>,
 }
 
@@ -177,6 +179,7 @@ impl Arena {
         let mut url = None;
         let mut metrics_url = None;
         let mut web_url = None;
+        let mut start_up_lines = Vec::new();
         while url.is_none() || metrics_url.is_none() || web_url.is_none() {
             let line = tokio::time::timeout(Duration::from_secs(30), lines.next_line())
                 .await
@@ -190,6 +193,7 @@ impl Arena {
             } else if let Some(web) = line.strip_prefix("knobel web on ") {
                 web_url = Some(web.to_owned());
             }
+            start_up_lines.push(line);
         }
         tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
         Arena {
@@ -198,6 +202,7 @@ impl Arena {
             metrics_url: metrics_url.expect("metrics url"),
             web_url: web_url.expect("web url"),
             database_url,
+            start_up_lines,
             _dir: dir,
         }
     }
@@ -497,4 +502,45 @@ pub async fn finish(mut child: Child, within: Duration) -> (std::process::ExitSt
         .expect("the bot did not finish in time")
         .expect("wait for the bot");
     (status, reader.await.expect("reader"))
+}
+
+/// The Python interpreter with grpcio installed: `KNOBEL_PYTHON` (`.ci/run` makes one),
+/// else `python3` if it has grpcio and protobuf. Fails the test if there is none: a test
+/// never passes without having run (build with `KNOBEL_TEST_WITHOUT=python` to mark it
+/// ignored instead; see `arena/build.rs`, the build script of this crate too).
+pub fn python() -> PathBuf {
+    if let Some(path) = std::env::var_os("KNOBEL_PYTHON") {
+        return PathBuf::from(path);
+    }
+    let has_grpcio = std::process::Command::new("python3")
+        .args(["-c", "import grpc, google.protobuf"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|status| status.success());
+    assert!(
+        has_grpcio,
+        "this test needs Python 3 with grpcio and protobuf: set KNOBEL_PYTHON to one (python3 \
+         -m venv .venv && .venv/bin/pip install -r bots/python/requirements.txt, as .ci/run \
+         does), or build the tests with KNOBEL_TEST_WITHOUT=python to mark it ignored \
+         (refused in CI)"
+    );
+    PathBuf::from("python3")
+}
+
+/// [`python`], with the Python example bot's gRPC stubs generated (`bots/python/gen/`) if
+/// they are not there yet.
+pub async fn python_with_stubs() -> PathBuf {
+    let python = python();
+    let bot_dir = workspace().join("bots/python");
+    if !bot_dir.join("gen/knobel/v1/arena_pb2.py").exists() {
+        let status = Command::new("sh")
+            .arg(bot_dir.join("generate.sh"))
+            .env("PYTHON", &python)
+            .status()
+            .await
+            .expect("run generate.sh");
+        assert!(status.success(), "generating the Python stubs failed");
+    }
+    python
 }

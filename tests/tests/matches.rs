@@ -1,11 +1,10 @@
 //! Full matches of each game between bots running as separate processes: the Rust
 //! reference bots, and the Python example bot on real grpcio against them.
 
-use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::Duration;
 
-use knobel_e2e::{Arena, ArenaOptions, finish, workspace};
+use knobel_e2e::{Arena, ArenaOptions, finish, python_with_stubs, workspace};
 use knobel_proto::v1 as pb;
 use tokio::process::Command;
 
@@ -73,47 +72,14 @@ async fn rust_bots_play_full_matches_of_every_game() {
     assert!(arena.stop().await.success());
 }
 
-/// The Python interpreter with grpcio installed: `KNOBEL_PYTHON` (`.ci/run` makes one),
-/// else `python3` if it has grpcio and protobuf. Fails the test if there is none: a test
-/// never passes without having run (build with `KNOBEL_TEST_WITHOUT=python` to mark it
-/// ignored instead; see `arena/build.rs`, the build script of this crate too).
-fn python() -> PathBuf {
-    if let Some(path) = std::env::var_os("KNOBEL_PYTHON") {
-        return PathBuf::from(path);
-    }
-    let has_grpcio = std::process::Command::new("python3")
-        .args(["-c", "import grpc, google.protobuf"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|status| status.success());
-    assert!(
-        has_grpcio,
-        "this test needs Python 3 with grpcio and protobuf: set KNOBEL_PYTHON to one (python3 \
-         -m venv .venv && .venv/bin/pip install -r bots/python/requirements.txt, as .ci/run \
-         does), or build the tests with KNOBEL_TEST_WITHOUT=python to mark it ignored \
-         (refused in CI)"
-    );
-    PathBuf::from("python3")
-}
-
 #[cfg_attr(
     knobel_without_python,
     ignore = "built with KNOBEL_TEST_WITHOUT=python: needs Python 3 with grpcio"
 )]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_python_bot_plays_every_game_against_the_rust_bots() {
-    let python = python();
+    let python = python_with_stubs().await;
     let bot_dir = workspace().join("bots/python");
-    if !bot_dir.join("gen/knobel/v1/arena_pb2.py").exists() {
-        let status = Command::new("sh")
-            .arg(bot_dir.join("generate.sh"))
-            .env("PYTHON", &python)
-            .status()
-            .await
-            .expect("run generate.sh");
-        assert!(status.success(), "generating the Python stubs failed");
-    }
     let arena = Arena::start(ArenaOptions::default()).await;
     let py_token = arena.add_bot("python").await;
     let mut tokens = Vec::new();

@@ -148,6 +148,16 @@ pub async fn run(args: DemoArgs) -> Result<()> {
     eprintln!("knobel demo: arena at {url}, store {database_url}");
     eprintln!("watch it live in a browser: {web}");
 
+    // The expert's tables, before its first decision (see ExpertPolicy::prepare).
+    tokio::task::spawn_blocking(|| {
+        for preset in knobel_engine::PRESETS {
+            if let Ok(rules) = knobel_engine::Rules::preset(preset) {
+                knobel_engine::policy::ExpertPolicy::prepare(&rules, 4);
+            }
+        }
+    })
+    .await
+    .context("preparing the expert's tables failed")?;
     // The bots: registered over Admin, each a real gRPC client with a few streams.
     let mut admin = wait_for_admin(&arena).await?;
     let mut bots = tokio::task::JoinSet::new();
@@ -172,11 +182,7 @@ pub async fn run(args: DemoArgs) -> Result<()> {
     eprintln!(
         "registered {} bots ({}), {} streams each",
         DEMO_BOTS.len(),
-        DEMO_BOTS
-            .iter()
-            .map(|(n, s)| format!("{n}: {s}"))
-            .collect::<Vec<_>>()
-            .join(", "),
+        bot_strategies(),
         STREAMS_PER_BOT
     );
 
@@ -264,7 +270,9 @@ pub async fn run(args: DemoArgs) -> Result<()> {
     println!(
         "same dice in every seat order (dice = \"duplicate\": the demo's bots are built-in players,"
     );
-    println!("which remember nothing between matches; outside bots play independent dice).\n");
+    println!("which remember nothing between matches; outside bots play independent dice).");
+    println!("The bots and their built-in strategies (docs/bots.md):");
+    println!("  {}\n", bot_strategies());
     let id = example.unwrap_or_else(|| "<match id>".to_owned());
     if args.serve {
         println!("Look around (the arena keeps running):");
@@ -275,14 +283,17 @@ pub async fn run(args: DemoArgs) -> Result<()> {
         println!("  cargo run --release -- league standings demo --arena {url} --format csv");
         println!("Point a bot of your own at it:");
         println!(
-            "  cargo run --release -- bot add my-bot --database-url {database_url}   # prints its token"
+            "  cargo run --release -- bot add my-bot --arena {url} --admin-token {admin_token}   # prints its token"
         );
         println!(
-            "  cargo run --release -p knobel-bots --bin knobel-bot -- --server {url} --token <token> --name my-bot"
+            "  cargo run --release -p knobel-bots --bin knobel-bot -- --arena {url} --token <token> --name my-bot"
         );
     } else {
-        println!("Everything is stored in {database_url}. To look around, serve it:");
-        println!("  cargo run --release -- serve --database-url {database_url}");
+        println!(
+            "Everything is stored in {database_url}. To look around, serve it (practice mode: a bot of yours"
+        );
+        println!("plays built-in players at once):");
+        println!("  cargo run --release -- serve --practice --database-url {database_url}");
         println!(
             "and open http://127.0.0.1:8080/leagues/demo in a browser, or in another terminal:"
         );
@@ -312,6 +323,15 @@ pub async fn run(args: DemoArgs) -> Result<()> {
         .context("the arena task failed")?
         .context("the arena failed")?;
     Ok(())
+}
+
+/// "maven: expert, ace: heuristic, ...": which built-in player each demo bot is.
+fn bot_strategies() -> String {
+    DEMO_BOTS
+        .iter()
+        .map(|(name, strategy)| format!("{name}: {strategy}"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// An Admin client, once the arena answers.

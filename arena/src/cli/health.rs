@@ -12,8 +12,8 @@ use tonic_health::pb::health_client::HealthClient;
 /// `knobel health` flags.
 #[derive(Args, Debug)]
 pub struct HealthArgs {
-    /// The arena's gRPC address.
-    #[arg(long, env = "KNOBEL_SERVER", default_value = "http://127.0.0.1:50051")]
+    /// The arena's gRPC address (`--server` is an older name for it).
+    #[arg(long = "arena", alias = "server", env = "KNOBEL_SERVER", default_value = super::league::DEFAULT_ARENA)]
     pub server: String,
     /// The service to ask about; empty: the arena as a whole.
     #[arg(long, default_value = "")]
@@ -38,6 +38,7 @@ pub async fn run(args: HealthArgs) -> Result<()> {
             service: args.service.clone(),
         })
         .await
+        .map_err(super::league::call)
         .with_context(|| format!("health check of {} failed", args.server))?
         .into_inner()
         .status();

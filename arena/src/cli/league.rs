@@ -18,7 +18,7 @@ use tonic::transport::Channel;
 #[derive(Args, Debug, Clone)]
 pub struct ArenaArgs {
     /// The arena's gRPC address.
-    #[arg(long, env = "KNOBEL_ARENA", default_value = "http://127.0.0.1:50051")]
+    #[arg(long, env = "KNOBEL_ARENA", default_value = DEFAULT_ARENA)]
     pub arena: String,
     /// The admin token (for create, start, pause, cancel).
     #[arg(long, env = "KNOBEL_ADMIN_TOKEN", hide_env_values = true)]
@@ -39,6 +39,11 @@ pub enum Format {
 /// `knobel league` subcommands.
 #[derive(Subcommand, Debug)]
 pub enum LeagueCommand {
+    /// List the arena's leagues with their progress.
+    List {
+        #[command(flatten)]
+        arena: ArenaArgs,
+    },
     /// Create a league from a league file (docs/leagues.md).
     Create {
         /// The league file (TOML).
@@ -135,14 +140,68 @@ pub async fn admin_client(arena: &ArenaArgs) -> Result<Admin> {
     Ok(AdminClient::with_interceptor(channel(arena).await?, auth))
 }
 
-/// A failed call, as the user reads it.
-fn call(status: tonic::Status) -> anyhow::Error {
-    anyhow::anyhow!("{}", status.message())
+/// Registers the bot `name` through the arena's Admin service; its token.
+pub async fn add_bot(arena: &ArenaArgs, name: &str) -> Result<String> {
+    Ok(admin_client(arena)
+        .await?
+        .add_bot(pb::AddBotRequest {
+            name: name.to_owned(),
+        })
+        .await
+        .map_err(|s| anyhow::anyhow!("cannot register bot {name:?}: {}", call(s)))?
+        .into_inner()
+        .token)
+}
+
+/// A failed call, as the user reads it (an address that answered as a web page says so).
+pub fn call(status: tonic::Status) -> anyhow::Error {
+    match knobel_bots::non_grpc_answer(&status) {
+        Some(http_status) => anyhow::anyhow!(knobel_bots::wrong_port_message(http_status)),
+        None => anyhow::anyhow!("{}", status.message()),
+    }
+}
+
+impl ArenaArgs {
+    /// The flags to repeat in a hint for the next command: `--arena ADDRESS` when it is not
+    /// the default (the admin token is never printed; it stays in KNOBEL_ADMIN_TOKEN or is
+    /// passed again).
+    pub fn flags_given(&self) -> String {
+        if self.arena == DEFAULT_ARENA {
+            String::new()
+        } else {
+            format!(" --arena {}", self.arena)
+        }
+    }
+}
+
+/// The arena's address when none is given.
+pub const DEFAULT_ARENA: &str = "http://127.0.0.1:50051";
+
+/// `knobel league list`: every league, one progress line each.
+async fn list(arena: &ArenaArgs) -> Result<()> {
+    let leagues = arena_client(arena)
+        .await?
+        .list_leagues(pb::ListLeaguesRequest {})
+        .await
+        .map_err(call)?
+        .into_inner()
+        .leagues;
+    if leagues.is_empty() {
+        println!(
+            "no leagues yet: create one with `knobel league create FILE{}` (docs/leagues.md)",
+            arena.flags_given()
+        );
+    }
+    for league in &leagues {
+        println!("{}", progress_line(league, None));
+    }
+    Ok(())
 }
 
 /// Runs a `knobel league` command.
 pub async fn run(command: LeagueCommand) -> Result<()> {
     match command {
+        LeagueCommand::List { arena } => list(&arena).await?,
         LeagueCommand::Create { file, arena } => {
             let text = std::fs::read_to_string(&file)
                 .with_context(|| format!("cannot read {}", file.display()))?;
@@ -150,16 +209,17 @@ pub async fn run(command: LeagueCommand) -> Result<()> {
                 .await?
                 .create_league(pb::CreateLeagueRequest { config_toml: text })
                 .await
-                .map_err(|s| anyhow::anyhow!("{}: {}", file.display(), s.message()))?
+                .map_err(|s| anyhow::anyhow!("{}: {}", file.display(), call(s)))?
                 .into_inner()
                 .league
                 .context("the arena sent no league")?;
             println!(
-                "created league {} with {} matches among {} bots; start it with `knobel league start {}`",
+                "created league {} with {} matches among {} bots; start it with `knobel league start {}{}`",
                 league.name,
                 league.total_matches,
                 league.bots.len(),
-                league.name
+                league.name,
+                arena.flags_given()
             );
         }
         LeagueCommand::Start { name, arena } => {
@@ -203,7 +263,7 @@ pub async fn run(command: LeagueCommand) -> Result<()> {
                     .await?
                     .league
                     .unwrap_or_default();
-                print_status(&league, Some((started.elapsed(), first_done)));
+                print_status(&league, Some(pace_window(&league, started, first_done)));
                 if !follow || !is_active(&league) {
                     break;
                 }
@@ -274,7 +334,8 @@ pub fn progress_line(league: &pb::LeagueInfo, since: Option<(Duration, u32)>) ->
     );
     if let Some((elapsed, first_done)) = since {
         let rate = f64::from(done.saturating_sub(first_done)) / elapsed.as_secs_f64().max(0.001);
-        if rate > 0.0 && done < league.total_matches {
+        let running = league.status == pb::LeagueStatus::Running as i32;
+        if running && rate > 0.0 && done < league.total_matches {
             let _ = write!(
                 line,
                 ", about {:.0} s left",
@@ -286,12 +347,51 @@ pub fn progress_line(league: &pb::LeagueInfo, since: Option<(Duration, u32)>) ->
         let _ = write!(line, ", {} playing", league.playing);
     }
     if !league.waiting_for.is_empty() {
-        let _ = write!(line, ", waiting for {}", league.waiting_for.join(", "));
+        let _ = write!(line, ", waiting for {}", waiting_for(league));
     }
     if league.public_dice {
         line.push_str(", PUBLIC DICE");
     }
     line
+}
+
+/// The window the time left is estimated over: the matches finished while this command has
+/// watched, once it has watched a few seconds and seen one finish; before that, every
+/// match finished since the league was created.
+fn pace_window(
+    league: &pb::LeagueInfo,
+    watching_since: std::time::Instant,
+    done_then: u32,
+) -> (Duration, u32) {
+    let watched = watching_since.elapsed();
+    if watched >= Duration::from_secs(5) && league.finished_matches > done_then {
+        return (watched, done_then);
+    }
+    let now_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64);
+    (
+        Duration::from_millis(now_ms.saturating_sub(league.created_unix_ms)),
+        0,
+    )
+}
+
+/// The bots a league waits for, each busy (connected, playing or waiting for other games)
+/// or offline (no stream open).
+fn waiting_for(league: &pb::LeagueInfo) -> String {
+    league
+        .waiting_for
+        .iter()
+        .map(|bot| {
+            let state = if league.waiting_for_connected.contains(bot) {
+                "busy"
+            } else {
+                "offline"
+            };
+            format!("{bot} ({state})")
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn print_status(league: &pb::LeagueInfo, since: Option<(Duration, u32)>) {
@@ -480,18 +580,14 @@ pub async fn run_match(command: MatchCommand) -> Result<()> {
     }
     let parsed = knobel_engine::MatchLog::from_json(&log.log_json)
         .with_context(|| format!("the log of match {id} does not read"))?;
-    let names = client
-        .list_matches(pb::ListMatchesRequest::default())
-        .await
-        .ok()
-        .and_then(|r| {
-            r.into_inner()
-                .matches
-                .into_iter()
-                .find(|m| m.match_id == id)
-        })
-        .map(|m| m.seat_names)
-        .unwrap_or_default();
+    // An arena older than MatchLogResponse.seat_names sends none: the seats by number.
+    let names = if log.seat_names.len() == parsed.seats as usize {
+        log.seat_names
+    } else {
+        (0..parsed.seats)
+            .map(|seat| format!("seat {seat}"))
+            .collect()
+    };
     print!("{}", knobel_arena::match_text::describe(&parsed, &names)?);
     Ok(())
 }

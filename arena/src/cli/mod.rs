@@ -5,3 +5,4 @@ pub mod demo;
 pub mod fair_play;
 pub mod health;
 pub mod league;
+pub mod play;

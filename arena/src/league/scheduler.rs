@@ -59,6 +59,8 @@ pub struct LiveProgress {
     pub playing: usize,
     /// Bots the next open matches wait for.
     pub waiting_for: Vec<String>,
+    /// Of those, the ones connected (busy in other matches, or waiting for other games).
+    pub waiting_for_connected: Vec<String>,
 }
 
 /// Plays running leagues.
@@ -96,6 +98,12 @@ impl Scheduler {
             .map(|run| LiveProgress {
                 playing: run.in_flight.len(),
                 waiting_for: run.waiting_for.iter().cloned().collect(),
+                waiting_for_connected: run
+                    .waiting_for
+                    .iter()
+                    .filter(|bot| self.lobby.is_connected(bot))
+                    .cloned()
+                    .collect(),
             })
             .unwrap_or_default()
     }

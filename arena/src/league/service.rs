@@ -145,7 +145,7 @@ fn wire_game(g: &GameStandings) -> pb::GameStandings {
 
 fn no_league(name: &str) -> Status {
     Status::not_found(format!(
-        "no league named {}: see ListLeagues (`knobel league list`)",
+        "no league named {}: `knobel league list` (the ListLeagues RPC) lists the leagues",
         knobel_engine::quoted(name)
     ))
 }
@@ -197,6 +197,7 @@ impl Leagues {
             finished_matches: league.finished_matches as u32,
             playing: live.playing as u32,
             waiting_for: live.waiting_for,
+            waiting_for_connected: live.waiting_for_connected,
             created_unix_ms: league.created_at_ms.max(0) as u64,
             dice: league.dice.as_str().to_owned(),
             public_dice: league.seed_source.is_public(),

@@ -3,7 +3,7 @@
 //! Bots wait per preset. As soon as `seats` distinct bots wait for the same preset they play
 //! each other: a match never seats one bot twice (two streams of one bot wait for separate
 //! matches, the earliest waiting streams of distinct bots first). In practice mode a bot that has waited `practice_wait` without company is seated
-//! at once against built-in players (`practice_opponent`: heuristic by default, or expert), so a bot author sees a full match within
+//! at once against built-in players (`practice_opponents`: heuristic by default, or expert, or a line-up), so a bot author sees a full match within
 //! seconds of connecting.
 //!
 //! A match starts only once its start is recorded: if the store cannot record it (the
@@ -42,14 +42,31 @@ pub struct LobbyConfig {
     pub practice: bool,
     /// How long a bot waits for other bots before practice fills its match.
     pub practice_wait: Duration,
-    /// The built-in player practice seats (one of `knobel_engine::policy::POLICY_NAMES`;
-    /// `heuristic` by default, `expert` for the strongest).
-    pub practice_opponent: &'static str,
+    /// The built-in players practice seats, in seat order after the bot's (each one of
+    /// `knobel_engine::policy::POLICY_NAMES`; `heuristic` by default, `expert` for the
+    /// strongest), repeated from the first when a match has more seats to fill. Never empty.
+    pub practice_opponents: Vec<&'static str>,
     /// The time control of every match.
     pub time_control: TimeControl,
     /// The rules of every preset, checked when they were built (e.g. Zokken's rounds, see
     /// [`PresetRules::new`]): looking one up cannot fail.
     pub presets: PresetRules,
+}
+
+impl LobbyConfig {
+    /// Builds the tables of the built-in experts practice mode seats (every preset at this
+    /// lobby's seats), so that their first decisions are as fast as the rest: blocking, call
+    /// it before the arena listens (a few seconds at most; nothing without an expert).
+    pub fn prepare_builtins(&self) {
+        if !self.practice || !self.practice_opponents.contains(&"expert") {
+            return;
+        }
+        for preset in knobel_engine::PRESETS {
+            if let Some(rules) = self.presets.get(preset) {
+                knobel_engine::policy::ExpertPolicy::prepare(rules, self.seats);
+            }
+        }
+    }
 }
 
 impl Default for LobbyConfig {
@@ -58,7 +75,7 @@ impl Default for LobbyConfig {
             seats: 4,
             practice: false,
             practice_wait: Duration::from_millis(500),
-            practice_opponent: "heuristic",
+            practice_opponents: vec!["heuristic"],
             time_control: TimeControl::default(),
             presets: PresetRules::default(),
         }
@@ -116,6 +133,8 @@ pub struct Lobby {
     abort: watch::Sender<bool>,
     /// Every waiting stream, oldest first.
     waiting: Mutex<Vec<Waiting>>,
+    /// Matches in progress per bot name (pick-up and league), for "busy or offline".
+    playing: Mutex<std::collections::HashMap<String, usize>>,
     /// Bots of running leagues: their streams wait for league matches only.
     league_bots: Mutex<HashSet<String>>,
     /// Notified when a stream of a league bot starts waiting (the league scheduler can
@@ -148,6 +167,7 @@ impl Lobby {
             shutdown,
             abort: watch::channel(false).0,
             waiting: Mutex::new(Vec::new()),
+            playing: Mutex::new(std::collections::HashMap::new()),
             league_bots: Mutex::new(HashSet::new()),
             league_joined: tokio::sync::Notify::new(),
             next_ticket: Mutex::new(0),
@@ -164,6 +184,62 @@ impl Lobby {
     /// preset (the rules of every preset were built and checked at start-up).
     pub fn rules_for(&self, preset: &str) -> Option<Rules> {
         self.config.presets.get(preset).cloned()
+    }
+
+    /// What a waiting stream of bot `bot_name` is told about its wait for `preset`: how many
+    /// distinct bots wait for that preset now (it included), and whether the bot is in a
+    /// running league (then it waits for league matches only).
+    pub fn waiting_for(&self, bot_name: &str, preset: &str) -> (usize, bool) {
+        let league = self
+            .league_bots
+            .lock()
+            .expect("lobby lock")
+            .contains(bot_name);
+        let waiting = self.waiting.lock().expect("lobby lock");
+        let mut bots: Vec<i64> = waiting
+            .iter()
+            .filter(|w| w.plays(preset) && !w.claim.is_closed())
+            .map(|w| w.bot_id)
+            .collect();
+        bots.sort_unstable();
+        bots.dedup();
+        (bots.len(), league)
+    }
+
+    /// Whether the bot `bot_name` is connected: playing a match or waiting in the lobby.
+    pub fn is_connected(&self, bot_name: &str) -> bool {
+        let playing = self
+            .playing
+            .lock()
+            .expect("lobby lock")
+            .get(bot_name)
+            .is_some_and(|&n| n > 0);
+        playing
+            || self
+                .waiting
+                .lock()
+                .expect("lobby lock")
+                .iter()
+                .any(|w| w.bot_name == bot_name && !w.claim.is_closed())
+    }
+
+    /// Counts the registered bots of `info` as playing (`by` 1) or no longer (`by` -1).
+    fn count_playing(&self, info: &MatchInfo, starting: bool) {
+        let mut playing = self.playing.lock().expect("lobby lock");
+        for (name, id) in info.seat_names.iter().zip(&info.seat_bot_ids) {
+            if id.is_none() {
+                continue;
+            }
+            let n = playing.entry(name.clone()).or_default();
+            *n = if starting {
+                *n + 1
+            } else {
+                n.saturating_sub(1)
+            };
+            if *n == 0 {
+                playing.remove(name);
+            }
+        }
     }
 
     /// A seat of the bot `bot_id` waits for a match of `preset`.
@@ -263,7 +339,11 @@ impl Lobby {
         while players.len() < self.config.seats {
             builtin += 1;
             // In the reserved name space: no registered bot can have this name.
-            let strategy = self.config.practice_opponent;
+            let opponents = &self.config.practice_opponents;
+            let strategy = opponents
+                .get((builtin - 1) % opponents.len().max(1))
+                .copied()
+                .unwrap_or("heuristic");
             seat_names.push(knobel_proto::names::builtin_name(strategy, builtin));
             seat_bot_ids.push(None);
             players.push(Planned::Builtin(strategy));
@@ -336,8 +416,10 @@ impl Lobby {
         }
         info!(match_id = %info.match_id, preset = %info.preset, seats = ?info.seat_names, bot_ids = ?info.seat_bot_ids, "match started");
         self.metrics.match_started(game);
+        self.count_playing(&info, true);
         let (report, mut announcement) =
             run_match(info.clone(), seed, players, self.abort.subscribe()).await;
+        self.count_playing(&info, false);
         let record = self.record(&info, &report, league);
         let mut record = std::pin::pin!(record);
         // The last events ride on the result, unless recording outlasts their delay.

@@ -7,9 +7,7 @@ use knobel_engine::{
     Seat,
 };
 
-use super::{
-    Lie, PublicRecord, SeatView, Sight, Step, full_steps, public_steps, seat_steps, steps,
-};
+use super::{Lie, SeatView, Sight, Step, full_steps, public_steps, seat_steps, steps};
 
 const SEED: u64 = 4_711;
 

@@ -35,6 +35,11 @@ const UNAVAILABLE_NOTICE_AFTER: Duration = Duration::from_secs(2);
 const UNAVAILABLE_NOTICE_EVERY: Duration = Duration::from_secs(10);
 /// Messages buffered towards one bot; a bot that lets this many pile up is not reading and
 /// forfeits its seat.
+/// How long a stream waits in the lobby before it is told why (a `Waiting` message), and
+/// how often it is told again while it keeps waiting.
+pub const WAITING_NOTICE_AFTER: Duration = Duration::from_secs(5);
+const WAITING_NOTICE_EVERY: Duration = Duration::from_secs(60);
+
 const TO_BOT_BUFFER: usize = 4096;
 
 /// The response stream of a Play call: what the arena sends the bot.
@@ -268,7 +273,7 @@ impl Connection {
             let (claim, claimed) = oneshot::channel();
             self.lobby
                 .join_any(self.bot_id, self.bot_name.clone(), presets.clone(), claim);
-            let Some(give) = self.wait_for_match(&mut link, claimed).await else {
+            let Some(give) = self.wait_for_match(&mut link, claimed, &presets[0]).await else {
                 return;
             };
             // Lend the stream to the match; it comes back after the match's last message.
@@ -350,10 +355,19 @@ impl Connection {
         &self,
         link: &mut StreamLink,
         mut claimed: oneshot::Receiver<Handoff>,
+        preset: &str,
     ) -> Option<Handoff> {
         let mut shutdown = self.shutdown.clone();
+        let since = Instant::now();
+        let mut notice =
+            tokio::time::interval_at(since + WAITING_NOTICE_AFTER, WAITING_NOTICE_EVERY);
         loop {
             tokio::select! {
+                _ = notice.tick() => {
+                    if !link.push(pb::arena_message::Kind::Waiting(self.waiting(preset, since))) {
+                        return None;
+                    }
+                }
                 give = &mut claimed => {
                     if give.is_err() && *self.shutdown.borrow() {
                         // The lobby let go of its waiting bots: the arena is shutting down.
@@ -383,6 +397,40 @@ impl Connection {
                     return None;
                 }
             }
+        }
+    }
+}
+
+impl Connection {
+    /// Why this stream still waits for a match of `preset`, which it has waited for since
+    /// `since`.
+    fn waiting(&self, preset: &str, since: Instant) -> pb::Waiting {
+        let config = self.lobby.config();
+        let (waiting_bots, league) = self.lobby.waiting_for(&self.bot_name, preset);
+        let seats = config.seats;
+        let reason = if league {
+            format!(
+                "{} is in a running league: it waits for the league's next match with it (the league's other bots may be busy or offline: `knobel league status NAME` says which)",
+                self.bot_name
+            )
+        } else if config.practice {
+            format!(
+                "practice mode is on, yet no table of preset {preset} has started: the arena is busy"
+            )
+        } else {
+            format!(
+                "the lobby seats {seats} bots per match and {waiting_bots} bot{} waits for preset {preset}; practice mode is off (knobel serve --practice seats built-in players after a short wait)",
+                if waiting_bots == 1 { "" } else { "s" }
+            )
+        };
+        pb::Waiting {
+            reason,
+            waited_secs: u32::try_from(since.elapsed().as_secs()).unwrap_or(u32::MAX),
+            preset: preset.to_owned(),
+            seats: u32::try_from(seats).unwrap_or(u32::MAX),
+            waiting_bots: u32::try_from(waiting_bots).unwrap_or(u32::MAX),
+            practice: config.practice,
+            league,
         }
     }
 }

@@ -115,9 +115,17 @@ pub(super) async fn get_match_log(
 ) -> Result<Response<pb::MatchLogResponse>, Status> {
     let id = request.into_inner().match_id;
     let (log_json, _serving) = service.ended_log(&id).await?;
+    let seat_names = service
+        .store
+        .get_match(&id)
+        .await
+        .map_err(service.store_failed("get_match_log"))?
+        .map(|record| record.summary.seat_names)
+        .unwrap_or_default();
     let response = pb::MatchLogResponse {
         match_id: id,
         log_json,
+        seat_names,
     };
     let size = prost::Message::encoded_len(&response);
     if size > MAX_SENT_MESSAGE_BYTES {

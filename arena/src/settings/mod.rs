@@ -432,7 +432,7 @@ impl RawSettings {
                 seats: seats as usize,
                 practice: self.practice,
                 practice_wait: Duration::from_millis(practice_wait_ms),
-                practice_opponent: self.practice_opponent,
+                practice_opponents: vec![self.practice_opponent],
                 time_control: TimeControl {
                     decision: Duration::from_millis(decision_ms),
                     bank: Duration::from_millis(time_bank_ms),

@@ -1,8 +1,8 @@
 //! `knobel-bot`: a reference bot for the Knobel arena.
 //!
 //! Plays with one of the engine's built-in strategies and prints one line per match on
-//! stdout: `match <id> <game> place <p>/<n>` (with ` aborted` appended when the match was
-//! aborted). Logs go to stderr (`RUST_LOG`, default `info`). With `--exec CMD [ARGS...]`
+//! stdout: `match <id> <game> place <p>/<n> requests <r> strikes <s> forfeited <bool>
+//! errors [<codes>]` (with ` aborted` after the place when the match was aborted). Logs go to stderr (`RUST_LOG`, default `info`). With `--exec CMD [ARGS...]`
 //! a program decides instead, over JSON lines on its stdin and stdout (docs/stdio-bots.md).
 //! Built with the feature
 //! `testing`, it takes `--misbehave MODE` to break the rules on purpose, for testing arenas.
@@ -21,15 +21,21 @@ use knobel_engine::RulesError;
 use tracing::info;
 
 /// A reference bot for the Knobel arena: plays Schocken, Sjokken and Zokken with a built-in
-/// strategy, printing `match <id> <game> place <p>/<n>` per match.
+/// strategy, printing `match <id> <game> place <p>/<n> requests <r> strikes <s> forfeited
+/// <bool> errors [<codes>]` per match.
 #[derive(Parser, Debug)]
 #[command(name = "knobel-bot", version)]
 struct Cli {
-    /// The strategy: heuristic, random or timid.
-    #[arg(long, default_value = "heuristic", value_parser = clap::builder::PossibleValuesParser::new(STRATEGIES))]
+    #[arg(long, default_value = "heuristic", help = strategy_help(), value_parser = clap::builder::PossibleValuesParser::new(STRATEGIES))]
     strategy: String,
-    /// The arena's address, http://HOST:PORT.
-    #[arg(long, env = "KNOBEL_SERVER", default_value = "http://127.0.0.1:50051")]
+    /// The arena's gRPC address, http://HOST:PORT (as its `knobel arena listening on` line
+    /// says; `--server` is an older name for it).
+    #[arg(
+        long = "arena",
+        alias = "server",
+        env = "KNOBEL_SERVER",
+        default_value = "http://127.0.0.1:50051"
+    )]
     server: String,
     /// The bot's token, as `knobel bot add NAME` printed it. Prefer the environment
     /// variable: a command line is visible to other users of the machine.
@@ -67,6 +73,14 @@ struct Cli {
     /// option: every word after it is the program's command line.
     #[arg(long, num_args = 1.., allow_hyphen_values = true, value_name = "CMD [ARGS]...")]
     exec: Vec<OsString>,
+}
+
+/// `--strategy`'s help: every strategy it takes.
+fn strategy_help() -> String {
+    format!(
+        "The strategy: one of {} (docs/bots.md describes them)",
+        STRATEGIES.join(", ")
+    )
 }
 
 fn parse_game(text: &str) -> Result<Game, String> {
@@ -122,6 +136,9 @@ async fn run(cli: Cli) -> Result<()> {
             format!("knobel-bot-{}", cli.strategy)
         }
     });
+    if cli.strategy == "expert" && !exec {
+        prepare_expert(&cli.games, cli.preset.as_deref()).await?;
+    }
     let mut config = BotConfig::new(cli.server, Token::new(cli.token), name, cli.games);
     config.preset = cli.preset;
     config.max_matches = cli.matches;
@@ -158,6 +175,34 @@ async fn run(cli: Cli) -> Result<()> {
             Ok(())
         }
     }
+}
+
+/// Builds the expert's tables for `games` (the preset asked for, else each game's default)
+/// before the bot says Hello: building them on its first decision can take longer than the
+/// deadline.
+async fn prepare_expert(games: &[Game], preset: Option<&str>) -> Result<()> {
+    let mut rules = Vec::new();
+    for game in games {
+        let name = preset
+            .filter(|p| knobel_engine::Rules::preset(p).is_ok_and(|r| r.game() == *game))
+            .unwrap_or(game.name());
+        rules.push(knobel_engine::Rules::preset(name)?);
+    }
+    let started = std::time::Instant::now();
+    tokio::task::spawn_blocking(move || {
+        for rules in &rules {
+            // The arena's default table: four seats (a model built for more players
+            // after a seat covers fewer).
+            knobel_engine::policy::ExpertPolicy::prepare(rules, 4);
+        }
+    })
+    .await
+    .context("preparing the expert's tables failed")?;
+    info!(
+        ms = started.elapsed().as_millis() as u64,
+        "the expert's tables are ready"
+    );
+    Ok(())
 }
 
 /// Resolves on SIGINT or SIGTERM.

@@ -57,6 +57,22 @@ impl ExpertPolicy {
         expert.begin_match(rules);
         expert
     }
+
+    /// Builds the tables experts use in matches of `rules` at `seats` seats, by playing one
+    /// such match of experts: the tables are shared by every expert in the process, so an
+    /// expert that plays afterwards answers its first decision as fast as its later ones
+    /// (building them can take seconds, more than a decision's deadline). Call it before a
+    /// bot says Hello. Deterministic; cheap for tables already built. Refused rules or a
+    /// number of seats out of range build nothing.
+    pub fn prepare(rules: &Rules, seats: usize) {
+        let Ok(mut m) = crate::play::Match::new(rules.clone(), 0, seats) else {
+            return;
+        };
+        let mut experts: Vec<Box<ExpertPolicy>> = (0..seats)
+            .map(|seat| Box::new(ExpertPolicy::new(seat as u64)))
+            .collect();
+        super::play_out(&mut m, &mut experts);
+    }
 }
 
 impl Policy for ExpertPolicy {
