@@ -51,8 +51,17 @@ fn the_measure_is_deterministic_and_longer_leagues_order_the_field() {
             add(&mut totals, &t);
         }
         for (mode, by_grid) in totals.iter().enumerate() {
-            // Standings (mean score) at 16 sets per table: all four leagues fully in order.
-            assert_eq!(by_grid[1][0], (4, 20), "{game:?} mode {mode}");
+            // Standings (mean score) at 16 sets per table: duplicate sets put all four leagues
+            // fully in order; independent dice (luck not cancelled) at least three of them,
+            // with at most one adjacent pair swapped.
+            let (all, adjacent) = by_grid[1][0];
+            match mode {
+                0 => assert_eq!((all, adjacent), (4, 20), "{game:?} duplicate"),
+                _ => assert!(
+                    all >= 3 && adjacent >= 19,
+                    "{game:?} independent: {all}, {adjacent}"
+                ),
+            }
             // Every count is within its bounds (4 leagues, 5 adjacent pairs each).
             for (all, adjacent) in by_grid.iter().flatten() {
                 assert!(*all <= 4 && *adjacent <= 20 && *adjacent >= *all * 5);

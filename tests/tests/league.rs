@@ -97,7 +97,7 @@ async fn a_league_over_grpc_gives_standings_that_recompute_from_the_store() {
     let err = refused(LEAGUE.to_owned()).await;
     assert_eq!(err.code(), tonic::Code::InvalidArgument, "{err:?}");
     assert!(
-        err.message().contains("line 4: bots: unknown bot \"ace\""),
+        err.message().contains("line 5: bots: unknown bot \"ace\""),
         "{}",
         err.message()
     );
