@@ -14,7 +14,7 @@ use knobel_arena::server::serve_with_web;
 use knobel_arena::settings::{self, NetArgs, RawSettings};
 use knobel_arena::store::Store;
 use tokio::net::TcpListener;
-use tracing::info;
+use tracing::{info, warn};
 
 /// Knobel: a tournament arena for bots playing Schocken, Sjokken and Zokken.
 #[derive(Parser, Debug)]
@@ -89,9 +89,10 @@ struct ServeArgs {
     #[arg(long, env = "KNOBEL_METRICS_LISTEN", default_value = "127.0.0.1:9464")]
     metrics_listen: SocketAddr,
     /// Address of the web viewer (leagues, live standings, matches; docs/web.md), or `off`
-    /// for none (port 0 picks a free port).
-    #[arg(long, env = "KNOBEL_WEB_LISTEN", default_value = "127.0.0.1:8080")]
-    web_listen: settings::WebListen,
+    /// for none (port 0 picks a free port). Default: 127.0.0.1:8080, or a free port when
+    /// another program (say, another arena) has it.
+    #[arg(long, env = "KNOBEL_WEB_LISTEN")]
+    web_listen: Option<settings::WebListen>,
     /// Seat a bot that finds no opponents against built-in players (practice mode).
     #[arg(long)]
     practice: bool,
@@ -361,26 +362,23 @@ async fn run_serve(args: ServeArgs) -> Result<()> {
         .await?
         .with_timeout(settings.store_timeout);
     let shutdown = shutdown_signal()?;
-    let listener = TcpListener::bind(args.listen)
+    let listener = bind(args.listen, "--listen", "").await?;
+    let metrics_listener = bind(args.metrics_listen, "--metrics-listen", " for metrics").await?;
+    let web = net::bind_web_viewer(args.web_listen.map(|web| web.0))
         .await
-        .with_context(|| format!("cannot listen on {}", args.listen))?;
-    let metrics_listener = TcpListener::bind(args.metrics_listen)
-        .await
-        .with_context(|| format!("cannot listen for metrics on {}", args.metrics_listen))?;
-    let web_listener = match args.web_listen.0 {
-        Some(addr) => Some(
-            TcpListener::bind(addr)
-                .await
-                .with_context(|| format!("cannot listen for the web viewer on {addr}"))?,
-        ),
-        None => None,
-    };
+        .map_err(|e| {
+            let addr = args.web_listen.and_then(|web| web.0);
+            listen_error(e, addr, "--web-listen", " for the web viewer")
+        })?;
     let addr = listener.local_addr().context("no local address")?;
     let metrics_addr = metrics_listener.local_addr().context("no local address")?;
+    if let Some(notice) = &web.notice {
+        warn!("{notice}");
+    }
     // Machine-readable first lines, for scripts and tests that bind port 0.
     println!("knobel arena listening on {addr}");
     println!("knobel metrics on http://{metrics_addr}/metrics");
-    if let Some(web) = &web_listener {
+    if let Some(web) = &web.listener {
         let web_addr = web.local_addr().context("no local address")?;
         println!("knobel web on http://{web_addr}/");
     }
@@ -394,11 +392,43 @@ async fn run_serve(args: ServeArgs) -> Result<()> {
         store,
         listener,
         Some(metrics_listener),
-        web_listener,
+        web.listener,
         shutdown,
     )
     .await
     .context("the arena failed")
+}
+
+/// Binds `addr`, given as `flag` (`what` names the endpoint for the message).
+async fn bind(addr: SocketAddr, flag: &str, what: &str) -> Result<TcpListener> {
+    TcpListener::bind(addr)
+        .await
+        .map_err(|e| listen_error(e, Some(addr), flag, what))
+}
+
+/// Why an address could not be bound; an address in use says how to run another arena
+/// beside the one that has it.
+fn listen_error(
+    e: std::io::Error,
+    addr: Option<SocketAddr>,
+    flag: &str,
+    what: &str,
+) -> anyhow::Error {
+    let at = addr.map(|addr| format!(" on {addr}")).unwrap_or_default();
+    let hint = if e.kind() == std::io::ErrorKind::AddrInUse {
+        let off = if flag == "--web-listen" {
+            " or off"
+        } else {
+            ""
+        };
+        format!(
+            " (the address is taken, perhaps by another arena on this host: give {flag} \
+             127.0.0.1:0 for a free port{off}; docs/operations.md, \"Several arenas on one host\")"
+        )
+    } else {
+        String::new()
+    };
+    anyhow::Error::new(e).context(format!("cannot listen{what}{at}{hint}"))
 }
 
 /// Installs the SIGINT and SIGTERM handlers now and returns a future that resolves on

@@ -278,6 +278,7 @@ macro_rules! store_tests {
 
 store_tests!(
     migrations_apply_twice,
+    outcomes_are_stored_without_zero_filled_fields,
     bot_registry_roundtrip,
     duplicate_and_invalid_bots,
     tokens_never_stored_in_clear,
@@ -1345,6 +1346,106 @@ fn zokken_absent() -> Outcome {
         strikes: vec![0, 0],
         timeouts: vec![0, 0],
         forfeits: vec![Some(ForfeitReason::Absent), None],
+    }
+}
+
+/// The stored outcome JSON of match `id`, as its fields' names.
+async fn stored_outcome_fields(db: &TestDb, id: &str) -> Vec<String> {
+    let json = with_conn!(db, conn => {
+        sqlx::query_scalar::<_, String>("SELECT outcome_json FROM matches WHERE id = $1")
+            .bind(id)
+            .fetch_one(&mut conn)
+            .await
+            .unwrap()
+    });
+    let fields: serde_json::Map<String, serde_json::Value> = serde_json::from_str(&json).unwrap();
+    fields.keys().cloned().collect()
+}
+
+async fn outcomes_are_stored_without_zero_filled_fields(db: TestDb) {
+    let store = db.store().await;
+    let sjokken = Outcome {
+        halves_lost: vec![0, 0, 0],
+        ..schocken_forfeit()
+    };
+    let matches = [
+        ("s", "schocken", schocken_forfeit()),
+        ("j", "sjokken", sjokken),
+        ("z", "zokken", zokken_absent()),
+    ];
+    for (id, game, outcome) in &matches {
+        let seats = ["a", "b", "c"][..outcome.placings.len()].to_vec();
+        store
+            .insert_match(&new_match(id, game, &seats, 1_000))
+            .await
+            .unwrap();
+        store.finish_match(id, "{}", outcome, 2_000).await.unwrap();
+    }
+    // RULES.md A.7: a value a game does not have is left out, never zero-filled.
+    let expected = |id: &str| -> Vec<&str> {
+        match id {
+            "s" => vec![
+                "halves_lost",
+                "loser",
+                "placings",
+                "strikes",
+                "timeouts",
+                "tokens",
+                "forfeits",
+            ],
+            "j" => vec![
+                "loser", "placings", "strikes", "timeouts", "tokens", "forfeits",
+            ],
+            _ => vec!["chips", "placings", "forfeits"],
+        }
+    };
+    let check = |id: &'static str, fields: Vec<String>| {
+        let mut fields = fields;
+        fields.sort();
+        let mut want: Vec<String> = expected(id).into_iter().map(String::from).collect();
+        want.sort();
+        assert_eq!(fields, want, "match {id}");
+    };
+    for (id, _, outcome) in &matches {
+        check(id, stored_outcome_fields(&db, id).await);
+        let read = store.get_match(id).await.unwrap().unwrap();
+        assert_eq!(read.summary.outcome.as_ref(), Some(outcome), "match {id}");
+    }
+    // Rows stored before migration 0011 (every list, zero-filled) are rewritten by it and
+    // read the same: put the old form back, forget that 0011 ran, and open the store again.
+    for (id, _, outcome) in &matches {
+        let old = serde_json::to_string(outcome).unwrap();
+        assert!(
+            old.contains("\"chips\"") && old.contains("\"tokens\""),
+            "{old}"
+        );
+        with_conn!(db, conn => {
+            sqlx::query("UPDATE matches SET outcome_json = $1 WHERE id = $2")
+                .bind(&old)
+                .bind(*id)
+                .execute(&mut conn)
+                .await
+                .unwrap();
+        });
+        let read = store.get_match(id).await.unwrap().unwrap();
+        assert_eq!(
+            read.summary.outcome.as_ref(),
+            Some(outcome),
+            "old form of {id}"
+        );
+    }
+    store.close().await;
+    db.execute("DELETE FROM _sqlx_migrations WHERE version = 11")
+        .await;
+    let store = db.store().await;
+    for (id, _, outcome) in &matches {
+        check(id, stored_outcome_fields(&db, id).await);
+        let read = store.get_match(id).await.unwrap().unwrap();
+        assert_eq!(
+            read.summary.outcome.as_ref(),
+            Some(outcome),
+            "migrated {id}"
+        );
     }
 }
 

@@ -27,7 +27,8 @@ pub enum Observation {
 /// How a finished match ended (RULES.md §2.7, §3.5, §4.5, and the arena's fair-play rules).
 ///
 /// Every per-seat list has one entry per seat. Tokens, halves lost and chips are 0 for every
-/// seat where the game does not have them (the wire leaves such lists empty). With a forfeit,
+/// seat where the game does not have them; the wire and the stored form
+/// ([`Outcome::to_json`]) leave such lists out (RULES.md A.7). With a forfeit,
 /// the placings are the final ones (forfeited seats after all others), while the loser,
 /// tokens, halves and chips report the play as it went, the forfeited seat having been
 /// played by default actions from its forfeit on.
@@ -66,13 +67,19 @@ fn all_none(forfeits: &[Option<ForfeitReason>]) -> bool {
     forfeits.iter().all(Option::is_none)
 }
 
-/// The JSON form of an [`Outcome`]: the penalty lists may be left out (all 0 / none).
+/// The JSON form of an [`Outcome`]: the penalty lists may be left out (all 0 / none), and
+/// so may the lists a game does not have ([`Outcome::to_json`]; older stored outcomes have
+/// them zero-filled).
 #[derive(Deserialize)]
 struct StoredOutcome {
     placings: Vec<u8>,
+    #[serde(default)]
     loser: Option<Seat>,
+    #[serde(default)]
     tokens: Vec<i64>,
+    #[serde(default)]
     halves_lost: Vec<u8>,
+    #[serde(default)]
     chips: Vec<i64>,
     #[serde(default)]
     strikes: Vec<u32>,
@@ -85,30 +92,46 @@ struct StoredOutcome {
 impl From<StoredOutcome> for Outcome {
     fn from(o: StoredOutcome) -> Outcome {
         let n = o.placings.len();
-        let pad = |mut v: Vec<u32>| {
-            if v.is_empty() {
-                v.resize(n, 0);
-            }
-            v
-        };
-        let mut forfeits = o.forfeits;
-        if forfeits.is_empty() {
-            forfeits.resize(n, None);
-        }
         Outcome {
-            placings: o.placings,
             loser: o.loser,
-            tokens: o.tokens,
-            halves_lost: o.halves_lost,
-            chips: o.chips,
-            strikes: pad(o.strikes),
-            timeouts: pad(o.timeouts),
-            forfeits,
+            tokens: padded(o.tokens, n),
+            halves_lost: padded(o.halves_lost, n),
+            chips: padded(o.chips, n),
+            strikes: padded(o.strikes, n),
+            timeouts: padded(o.timeouts, n),
+            forfeits: padded(o.forfeits, n),
+            placings: o.placings,
         }
     }
 }
 
+/// `list`, or `n` default values if it was left out (empty).
+fn padded<T: Clone + Default>(mut list: Vec<T>, n: usize) -> Vec<T> {
+    if list.is_empty() {
+        list.resize(n, T::default());
+    }
+    list
+}
+
 impl Outcome {
+    /// The outcome's stored JSON form for a match of `game` (RULES.md A.7): the values
+    /// `game` does not have are left out, never zero-filled (Schocken: no chips; Sjokken: no
+    /// halves lost or chips; Zokken: no loser, tokens or halves lost), and so are the
+    /// strikes, timeouts and forfeits when nobody has one. `Deserialize` reads it back.
+    pub fn to_json(&self, game: Game) -> String {
+        let mut value = serde_json::to_value(self).expect("an outcome serializes");
+        let object = value.as_object_mut().expect("an outcome is a JSON object");
+        let lacking: &[&str] = match game {
+            Game::Schocken => &["chips"],
+            Game::Sjokken => &["halves_lost", "chips"],
+            Game::Zokken => &["loser", "tokens", "halves_lost"],
+        };
+        for field in lacking {
+            object.remove(*field);
+        }
+        value.to_string()
+    }
+
     /// Whether `seat` forfeited.
     pub fn forfeited(&self, seat: Seat) -> bool {
         self.forfeits.get(seat.index()).is_some_and(Option::is_some)

@@ -368,3 +368,48 @@ fn an_altered_penalty_does_not_replay() {
         "{error}"
     );
 }
+
+#[test]
+fn the_stored_form_leaves_out_what_the_game_does_not_have() {
+    // RULES.md A.7: a value a game does not have is left out, never filled with zeros.
+    let lacking = [
+        (
+            "schocken",
+            &["chips"][..],
+            &["loser", "tokens", "halves_lost"][..],
+        ),
+        (
+            "sjokken",
+            &["halves_lost", "chips"][..],
+            &["loser", "tokens"][..],
+        ),
+        (
+            "zokken",
+            &["loser", "tokens", "halves_lost"][..],
+            &["chips"][..],
+        ),
+    ];
+    for (preset, left_out, kept) in lacking {
+        let rules = rules(preset);
+        let mut m = Match::new_with_log(rules.clone(), 11, 3).unwrap();
+        play(&mut m, |_, _| {});
+        let outcome = m.outcome().unwrap();
+        let json = outcome.to_json(rules.game());
+        let fields: serde_json::Map<String, serde_json::Value> =
+            serde_json::from_str(&json).unwrap();
+        for field in left_out {
+            assert!(!fields.contains_key(*field), "{preset}: {field} in {json}");
+        }
+        for field in kept {
+            assert!(
+                fields.contains_key(*field),
+                "{preset}: no {field} in {json}"
+            );
+        }
+        // Read back, the lists left out are the in-memory zeros again; the older stored
+        // form (everything, zero-filled) reads the same.
+        assert_eq!(serde_json::from_str::<Outcome>(&json).unwrap(), outcome);
+        let old = serde_json::to_string(&outcome).unwrap();
+        assert_eq!(serde_json::from_str::<Outcome>(&old).unwrap(), outcome);
+    }
+}

@@ -356,3 +356,79 @@ async fn bad_page_tokens_and_names_are_refused() {
         status.message()
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tampered_page_token_is_refused() {
+    use base64::Engine as _;
+    use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    let arena = Arena::start(ArenaOptions::default()).await;
+    let store = Store::connect(&arena.database_url).await.unwrap();
+    let writes: Vec<MatchWrite> = (0..3)
+        .map(|i| MatchWrite::Start(new_match(&format!("t-{i}"), "zokken", &["ann"], 5_000 + i)))
+        .collect();
+    for result in store.write_matches(&writes).await {
+        result.unwrap();
+    }
+    let first = list(
+        &arena,
+        pb::ListMatchesRequest {
+            limit: 1,
+            ..Default::default()
+        },
+    )
+    .await;
+    assert_eq!(ids(&first.matches), ["t-2"]);
+    // The token the arena gave works; one changed in any part (a cursor that decodes but
+    // that no arena gave: another start time, another match id, another MAC) is refused.
+    let given = String::from_utf8(URL_SAFE_NO_PAD.decode(&first.next_page_token).unwrap()).unwrap();
+    let parts: Vec<&str> = given.splitn(4, ':').collect();
+    assert_eq!(
+        (parts[0], parts[1], parts[3]),
+        ("m2", "5002", "t-2"),
+        "{given}"
+    );
+    let mac = parts[2];
+    let flipped: String = mac
+        .chars()
+        .enumerate()
+        .map(|(i, c)| {
+            if i == 0 {
+                if c == '0' { '1' } else { '0' }
+            } else {
+                c
+            }
+        })
+        .collect();
+    for tampered in [
+        format!("m2:5001:{mac}:t-2"),
+        format!("m2:5002:{mac}:t-1"),
+        format!("m2:5002:{flipped}:t-2"),
+    ] {
+        let status = arena
+            .client()
+            .await
+            .list_matches(pb::ListMatchesRequest {
+                limit: 1,
+                page_token: URL_SAFE_NO_PAD.encode(&tampered),
+                ..Default::default()
+            })
+            .await
+            .unwrap_err();
+        assert_eq!(status.code(), Code::InvalidArgument, "{tampered}");
+        assert!(
+            status.message().contains("page_token"),
+            "{tampered}: {}",
+            status.message()
+        );
+    }
+    let next = list(
+        &arena,
+        pb::ListMatchesRequest {
+            limit: 1,
+            page_token: first.next_page_token,
+            ..Default::default()
+        },
+    )
+    .await;
+    assert_eq!(ids(&next.matches), ["t-1"]);
+}

@@ -196,6 +196,22 @@ fn the_schema_is_of_the_engine_s_format_version() {
             Box::new(move |j| j["entries"][throw]["dice"][0] = 0.into()),
         ),
         (
+            "a Schocken die 7",
+            Box::new(move |j| j["entries"][throw]["dice"][2] = 7.into()),
+        ),
+        (
+            "a revealed Schocken die 9",
+            Box::new(move |j| {
+                let revealed = j["entries"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .position(|e| e["event"]["event"] == "revealed")
+                    .expect("a revealed hand");
+                j["entries"][revealed]["event"]["dice"][1] = 9.into();
+            }),
+        ),
+        (
             "a slot 3",
             Box::new(move |j| j["entries"][throw]["rolled"] = vec![3].into()),
         ),
@@ -210,6 +226,46 @@ fn the_schema_is_of_the_engine_s_format_version() {
             "the schema accepts a log with {what}"
         );
     }
+}
+
+#[test]
+fn the_schema_allows_each_game_its_own_die_faces() {
+    let validator = validator();
+    let zokken = play(&Rules::preset("zokken").unwrap(), 5, 3, false).to_json();
+    assert_valid(&validator, &zokken, "a genuine Zokken log");
+    let good: Value = serde_json::from_str(&zokken).unwrap();
+    let throw = good["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .position(|e| e["kind"] == "throw")
+        .expect("a throw");
+    // Miwin's dice: III has no 3, IV no 2, V no 9; every face is legal on some die.
+    for (slot, face) in [(0, 3), (1, 2), (2, 9)] {
+        let mut bad = good.clone();
+        bad["entries"][throw]["dice"][slot] = face.into();
+        assert!(
+            !validator.is_valid(&bad),
+            "the schema accepts a Zokken die {face} in slot {slot}"
+        );
+    }
+    // A 7 is a face of Zokken's dice III and V, never of Schocken's or Sjokken's.
+    for (slot, face) in [(0, 7), (2, 7)] {
+        let mut ok = good.clone();
+        ok["entries"][throw]["dice"][slot] = face.into();
+        assert!(validator.is_valid(&ok), "a Zokken {face} in slot {slot}");
+    }
+    let sjokken = play(&Rules::preset("sjokken").unwrap(), 5, 3, false).to_json();
+    let mut bad: Value = serde_json::from_str(&sjokken).unwrap();
+    assert!(validator.is_valid(&bad), "a genuine Sjokken log");
+    let throw = bad["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .position(|e| e["kind"] == "throw")
+        .expect("a throw");
+    bad["entries"][throw]["dice"][0] = 7.into();
+    assert!(!validator.is_valid(&bad), "the schema accepts a Sjokken 7");
 }
 
 #[test]

@@ -119,12 +119,11 @@ pub async fn run(args: DemoArgs) -> Result<()> {
         .with_context(|| format!("cannot listen on {}", args.listen))?;
     let addr = listener.local_addr().context("no local address")?;
     // The web viewer, to watch the league live: on its usual port if it is free.
-    let web_listener = match TcpListener::bind(("127.0.0.1", 8080)).await {
-        Ok(listener) => listener,
-        Err(_) => TcpListener::bind(("127.0.0.1", 0))
-            .await
-            .context("cannot listen for the web viewer")?,
-    };
+    let web_listener = knobel_arena::net::bind_web_viewer(None)
+        .await
+        .context("cannot listen for the web viewer")?
+        .listener
+        .context("the web viewer has a listener unless it is off")?;
     let web = format!(
         "http://{}/leagues/demo",
         web_listener.local_addr().context("no local address")?

@@ -37,7 +37,9 @@ pub use self::connection::{HTTP2_PREFACE_BYTES, LimitedIo};
 pub use self::metrics::{METRICS_MAX_CONNECTIONS, MetricsListener, NetMetrics};
 pub use self::peers::{Over, PeerCounter, Permit, peer_key};
 pub use self::throttle::AuthThrottle;
-pub use self::web::{WEB_IDLE_TIMEOUT, WEB_MAX_CONNECTIONS, WebListener};
+pub use self::web::{
+    USUAL_WEB_ADDR, WEB_IDLE_TIMEOUT, WEB_MAX_CONNECTIONS, WebBinding, WebListener, bind_web_viewer,
+};
 pub use crate::settings::net_limits::{NetLimits, NetLimitsError};
 
 /// Refused connections are logged at most once per this interval (with how many were

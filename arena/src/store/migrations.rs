@@ -53,6 +53,10 @@ pub(crate) const SQLITE: &[Embedded] = &[
         "0010_arena_keys.sql",
         include_str!("../../migrations/sqlite/0010_arena_keys.sql"),
     ),
+    (
+        "0011_outcomes_without_zero_fill.sql",
+        include_str!("../../migrations/sqlite/0011_outcomes_without_zero_fill.sql"),
+    ),
 ];
 
 /// The PostgreSQL migrations, oldest first.
@@ -92,6 +96,10 @@ pub(crate) const POSTGRES: &[Embedded] = &[
     (
         "0010_arena_keys.sql",
         include_str!("../../migrations/postgres/0010_arena_keys.sql"),
+    ),
+    (
+        "0011_outcomes_without_zero_fill.sql",
+        include_str!("../../migrations/postgres/0011_outcomes_without_zero_fill.sql"),
     ),
 ];
 

@@ -32,13 +32,14 @@ type SeatRow<'a> = (
 enum Prepared<'a> {
     /// The match, its seat names and its seat bot ids as JSON arrays.
     Start(&'a NewMatch, String, Option<String>),
-    /// The match, its packed log, its placings as a JSON array, its outcome as JSON and
-    /// its league match, if it is one.
+    /// The match, its packed log, its placings as a JSON array, its outcome as JSON in the
+    /// form of each game (`Game::ALL`'s order, see [`outcome_forms`]) and its league match,
+    /// if it is one.
     Finish(
         &'a FinishedMatch,
         Vec<u8>,
         String,
-        String,
+        [String; 3],
         Option<LeagueSlot>,
     ),
     /// The match and its packed log, if one is given.
@@ -52,7 +53,7 @@ impl<'a> Prepared<'a> {
             pack_log(&finished.log_json),
             serde_json::to_string(&finished.outcome.placings)
                 .expect("a list of numbers serializes"),
-            serde_json::to_string(&finished.outcome).expect("an outcome serializes"),
+            outcome_forms(&finished.outcome),
             league,
         )
     }
@@ -158,6 +159,13 @@ fn already(
         (status.as_str(), placings.as_deref(), reason.as_deref()) == wanted
             && at == Some(finished_at_ms)
     })
+}
+
+/// The stored JSON of `outcome` for a match of each game, in `Game::ALL`'s order: the
+/// finish's UPDATE picks the one of the match's stored game (RULES.md A.7: a value the game
+/// does not have is left out, never zero-filled).
+fn outcome_forms(outcome: &knobel_engine::Outcome) -> [String; 3] {
+    knobel_engine::Game::ALL.map(|game| outcome.to_json(game))
 }
 
 /// The result of a write that changed `rows` rows: none means it was `refused`.
@@ -413,13 +421,15 @@ impl Store {
                         }
                         written(inserted, || StoreError::MatchExists { id: new.id.clone() })
                     }
-                    Prepared::Finish(finished, log, placings_json, outcome_json, league) => {
+                    Prepared::Finish(finished, log, placings_json, outcome_forms, league) => {
                         let id = finished.id.as_str();
                         check_outcome(finished)?;
                         let row: Option<(String, String, Option<String>)> = sqlx::query_as(
                             "UPDATE matches \
                              SET status = 'finished', log_lz4 = $2, placings = $3, \
-                                 finished_at_ms = $4, outcome_json = $5 \
+                                 finished_at_ms = $4, \
+                                 outcome_json = CASE game WHEN 'schocken' THEN $5 \
+                                     WHEN 'sjokken' THEN $6 ELSE $7 END \
                              WHERE id = $1 AND status = 'running' \
                              RETURNING seat_names, game, seat_bot_ids",
                         )
@@ -427,7 +437,9 @@ impl Store {
                         .bind(log)
                         .bind(placings_json)
                         .bind(finished.finished_at_ms)
-                        .bind(outcome_json)
+                        .bind(&outcome_forms[0])
+                        .bind(&outcome_forms[1])
+                        .bind(&outcome_forms[2])
                         .fetch_optional(&mut *tx)
                         .await
                         .map_err(StoreError::db(FINISH))?;
