@@ -15,7 +15,7 @@ use knobel_arena::league::schedule::MAX_MATCHES;
 use knobel_arena::league::{
     DiceMode, LeagueConfig, LeagueDice, LeagueSecret, ScheduledMatch, SeedSource, expand,
 };
-use knobel_arena::settings::RawSettings;
+use knobel_arena::settings::{RawSettings, STORE_TIMEOUT_MS};
 use knobel_arena::store::{
     AbortedMatch, BotRecord, BotTotals, FinishedMatch, InstanceId, MAX_PENDING, MatchCursor,
     MatchFilter, MatchStatus, MatchSummary, MatchWrite, NewMatch, Recorded, Recorder, SeatResult,
@@ -2757,6 +2757,13 @@ async fn arena_store(db: &TestDb) -> Store {
     db.store().await.with_timeout(timeout)
 }
 
+/// `store` with the smallest store timeout an operator can set (`--store-timeout-ms`).
+fn quickest(store: &Store) -> Store {
+    store
+        .clone()
+        .with_timeout(Duration::from_millis(STORE_TIMEOUT_MS.min))
+}
+
 /// A league of `MAX_MATCHES` matches is created, its whole schedule stored, with the store
 /// timeout of `knobel serve`'s other calls: the creation is given time for its rows.
 async fn the_largest_league_is_created(db: TestDb) {
@@ -2792,13 +2799,23 @@ async fn the_largest_league_is_created(db: TestDb) {
         .unwrap();
     assert_eq!(last.len(), 1);
     assert_eq!(&last[0].scheduled, schedule.last().unwrap());
+
+    // With the smallest store timeout too: the creation's allowance is per match.
+    let second = NewLeague {
+        name: "big-2",
+        ..new
+    };
+    let league = quickest(&store).create_league(&second).await.unwrap();
+    assert_eq!(league.total_matches, MAX_MATCHES as u64);
+    assert_eq!(db.count("league_matches").await, 2 * MAX_MATCHES as i64);
 }
 
 /// A creation that fails leaves nothing: a large schedule with a bad row at its end (two
-/// matches with one ordinal) is refused with the database's error, not a timeout, and no
-/// league or schedule row of it is stored; a name clash leaves the existing league as it was.
+/// matches with one ordinal) is refused with the database's error, not a timeout (even at
+/// the smallest store timeout), and no league or schedule row of it is stored; a name clash
+/// leaves the existing league as it was.
 async fn a_failed_league_creation_leaves_nothing(db: TestDb) {
-    let store = arena_store(&db).await;
+    let store = quickest(&db.store().await);
     let (bots, mut schedule, dice) = largest_league_schedule();
     schedule.last_mut().unwrap().ordinal = 0;
     let new = NewLeague {
@@ -2834,12 +2851,14 @@ async fn a_failed_league_creation_leaves_nothing(db: TestDb) {
         seed_source: SeedSource::Secret,
     };
     store.create_league(&small).await.unwrap();
-    let (bots, schedule, dice) = largest_league_schedule();
+    schedule.last_mut().unwrap().ordinal = MAX_MATCHES as u32 - 1;
     let clash = NewLeague {
-        schedule: &schedule,
+        name: "big",
+        config_toml: LARGEST_LEAGUE_FILE,
         bots: &bots,
+        schedule: &schedule,
         dice: &dice,
-        ..new
+        seed_source: SeedSource::Secret,
     };
     let err = store.create_league(&clash).await.unwrap_err();
     assert!(matches!(err, StoreError::LeagueExists { .. }), "{err:?}");
