@@ -11,9 +11,11 @@ use std::future::Future;
 use std::time::Duration;
 
 use knobel_arena::auth::{generate_token, hash_token};
+use knobel_arena::league::schedule::MAX_MATCHES;
 use knobel_arena::league::{
     DiceMode, LeagueConfig, LeagueDice, LeagueSecret, ScheduledMatch, SeedSource, expand,
 };
+use knobel_arena::settings::{RawSettings, STORE_TIMEOUT_MS};
 use knobel_arena::store::{
     AbortedMatch, BotRecord, BotTotals, FinishedMatch, InstanceId, MAX_PENDING, MatchCursor,
     MatchFilter, MatchStatus, MatchSummary, MatchWrite, NewMatch, Recorded, Recorder, SeatResult,
@@ -311,6 +313,8 @@ store_tests!(
     league_lifecycle,
     aborted_league_claims_are_claimed_again,
     league_archives_verify_and_tampering_is_named,
+    the_largest_league_is_created,
+    a_failed_league_creation_leaves_nothing,
 );
 
 // ----------------------------------------------------------------------------------------------
@@ -2823,5 +2827,147 @@ async fn league_archives_verify_and_tampering_is_named(db: TestDb) {
     assert!(
         error.to_string().contains("does not match the commitment"),
         "{error}"
+    );
+}
+
+// ----------------------------------------------------------------------------------------------
+// The largest league
+// ----------------------------------------------------------------------------------------------
+
+/// The largest league the arena takes (`MAX_MATCHES`): five bots at Zokken tables of 2 (ten
+/// tables, two seat orders each) in 10,000 repetitions.
+const LARGEST_LEAGUE_FILE: &str = "name = \"big\"\nbots = [\"ann\", \"ben\", \"cat\", \"dan\", \"eve\"]\nrepetitions = 10000\n[games.zokken]\ntable_size = 2\n";
+
+fn largest_league_schedule() -> (Vec<String>, Vec<ScheduledMatch>, LeagueDice) {
+    let config = LeagueConfig::from_toml(LARGEST_LEAGUE_FILE).unwrap();
+    let bots: Vec<String> = ["ann", "ben", "cat", "dan", "eve"]
+        .map(String::from)
+        .to_vec();
+    let dice = LeagueDice {
+        secret: LeagueSecret::from_os(),
+        mode: DiceMode::Independent,
+    };
+    let schedule = expand(&config, &bots, &dice).unwrap();
+    assert_eq!(schedule.len(), MAX_MATCHES);
+    (bots, schedule, dice)
+}
+
+/// The arena's store, with the timeout `knobel serve` gives its calls by default.
+async fn arena_store(db: &TestDb) -> Store {
+    let timeout = Duration::from_millis(RawSettings::default().store_timeout_ms);
+    db.store().await.with_timeout(timeout)
+}
+
+/// `store` with the smallest store timeout an operator can set (`--store-timeout-ms`).
+fn quickest(store: &Store) -> Store {
+    store
+        .clone()
+        .with_timeout(Duration::from_millis(STORE_TIMEOUT_MS.min))
+}
+
+/// A league of `MAX_MATCHES` matches is created, its whole schedule stored, with the store
+/// timeout of `knobel serve`'s other calls: the creation is given time for its rows.
+async fn the_largest_league_is_created(db: TestDb) {
+    let store = arena_store(&db).await;
+    let (bots, schedule, dice) = largest_league_schedule();
+    let new = NewLeague {
+        name: "big",
+        config_toml: LARGEST_LEAGUE_FILE,
+        bots: &bots,
+        schedule: &schedule,
+        dice: &dice,
+        seed_source: SeedSource::Secret,
+    };
+    let started = std::time::Instant::now();
+    let league = store
+        .create_league(&new)
+        .await
+        .unwrap_or_else(|e| panic!("creating the largest league: {e}"));
+    eprintln!(
+        "{:?}: created a league of {} matches in {:?}",
+        db.kind,
+        schedule.len(),
+        started.elapsed()
+    );
+    assert_eq!(league.total_matches, MAX_MATCHES as u64);
+    let stored = store.league("big").await.unwrap().unwrap();
+    assert_eq!(stored.total_matches, MAX_MATCHES as u64);
+    assert_eq!(db.count("league_matches").await, MAX_MATCHES as i64);
+    // The last match is stored as scheduled.
+    let last = store
+        .league_archive_page(league.id, MAX_MATCHES as u32 - 1, 10)
+        .await
+        .unwrap();
+    assert_eq!(last.len(), 1);
+    assert_eq!(&last[0].scheduled, schedule.last().unwrap());
+
+    // With the smallest store timeout too: the creation's allowance is per match.
+    let second = NewLeague {
+        name: "big-2",
+        ..new
+    };
+    let league = quickest(&store).create_league(&second).await.unwrap();
+    assert_eq!(league.total_matches, MAX_MATCHES as u64);
+    assert_eq!(db.count("league_matches").await, 2 * MAX_MATCHES as i64);
+}
+
+/// A creation that fails leaves nothing: a large schedule with a bad row at its end (two
+/// matches with one ordinal) is refused with the database's error, not a timeout (even at
+/// the smallest store timeout), and no league or schedule row of it is stored; a name clash
+/// leaves the existing league as it was.
+async fn a_failed_league_creation_leaves_nothing(db: TestDb) {
+    let store = quickest(&db.store().await);
+    let (bots, mut schedule, dice) = largest_league_schedule();
+    schedule.last_mut().unwrap().ordinal = 0;
+    let new = NewLeague {
+        name: "big",
+        config_toml: LARGEST_LEAGUE_FILE,
+        bots: &bots,
+        schedule: &schedule,
+        dice: &dice,
+        seed_source: SeedSource::Secret,
+    };
+    let err = store.create_league(&new).await.unwrap_err();
+    assert!(
+        matches!(
+            err,
+            StoreError::Database {
+                context: "creating a league",
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    assert!(store.league("big").await.unwrap().is_none());
+    assert_eq!(db.count("leagues").await, 0);
+    assert_eq!(db.count("league_matches").await, 0);
+
+    let (small_bots, small_schedule, small_dice) = league_schedule();
+    let small = NewLeague {
+        name: "big",
+        config_toml: LEAGUE_FILE,
+        bots: &small_bots,
+        schedule: &small_schedule,
+        dice: &small_dice,
+        seed_source: SeedSource::Secret,
+    };
+    store.create_league(&small).await.unwrap();
+    schedule.last_mut().unwrap().ordinal = MAX_MATCHES as u32 - 1;
+    let clash = NewLeague {
+        name: "big",
+        config_toml: LARGEST_LEAGUE_FILE,
+        bots: &bots,
+        schedule: &schedule,
+        dice: &dice,
+        seed_source: SeedSource::Secret,
+    };
+    let err = store.create_league(&clash).await.unwrap_err();
+    assert!(matches!(err, StoreError::LeagueExists { .. }), "{err:?}");
+    let kept = store.league("big").await.unwrap().unwrap();
+    assert_eq!(kept.total_matches, small_schedule.len() as u64);
+    assert_eq!(db.count("leagues").await, 1);
+    assert_eq!(
+        db.count("league_matches").await,
+        small_schedule.len() as i64
     );
 }

@@ -344,3 +344,62 @@ async fn league_commands_list_keep_the_arena_flag_and_estimate_the_time_left() {
     }
     assert!(arena.stop().await.success());
 }
+
+/// The largest league the arena takes (200,000 matches: five bots at Zokken tables of 2, in
+/// 10,000 repetitions) is created through `knobel league create` on an arena with its
+/// default store timeout, and the command says first that it takes a moment. A league over
+/// the limit is refused with the limit named, and nothing of it is stored.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_largest_league_is_created_and_a_larger_one_is_refused() {
+    let admin_token = "an-admin-token-of-some-length";
+    let arena = Arena::start_with_env(
+        ArenaOptions::default(),
+        &[("KNOBEL_ADMIN_TOKEN", admin_token)],
+    )
+    .await;
+    for name in ["ann", "ben", "cat", "dan", "eve", "fay"] {
+        arena.add_bot(name).await;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let league_file = |name: &str, bots: &str| {
+        let file = dir.path().join(format!("{name}.toml"));
+        std::fs::write(
+            &file,
+            format!(
+                "name = \"{name}\"\nbots = {bots}\nrepetitions = 10000\n\n\
+                 [games.zokken]\ntable_size = 2\n"
+            ),
+        )
+        .unwrap();
+        file.to_string_lossy().into_owned()
+    };
+    let admin = ["--arena", arena.url.as_str(), "--admin-token", admin_token];
+
+    let too_big = league_file("too-big", "\"all\"");
+    let (ok, out, err) = knobel(&[&["league", "create", &too_big][..], &admin].concat()).await;
+    assert!(!ok, "{out}");
+    assert!(
+        err.contains("the league would schedule 300000 matches (at most 200000)"),
+        "{err}"
+    );
+    assert!(!err.contains("creating league"), "{err}");
+
+    let big = league_file("big", r#"["ann", "ben", "cat", "dan", "eve"]"#);
+    let (ok, out, err) = knobel(&[&["league", "create", &big][..], &admin].concat()).await;
+    assert!(ok, "{err}");
+    assert!(
+        err.contains("creating league big: 200,000 matches, this takes a few seconds..."),
+        "{err}"
+    );
+    assert!(
+        out.contains("created league big with 200000 matches among 5 bots"),
+        "{out}"
+    );
+    let (ok, out, err) = knobel(&["league", "list", "--arena", &arena.url]).await;
+    assert!(ok, "{err}");
+    assert!(
+        out.starts_with("big [") && !out.contains("too-big"),
+        "{out}"
+    );
+    assert!(arena.stop().await.success());
+}

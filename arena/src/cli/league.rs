@@ -7,6 +7,8 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand, ValueEnum};
+use knobel_arena::league::config::MAX_BOTS;
+use knobel_arena::league::{BotSelection, LeagueConfig, scheduled_matches};
 use knobel_bots::{BearerAuth, Token};
 use knobel_proto::v1 as pb;
 use knobel_proto::v1::admin_client::AdminClient;
@@ -198,6 +200,61 @@ async fn list(arena: &ArenaArgs) -> Result<()> {
     Ok(())
 }
 
+/// Leagues of at least this many matches are announced before `knobel league create`
+/// asks the arena to create them: storing their schedule takes a moment (one to two
+/// seconds per 100,000 matches, docs/leagues.md "Large leagues").
+pub const LARGE_LEAGUE_MATCHES: u128 = 20_000;
+
+/// Prints "creating league NAME: N matches, this takes a few seconds..." (to stderr) if the
+/// league file `text` schedules at least [`LARGE_LEAGUE_MATCHES`] matches, counted here as
+/// the arena will (for `bots = "all"`, with the bots the arena has registered). Says nothing
+/// when the count cannot be made here: the arena then refuses the file or creates it.
+async fn announce_large_league(text: &str, admin: &mut Admin) {
+    let Ok(config) = LeagueConfig::from_toml(text) else {
+        return;
+    };
+    let bots = match &config.bots {
+        BotSelection::Listed(bots) => bots.len(),
+        BotSelection::All => match admin.list_bots(pb::ListBotsRequest {}).await {
+            Ok(answer) => answer
+                .into_inner()
+                .bots
+                .iter()
+                .filter(|bot| bot.revoked_unix_ms.is_none())
+                .count(),
+            Err(_) => return,
+        },
+    };
+    if bots > MAX_BOTS {
+        // The arena refuses the file: nothing to announce.
+        return;
+    }
+    let name = config.name.clone();
+    // A balanced design may take a moment to find: off the async threads.
+    let matches = tokio::task::spawn_blocking(move || scheduled_matches(&config, bots)).await;
+    if let Ok(Ok(matches)) = matches
+        && matches >= LARGE_LEAGUE_MATCHES
+    {
+        eprintln!(
+            "creating league {name}: {} matches, this takes a few seconds...",
+            thousands(matches)
+        );
+    }
+}
+
+/// `n` with a comma between each group of three digits: 200000 is "200,000".
+fn thousands(n: u128) -> String {
+    let digits = n.to_string();
+    let mut grouped = String::new();
+    for (i, digit) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            grouped.push(',');
+        }
+        grouped.push(digit);
+    }
+    grouped
+}
+
 /// Runs a `knobel league` command.
 pub async fn run(command: LeagueCommand) -> Result<()> {
     match command {
@@ -205,8 +262,9 @@ pub async fn run(command: LeagueCommand) -> Result<()> {
         LeagueCommand::Create { file, arena } => {
             let text = std::fs::read_to_string(&file)
                 .with_context(|| format!("cannot read {}", file.display()))?;
-            let league = admin_client(&arena)
-                .await?
+            let mut admin = admin_client(&arena).await?;
+            announce_large_league(&text, &mut admin).await;
+            let league = admin
                 .create_league(pb::CreateLeagueRequest { config_toml: text })
                 .await
                 .map_err(|s| anyhow::anyhow!("{}: {}", file.display(), call(s)))?

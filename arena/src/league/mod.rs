@@ -29,5 +29,5 @@ mod tests;
 
 pub use config::{BotSelection, Format, GamePlan, LeagueConfig, LeagueConfigError};
 pub use dice::{DiceMode, LeagueDice, LeagueSecret, SeedSource};
-pub use schedule::{ScheduleError, ScheduledMatch, expand};
+pub use schedule::{MAX_MATCHES, ScheduleError, ScheduledMatch, expand, scheduled_matches};
 pub use standings::{PlayedMatch, PlayedSeat, Standings, standings};

@@ -266,6 +266,13 @@ fn plan(config: &LeagueConfig, n: usize) -> Result<(Vec<GameTables>, u128), Sche
     Ok((tables, total))
 }
 
+/// How many matches `config` schedules for `bots` bots, without expanding the schedule
+/// (a balanced design is looked for as [`expand`] does): what [`expand`] gives, or its
+/// refusal.
+pub fn scheduled_matches(config: &LeagueConfig, bots: usize) -> Result<u128, ScheduleError> {
+    plan(config, bots).map(|(_, matches)| matches)
+}
+
 /// The schedule of `config` for `bots` (as [`LeagueConfig::resolve_bots`] gives them),
 /// with the seeds of `dice`.
 pub fn expand(

@@ -3,7 +3,9 @@ use knobel_engine::{Game, Rules};
 use super::config::{Format, LeagueConfig, LeagueConfigError};
 use super::dice::{DiceMode, LeagueDice, LeagueSecret};
 use super::public_dice;
-use super::schedule::{expand, mix, seat_orders, splitmix64};
+use super::schedule::{
+    MAX_MATCHES, ScheduleError, expand, mix, scheduled_matches, seat_orders, splitmix64,
+};
 use super::standings::{Interval, PlayedMatch, PlayedSeat, rating_history, standings};
 
 const FILE: &str = r#"
@@ -344,6 +346,27 @@ fn too_large_a_league_is_refused() {
         err.to_string().contains("matches (at most 200000)"),
         "{err}"
     );
+}
+
+/// The documented edge: five bots at Zokken tables of 2 in 10,000 repetitions schedule
+/// exactly `MAX_MATCHES` and are accepted; six bots schedule 300,000 and are refused, with
+/// the limit named, by the count alone (before any schedule is expanded or stored).
+#[test]
+fn the_largest_league_is_accepted_and_a_larger_one_refused_with_the_limit() {
+    let config = LeagueConfig::from_toml(
+        "name = \"big\"\nbots = \"all\"\nrepetitions = 10000\n[games.zokken]\ntable_size = 2\n",
+    )
+    .unwrap();
+    assert_eq!(scheduled_matches(&config, 5), Ok(MAX_MATCHES as u128));
+    let err = scheduled_matches(&config, 6).unwrap_err();
+    assert_eq!(err, ScheduleError::TooManyMatches { matches: 300_000 });
+    assert_eq!(
+        err.to_string(),
+        "the league would schedule 300000 matches (at most 200000): use fewer bots, smaller \
+         tables or fewer repetitions"
+    );
+    let bots: Vec<String> = (0..6).map(|i| format!("b{i}")).collect();
+    assert_eq!(expand(&config, &bots, &public_dice(&config)), Err(err));
 }
 
 fn played(ordinal: u32, game: Game, set: u32, seats: &[(&str, u8, Option<i64>)]) -> PlayedMatch {

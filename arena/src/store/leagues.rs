@@ -14,13 +14,11 @@ use std::str::FromStr;
 
 use knobel_engine::{Game, Rules};
 
+use super::league_schedule::{InsertSchedule, ScheduleRows, league_creation_timeout};
 use super::{Store, StoreError, now_ms};
 use crate::league::{
     DiceMode, LeagueDice, LeagueSecret, PlayedMatch, PlayedSeat, ScheduledMatch, SeedSource,
 };
-
-/// Schedule rows written by one `INSERT` (nine parameters each).
-const ROWS_PER_STATEMENT: usize = 1_000;
 
 /// How long a claim whose match row never appeared holds (the arena that claimed it stopped
 /// between the claim and the match's start), in milliseconds.
@@ -177,10 +175,6 @@ fn corrupt(what: String) -> StoreError {
     StoreError::Corrupt { what }
 }
 
-/// A `league_matches` row to write: ordinal, game, preset, rules JSON, set, rotation, seats
-/// JSON, seed.
-type ScheduleRow<'a> = (i32, &'a str, &'a str, String, i32, i32, String, i64);
-
 /// A league result row: ordinal, game, set, rules JSON, seat, bot name, place, chips.
 type ResultRow = (i32, String, i32, String, i32, String, i32, Option<i64>);
 
@@ -267,82 +261,91 @@ macro_rules! claimable {
     };
 }
 
+/// The context of the errors of [`Store::create_league`].
+const CREATING_A_LEAGUE: &str = "creating a league";
+
+/// Inserts the `leagues` row of `new` (with its dice commitment, which names the id) in
+/// transaction `tx`; its id. A name that is taken gives [`StoreError::LeagueExists`].
+async fn insert_league<'c, DB>(
+    tx: &mut sqlx::Transaction<'c, DB>,
+    new: &NewLeague<'_>,
+    created_at_ms: i64,
+) -> Result<i64, StoreError>
+where
+    DB: sqlx::Database,
+    for<'e> &'e mut DB::Connection: sqlx::Executor<'e, Database = DB>,
+    for<'q> &'q str: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+    for<'q> String: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+    for<'q> i64: sqlx::Encode<'q, DB> + sqlx::Type<DB> + sqlx::Decode<'q, DB>,
+    for<'q> DB::Arguments: sqlx::IntoArguments<DB>,
+    (i64,): for<'r> sqlx::FromRow<'r, DB::Row>,
+{
+    let bots_json = serde_json::to_string(new.bots).expect("names serialize");
+    let inserted = sqlx::query_scalar::<DB, i64>(
+        "INSERT INTO leagues (name, config_toml, bots_json, status, created_at_ms, \
+         total_matches, dice, seed_source, dice_secret) \
+         VALUES ($1, $2, $3, 'created', $4, $5, $6, $7, $8) RETURNING id",
+    )
+    .bind(new.name)
+    .bind(new.config_toml)
+    .bind(bots_json)
+    .bind(created_at_ms)
+    .bind(new.schedule.len() as i64)
+    .bind(new.dice.mode.as_str())
+    .bind(new.seed_source.as_str())
+    .bind(new.dice.secret.to_hex())
+    .fetch_one(&mut **tx)
+    .await;
+    let id = match inserted {
+        Ok(id) => id,
+        Err(e) if super::error::is_unique_violation(&e) => {
+            return Err(StoreError::LeagueExists {
+                name: new.name.to_owned(),
+            });
+        }
+        Err(e) => return Err(StoreError::db(CREATING_A_LEAGUE)(e)),
+    };
+    // The commitment names the league's id, known only now.
+    sqlx::query::<DB>("UPDATE leagues SET dice_commitment = $1 WHERE id = $2")
+        .bind(new.dice.secret.commitment(id, new.name))
+        .bind(id)
+        .execute(&mut **tx)
+        .await
+        .map_err(StoreError::db(CREATING_A_LEAGUE))?;
+    Ok(id)
+}
+
 impl Store {
     /// Creates a league with its schedule, in one transaction, with status "created".
-    /// Gives [`StoreError::LeagueExists`] if the name is taken (nothing is written).
+    /// Gives [`StoreError::LeagueExists`] if the name is taken; nothing is written then, nor
+    /// when any other error ends the creation.
+    ///
+    /// The call may take the store's timeout plus an allowance per scheduled match (see
+    /// [`league_creation_timeout`]): 200,000 matches take a few seconds to store
+    /// (docs/leagues.md, "Large leagues").
     pub async fn create_league(&self, new: &NewLeague<'_>) -> Result<LeagueRecord, StoreError> {
-        const CONTEXT: &str = "creating a league";
-        let bots_json = serde_json::to_string(new.bots).expect("names serialize");
-        let rows: Vec<ScheduleRow<'_>> = new
-            .schedule
-            .iter()
-            .map(|m| {
-                (
-                    m.ordinal as i32,
-                    m.game.name(),
-                    m.preset.as_str(),
-                    serde_json::to_string(&m.rules).expect("rules serialize"),
-                    m.set as i32,
-                    m.rotation as i32,
-                    serde_json::to_string(&m.seats).expect("names serialize"),
-                    m.seed as i64,
-                )
-            })
-            .collect();
+        let rows = ScheduleRows::new(new.schedule);
         let created_at_ms = now_ms();
-        let id: i64 = with_writer!(self, pool => async {
-            let mut tx = pool.begin().await.map_err(StoreError::db(CONTEXT))?;
-            let id: i64 = match sqlx::query_scalar(
-                "INSERT INTO leagues (name, config_toml, bots_json, status, created_at_ms, \
-                 total_matches, dice, seed_source, dice_secret) \
-                 VALUES ($1, $2, $3, 'created', $4, $5, $6, $7, $8) RETURNING id",
-            )
-            .bind(new.name)
-            .bind(new.config_toml)
-            .bind(&bots_json)
-            .bind(created_at_ms)
-            .bind(new.schedule.len() as i64)
-            .bind(new.dice.mode.as_str())
-            .bind(new.seed_source.as_str())
-            .bind(new.dice.secret.to_hex())
-            .fetch_one(&mut *tx)
-            .await
-            {
-                Ok(id) => id,
-                Err(e) if super::error::is_unique_violation(&e) => {
-                    return Err(StoreError::LeagueExists { name: new.name.to_owned() });
-                }
-                Err(e) => return Err(StoreError::db(CONTEXT)(e)),
-            };
-            // The commitment names the league's id, known only now.
-            sqlx::query("UPDATE leagues SET dice_commitment = $1 WHERE id = $2")
-                .bind(new.dice.secret.commitment(id, new.name))
-                .bind(id)
-                .execute(&mut *tx)
+        let store = self
+            .clone()
+            .with_timeout(league_creation_timeout(self.timeout, rows.len()));
+        let id: i64 = with_writer!(store, pool => async {
+            let mut tx = pool.begin().await.map_err(StoreError::db(CREATING_A_LEAGUE))?;
+            let id = insert_league(&mut tx, new, created_at_ms).await?;
+            tx.insert_schedule(id, &rows)
                 .await
-                .map_err(StoreError::db(CONTEXT))?;
-            for chunk in rows.chunks(ROWS_PER_STATEMENT) {
-                let mut insert = sqlx::QueryBuilder::new(
-                    "INSERT INTO league_matches (league_id, ordinal, game, preset, rules_json, \
-                     set_index, rotation, seats_json, seed) ",
-                );
-                insert.push_values(chunk, |mut row, r| {
-                    row.push_bind(id)
-                        .push_bind(r.0)
-                        .push_bind(r.1)
-                        .push_bind(r.2)
-                        .push_bind(&r.3)
-                        .push_bind(r.4)
-                        .push_bind(r.5)
-                        .push_bind(&r.6)
-                        .push_bind(r.7);
-                });
-                insert.build().execute(&mut *tx).await.map_err(StoreError::db(CONTEXT))?;
-            }
-            tx.commit().await.map_err(StoreError::db(CONTEXT))?;
+                .map_err(StoreError::db(CREATING_A_LEAGUE))?;
+            tx.commit().await.map_err(StoreError::db(CREATING_A_LEAGUE))?;
             Ok::<i64, StoreError>(id)
         }
-        .await)?;
+        .await)
+        .map_err(|error| match error {
+            StoreError::Timeout { ms, .. } => StoreError::Timeout {
+                context: CREATING_A_LEAGUE,
+                ms,
+            },
+            error => error,
+        })?;
         Ok(LeagueRecord {
             id,
             name: new.name.to_owned(),

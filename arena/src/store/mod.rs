@@ -52,6 +52,7 @@ macro_rules! with_writer {
 mod bots;
 mod error;
 mod instances;
+mod league_schedule;
 mod leagues;
 mod matches;
 mod migrations;
@@ -60,6 +61,7 @@ mod types;
 
 pub use error::StoreError;
 pub use instances::{InstanceId, Lease};
+pub use league_schedule::{LEAGUE_CREATION_TIME_PER_MATCH, league_creation_timeout};
 pub use leagues::{
     ArchiveRow, LeagueRecord, LeagueStatus, MatchLeague, NewLeague, OpenLeagueMatch,
     UNSTARTED_CLAIM_MS,
