@@ -14,6 +14,7 @@ use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use bytes::Bytes;
 use knobel_engine::{ForfeitReason, Game, StrikeReason};
 use prometheus::{
     Encoder, HistogramOpts, HistogramVec, IntCounterVec, IntGauge, IntGaugeVec, Opts, Registry,
@@ -237,7 +238,7 @@ impl Metrics {
         registry
             .register(Box::new(store_pending.clone()))
             .expect("unique metric");
-        let leagues = leagues::LeagueGauges::new(&r);
+        let leagues = leagues::LeagueGauges::new();
 
         // Series known at start-up exist from start-up.
         for game in Game::ALL {
@@ -439,14 +440,34 @@ impl Metrics {
         self.inner.enabled.then_some(&self.inner.leagues)
     }
 
-    /// The metrics in Prometheus' text format.
+    /// The metrics in Prometheus' text format, every series as it is now (the league
+    /// series too, rendered anew: see [`Metrics::scrape`] for what a scrape gets).
     pub fn render(&self) -> String {
+        let mut buffer = self.render_own();
+        buffer.extend_from_slice(&self.inner.leagues.render());
+        String::from_utf8(buffer).unwrap_or_default()
+    }
+
+    /// The series of the arena's own registry (all but the league series), as text.
+    fn render_own(&self) -> Vec<u8> {
         let mut buffer = Vec::new();
         let encoder = TextEncoder::new();
         encoder
             .encode(&self.inner.registry.gather(), &mut buffer)
             .expect("text encoding cannot fail");
-        String::from_utf8(buffer).unwrap_or_default()
+        buffer
+    }
+
+    /// What a scrape of `/metrics` gets: the arena's own series as they are now, then the
+    /// league series as the refresh last published them ([`leagues::refresh`], every
+    /// [`leagues::REFRESH_EVERY`] when they changed). Its cost does not depend on the
+    /// leagues or on what is stored: no store call, no standings, no league series
+    /// rendered.
+    pub fn scrape(&self) -> Bytes {
+        let leagues = self.inner.leagues.published();
+        let mut buffer = self.render_own();
+        buffer.extend_from_slice(&leagues);
+        Bytes::from(buffer)
     }
 
     /// Serves `GET /metrics` on `listener` until `shutdown` resolves.
@@ -462,7 +483,7 @@ impl Metrics {
                 async move {
                     (
                         [(axum::http::header::CONTENT_TYPE, prometheus::TEXT_FORMAT)],
-                        metrics.render(),
+                        metrics.scrape(),
                     )
                 }
             }),
