@@ -11,8 +11,9 @@
 //! the match ends. When the arena runs without a metrics listener, nothing is counted.
 
 use std::collections::HashSet;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use knobel_engine::{ForfeitReason, Game, StrikeReason};
@@ -55,6 +56,11 @@ pub const STORE_OPERATIONS: [&str; 14] = [
     "revocations",
 ];
 
+/// Scrapes within this time of a scrape's rendering get the text it rendered
+/// ([`Metrics::scrape_shared`]): however many scrapers ask, the series are rendered at most
+/// ten times a second.
+pub const SCRAPE_REUSE: Duration = Duration::from_millis(100);
+
 /// Every strike reason.
 const STRIKE_REASONS: [StrikeReason; 3] = [
     StrikeReason::Timeout,
@@ -93,6 +99,12 @@ struct Inner {
     store_errors: IntCounterVec,
     store_pending: IntGauge,
     leagues: leagues::LeagueGauges,
+    /// The last scrape's text and when its rendering began: served again to the scrapes
+    /// within `reuse` of that ([`Metrics::scrape_shared`]).
+    scraped: tokio::sync::Mutex<Option<(Instant, Bytes)>>,
+    reuse: Duration,
+    /// Texts rendered for scrapes.
+    renders: AtomicU64,
 }
 
 impl Default for Metrics {
@@ -170,7 +182,18 @@ impl Metrics {
         Metrics::build(TimeControl::default(), false)
     }
 
+    /// Fresh metrics whose scrapes reuse a text for `reuse` ([`SCRAPE_REUSE`] for
+    /// [`Metrics::new`]).
+    #[cfg(test)]
+    pub(crate) fn reusing_scrapes_for(reuse: Duration) -> Metrics {
+        Metrics::build_with(TimeControl::default(), true, reuse)
+    }
+
     fn build(time: TimeControl, enabled: bool) -> Metrics {
+        Metrics::build_with(time, enabled, SCRAPE_REUSE)
+    }
+
+    fn build_with(time: TimeControl, enabled: bool, reuse: Duration) -> Metrics {
         let registry = Registry::new_custom(Some("knobel".to_owned()), None).expect("valid prefix");
         let r = Register(&registry);
         let build_info = r.gauge(
@@ -270,6 +293,9 @@ impl Metrics {
                 store_errors,
                 store_pending,
                 leagues,
+                scraped: tokio::sync::Mutex::new(None),
+                reuse,
+                renders: AtomicU64::new(0),
             }),
         }
     }
@@ -464,10 +490,39 @@ impl Metrics {
     /// leagues or on what is stored: no store call, no standings, no league series
     /// rendered.
     pub fn scrape(&self) -> Bytes {
+        self.inner.renders.fetch_add(1, Ordering::Relaxed);
         let leagues = self.inner.leagues.published();
         let mut buffer = self.render_own();
         buffer.extend_from_slice(&leagues);
         Bytes::from(buffer)
+    }
+
+    /// What a scrape of `/metrics` is served: [`Metrics::scrape`], rendered (off the
+    /// runtime's workers) at most once per [`SCRAPE_REUSE`]. A scrape within that time of a
+    /// rendering gets its text; scrapes that arrive while one is rendered wait for it. So
+    /// many scrapers at once cost about what one costs, and a text is at most
+    /// [`SCRAPE_REUSE`] older than its scrape (plus the time a rendering takes).
+    pub async fn scrape_shared(&self) -> Bytes {
+        let mut last = self.inner.scraped.lock().await;
+        if let Some((at, text)) = &*last
+            && at.elapsed() < self.inner.reuse
+        {
+            return text.clone();
+        }
+        let began = Instant::now();
+        let metrics = self.clone();
+        let text = match tokio::task::spawn_blocking(move || metrics.scrape()).await {
+            Ok(text) => text,
+            Err(failed) => std::panic::resume_unwind(failed.into_panic()),
+        };
+        *last = Some((began, text.clone()));
+        text
+    }
+
+    /// Texts rendered for scrapes so far.
+    #[cfg(test)]
+    pub(crate) fn renders(&self) -> u64 {
+        self.inner.renders.load(Ordering::Relaxed)
     }
 
     /// Serves `GET /metrics` on `listener` until `shutdown` resolves.
@@ -483,7 +538,7 @@ impl Metrics {
                 async move {
                     (
                         [(axum::http::header::CONTENT_TYPE, prometheus::TEXT_FORMAT)],
-                        metrics.scrape(),
+                        metrics.scrape_shared().await,
                     )
                 }
             }),

@@ -265,3 +265,34 @@ async fn the_metrics_port_holds_its_bound_per_address_and_no_more() {
         .count();
     assert_eq!(answered, per_peer);
 }
+
+#[tokio::test]
+async fn scrapes_within_the_reuse_time_get_the_same_rendering() {
+    let metrics = Metrics::reusing_scrapes_for(Duration::from_secs(3600));
+    let started = r#"knobel_matches_started_total{game="schocken"}"#;
+    let text = |bytes: Bytes| String::from_utf8(bytes.to_vec()).unwrap();
+    let first = metrics.scrape_shared().await;
+    assert_eq!(value(&text(first.clone()), started), Some(0.0));
+    metrics.match_started(Game::Schocken);
+    // Within the hour: the same text, not rendered again.
+    let again = metrics.scrape_shared().await;
+    assert_eq!(again, first);
+    assert_eq!(metrics.renders(), 1);
+    // Many scrapers at once: one rendering for them all.
+    let addr = served(&metrics).await;
+    let scrapers = connections(addr, 40).await;
+    let answers = futures_util::future::join_all(scrapers.into_iter().map(get_metrics)).await;
+    assert!(
+        answers
+            .iter()
+            .all(|a| a.as_ref().is_some_and(|(s, _)| *s == 200))
+    );
+    assert_eq!(metrics.renders(), 1);
+    // Without reuse, every scrape renders what is now.
+    let live = Metrics::reusing_scrapes_for(Duration::ZERO);
+    live.match_started(Game::Schocken);
+    assert_eq!(value(&text(live.scrape_shared().await), started), Some(1.0));
+    live.match_started(Game::Schocken);
+    assert_eq!(value(&text(live.scrape_shared().await), started), Some(2.0));
+    assert_eq!(live.renders(), 2);
+}
