@@ -394,11 +394,19 @@ pub async fn refresh(metrics: Metrics, leagues: Leagues, mut shutdown: watch::Re
         return;
     };
     let mut shown: HashMap<String, Shown> = HashMap::new();
+    // A failed refresh may have set some series: the next one publishes them.
+    let mut unpublished = false;
     loop {
         match refresh_once(gauges, &leagues, &mut shown).await {
-            Ok(true) => gauges.publish(),
-            Ok(false) => {}
-            Err(error) => debug!(%error, "league metrics not refreshed: the store failed"),
+            Ok(changed) if changed || unpublished => {
+                gauges.publish();
+                unpublished = false;
+            }
+            Ok(_) => {}
+            Err(error) => {
+                unpublished = true;
+                debug!(%error, "league metrics not refreshed: the store failed");
+            }
         }
         tokio::select! {
             _ = tokio::time::sleep(REFRESH_EVERY) => {}
