@@ -268,7 +268,7 @@ async fn the_metrics_port_holds_its_bound_per_address_and_no_more() {
 
 #[tokio::test]
 async fn scrapes_within_the_reuse_time_get_the_same_rendering() {
-    let metrics = Metrics::reusing_scrapes_for(Duration::from_secs(3600));
+    let metrics = Metrics::reusing_scrapes_for(Duration::from_secs(3600), 0);
     let started = r#"knobel_matches_started_total{game="schocken"}"#;
     let text = |bytes: Bytes| String::from_utf8(bytes.to_vec()).unwrap();
     let first = metrics.scrape_shared().await;
@@ -289,10 +289,16 @@ async fn scrapes_within_the_reuse_time_get_the_same_rendering() {
     );
     assert_eq!(metrics.renders(), 1);
     // Without reuse, every scrape renders what is now.
-    let live = Metrics::reusing_scrapes_for(Duration::ZERO);
+    let live = Metrics::reusing_scrapes_for(Duration::ZERO, 0);
     live.match_started(Game::Schocken);
     assert_eq!(value(&text(live.scrape_shared().await), started), Some(1.0));
     live.match_started(Game::Schocken);
     assert_eq!(value(&text(live.scrape_shared().await), started), Some(2.0));
     assert_eq!(live.renders(), 2);
+    // A rendering that took long is reused for that many times as long (here: forever).
+    let slow = Metrics::reusing_scrapes_for(Duration::ZERO, u32::MAX);
+    let first = slow.scrape_shared().await;
+    slow.match_started(Game::Schocken);
+    assert_eq!(slow.scrape_shared().await, first);
+    assert_eq!(slow.renders(), 1);
 }
