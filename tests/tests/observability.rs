@@ -18,7 +18,8 @@
 //!   what the database recorded.
 //!
 //! A second test plays practice matches with a bot that answers after the deadline but
-//! within its time bank: those decisions are counted `late`.
+//! within its time bank: those decisions are counted `late`. A third has 40 scrapers ask at
+//! once from one address: all are answered.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
@@ -907,5 +908,50 @@ async fn answers_after_the_deadline_within_the_bank_are_counted_late() {
     );
     assert!(within_deadline.is_empty(), "{within_deadline:?}");
     bot.abort();
+    assert!(arena.stop().await.success());
+}
+
+/// Scrapers at once in [`many_scrapers_at_once_from_one_address_are_all_answered`], and the
+/// scrapes each makes over its keep-alive connection.
+const SCRAPERS: usize = 40;
+const SCRAPES_EACH: usize = 25;
+
+/// 40 scrapers at once from 127.0.0.1 (several Prometheus servers behind one address, or a
+/// load test), each over a connection of its own opened before any asks, are all answered:
+/// none is reset (the metrics port once held at most 16 connections per address).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn many_scrapers_at_once_from_one_address_are_all_answered() {
+    let arena = Arena::start(ArenaOptions::default()).await;
+    let host = arena
+        .metrics_url
+        .strip_prefix("http://")
+        .and_then(|rest| rest.strip_suffix("/metrics"))
+        .expect("http://host:port/metrics")
+        .to_owned();
+    let mut connections = Vec::new();
+    for _ in 0..SCRAPERS {
+        connections.push(tokio::net::TcpStream::connect(&host).await.unwrap());
+    }
+    let scrapers: Vec<_> = connections
+        .into_iter()
+        .map(|mut stream| {
+            let host = host.clone();
+            tokio::spawn(async move {
+                for _ in 0..SCRAPES_EACH {
+                    let (status, body) =
+                        knobel_e2e::http_request(&mut stream, &host, "/metrics", true).await;
+                    assert_eq!(status, 200);
+                    assert!(String::from_utf8_lossy(&body).contains("knobel_build_info"));
+                }
+            })
+        })
+        .collect();
+    let mut answered = 0;
+    for scraper in scrapers {
+        if scraper.await.is_ok() {
+            answered += 1;
+        }
+    }
+    assert_eq!(answered, SCRAPERS, "scrapers answered every time");
     assert!(arena.stop().await.success());
 }

@@ -20,6 +20,12 @@ use crate::store::{LeagueRecord, LeagueStatus, NewLeague, Store, StoreError};
 /// so a large league's are computed again at most this often, for all of them together.
 pub const RUNNING_STANDINGS_MAX_AGE: Duration = Duration::from_secs(5);
 
+/// A running league's standings that took long to compute are computed again at most once
+/// per this many times the time they took (and [`RUNNING_STANDINGS_MAX_AGE`]), however
+/// often pages or the metrics ask: computing them takes at most a twentieth of the time,
+/// however many results the league has stored.
+pub const STANDINGS_AGE_PER_COMPUTE: u32 = 20;
+
 /// A league with its progress, results and standings ([`Leagues::league_standings`]).
 #[derive(Clone, Debug)]
 pub struct LeagueView {
@@ -51,9 +57,21 @@ struct Kept {
     status: LeagueStatus,
     /// When.
     at: Instant,
+    /// How long reading and computing them took.
+    took: Duration,
     /// Whether a caller is reading them again.
     refreshing: bool,
     played: Arc<Played>,
+}
+
+impl Kept {
+    /// Whether these standings are young enough for a caller that takes them up to
+    /// `max_age` old: `max_age` (none if zero), or [`STANDINGS_AGE_PER_COMPUTE`] times what
+    /// they took to compute if that is more.
+    fn young_enough(&self, max_age: Duration) -> bool {
+        max_age > Duration::ZERO
+            && self.at.elapsed() < max_age.max(self.took * STANDINGS_AGE_PER_COMPUTE)
+    }
 }
 
 /// Clears the `refreshing` mark of a league's kept results when dropped.
@@ -349,13 +367,23 @@ impl Leagues {
         let Some(record) = self.store.league(name).await? else {
             return Ok(None);
         };
+        self.standings_of(record, max_age).await.map(Some)
+    }
+
+    /// [`Leagues::league_standings_within`] for the league of `record`, as just read (the
+    /// metrics' refresh reads every league at once).
+    pub async fn standings_of(
+        &self,
+        record: LeagueRecord,
+        max_age: Duration,
+    ) -> Result<LeagueView, StoreError> {
         let known = {
             let mut cache = self.played.lock().expect("standings lock");
             match cache.get_mut(&record.id) {
                 Some(kept) if kept.status == record.status => {
                     let exact = kept.finished == record.finished_matches;
                     if exact
-                        || kept.at.elapsed() < max_age
+                        || kept.young_enough(max_age)
                         || (max_age > Duration::ZERO && kept.refreshing)
                     {
                         Some(kept.played.clone())
@@ -378,6 +406,7 @@ impl Leagues {
                     cache: &self.played,
                     league: record.id,
                 });
+                let started = Instant::now();
                 let played = self.compute(&record).await?;
                 self.played.lock().expect("standings lock").insert(
                     record.id,
@@ -385,6 +414,7 @@ impl Leagues {
                         finished: record.finished_matches,
                         status: record.status,
                         at: Instant::now(),
+                        took: started.elapsed(),
                         refreshing: false,
                         played: played.clone(),
                     },
@@ -392,11 +422,11 @@ impl Leagues {
                 played
             }
         };
-        Ok(Some(LeagueView {
+        Ok(LeagueView {
             info: self.info(&record),
             record,
             played,
-        }))
+        })
     }
 
     /// The results of `league`, its standings and forfeits, read and computed.
@@ -485,5 +515,40 @@ impl Leagues {
         from: u32,
     ) -> Result<Vec<String>, StoreError> {
         super::export::page(&self.store, league, from).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kept(age: Duration, took: Duration) -> Kept {
+        Kept {
+            finished: 0,
+            status: LeagueStatus::Running,
+            at: Instant::now() - age,
+            took,
+            refreshing: false,
+            played: Arc::new(Played {
+                results: Vec::new(),
+                standings: standings(&[]),
+                forfeits: Forfeits::new(),
+            }),
+        }
+    }
+
+    #[test]
+    fn standings_that_took_long_are_kept_longer() {
+        let max_age = RUNNING_STANDINGS_MAX_AGE;
+        let quick = Duration::from_millis(10);
+        // Quickly computed: young for `max_age`.
+        assert!(kept(Duration::from_secs(1), quick).young_enough(max_age));
+        assert!(!kept(max_age + Duration::from_secs(1), quick).young_enough(max_age));
+        // Computed in a second: young for twenty.
+        let slow = Duration::from_secs(1);
+        assert!(kept(Duration::from_secs(19), slow).young_enough(max_age));
+        assert!(!kept(Duration::from_secs(21), slow).young_enough(max_age));
+        // Never for a caller that wants them exact.
+        assert!(!kept(Duration::ZERO, slow).young_enough(Duration::ZERO));
     }
 }

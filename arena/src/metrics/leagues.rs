@@ -9,6 +9,11 @@
 //! and paused ones first, then the newest; the series of a league no longer shown are
 //! removed. A league's series are set again only when its standings were computed anew.
 //!
+//! The league series are in a registry of their own, rendered to text by the refresh when
+//! they changed ([`LeagueGauges::publish`]): a scrape copies that text after the arena's
+//! other series, so what it costs does not depend on the leagues, their bots or how many
+//! of their matches are stored.
+//!
 //! Bots are bounded per league and game too: the first [`MAX_BOT_LABELS`] of the
 //! standings' order have series (ranks 1 to [`MAX_BOT_LABELS`]), the others none, so the
 //! leaderboard is exact for the best bots. Every entrant has its series for each of the
@@ -16,10 +21,11 @@
 //! have (by name) with the initial rating, 0 matches and 0 at every place.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use prometheus::{GaugeVec, IntGaugeVec};
+use bytes::Bytes;
+use prometheus::{Encoder, GaugeVec, IntGaugeVec, Registry, TextEncoder};
 use tokio::sync::watch;
 use tracing::debug;
 
@@ -42,8 +48,11 @@ pub const REFRESH_EVERY: Duration = Duration::from_secs(1);
 /// The `game` label value of a league's overall standings.
 pub const OVERALL: &str = "overall";
 
-/// The league gauges (in the arena's registry).
+/// The league gauges, in a registry of their own, and their text as last published.
 pub(crate) struct LeagueGauges {
+    registry: Registry,
+    /// The registry's text as [`LeagueGauges::publish`] last rendered it.
+    published: Mutex<Bytes>,
     matches: IntGaugeVec,
     status: IntGaugeVec,
     info: IntGaugeVec,
@@ -59,9 +68,12 @@ pub(crate) struct LeagueGauges {
 }
 
 impl LeagueGauges {
-    pub(super) fn new(r: &Register<'_>) -> LeagueGauges {
+    pub(super) fn new() -> LeagueGauges {
+        let registry = Registry::new_custom(Some("knobel".to_owned()), None).expect("valid prefix");
+        let r = Register(&registry);
         let standing = ["league", "game", "bot"];
         LeagueGauges {
+            published: Mutex::new(Bytes::new()),
             matches: r.gauge(
                 "league_matches",
                 "A league's scheduled matches by state: pending (not started), running (playing \
@@ -133,7 +145,28 @@ impl LeagueGauges {
                  the game's tables, from 0).",
                 &["league", "game", "bot", "place"],
             ),
+            registry,
         }
+    }
+
+    /// The league series now, in Prometheus' text format.
+    pub(super) fn render(&self) -> Vec<u8> {
+        let mut buffer = Vec::new();
+        TextEncoder::new()
+            .encode(&self.registry.gather(), &mut buffer)
+            .expect("text encoding cannot fail");
+        buffer
+    }
+
+    /// Renders the league series for the scrapes to serve ([`LeagueGauges::published`]).
+    pub(crate) fn publish(&self) {
+        let text = Bytes::from(self.render());
+        *self.published.lock().expect("league text lock") = text;
+    }
+
+    /// The league series' text as last published: what a scrape serves.
+    pub(crate) fn published(&self) -> Bytes {
+        self.published.lock().expect("league text lock").clone()
     }
 
     fn set_info(&self, league: &LeagueRecord) {
@@ -238,6 +271,8 @@ impl LeagueGauges {
 struct Shown {
     /// The standings its series were set from.
     from: Option<Arc<Played>>,
+    /// The progress (pending, running, done) and status its series show.
+    progress: Option<(u64, u64, u64, LeagueStatus)>,
     /// (game, bot) of its standing series.
     standings: HashSet<(String, String)>,
     /// (game, bot, place) of its placings.
@@ -359,9 +394,19 @@ pub async fn refresh(metrics: Metrics, leagues: Leagues, mut shutdown: watch::Re
         return;
     };
     let mut shown: HashMap<String, Shown> = HashMap::new();
+    // A failed refresh may have set some series: the next one publishes them.
+    let mut unpublished = false;
     loop {
-        if let Err(error) = refresh_once(gauges, &leagues, &mut shown).await {
-            debug!(%error, "league metrics not refreshed: the store failed");
+        match refresh_once(gauges, &leagues, &mut shown).await {
+            Ok(changed) if changed || unpublished => {
+                gauges.publish();
+                unpublished = false;
+            }
+            Ok(_) => {}
+            Err(error) => {
+                unpublished = true;
+                debug!(%error, "league metrics not refreshed: the store failed");
+            }
         }
         tokio::select! {
             _ = tokio::time::sleep(REFRESH_EVERY) => {}
@@ -370,11 +415,15 @@ pub async fn refresh(metrics: Metrics, leagues: Leagues, mut shutdown: watch::Re
     }
 }
 
+/// Brings the league series up to date; whether any changed (then they are to be
+/// published). A league's standings are computed again only when more of its matches
+/// have finished (see [`Leagues::league_standings_within`]), and its series set again only
+/// when its standings were.
 async fn refresh_once(
     gauges: &LeagueGauges,
     leagues: &Leagues,
     shown: &mut HashMap<String, Shown>,
-) -> Result<(), crate::store::StoreError> {
+) -> Result<bool, crate::store::StoreError> {
     let records = shown_leagues(
         leagues
             .leagues()
@@ -384,6 +433,7 @@ async fn refresh_once(
             .collect(),
     );
     let names: HashSet<&str> = records.iter().map(|l| l.name.as_str()).collect();
+    let before = shown.len();
     shown.retain(|name, series| {
         let keep = names.contains(name.as_str());
         if !keep {
@@ -391,21 +441,24 @@ async fn refresh_once(
         }
         keep
     });
-    for record in &records {
-        let Some(view) = leagues
-            .league_standings_within(&record.name, RUNNING_STANDINGS_MAX_AGE)
-            .await?
-        else {
-            continue; // Deleted meanwhile.
-        };
+    let mut changed = shown.len() != before;
+    for record in records {
+        let view = leagues
+            .standings_of(record, RUNNING_STANDINGS_MAX_AGE)
+            .await?;
         let league = &view.record;
         let running = u64::from(view.info.playing);
         let done = league.finished_matches;
         let pending = league.total_matches.saturating_sub(done + running);
-        gauges.set_progress(&league.name, pending, running, done);
-        gauges.set_status(&league.name, league.status);
-        gauges.set_info(league);
         let series = shown.entry(league.name.clone()).or_default();
+        let progress = (pending, running, done, league.status);
+        if series.progress != Some(progress) {
+            gauges.set_progress(&league.name, pending, running, done);
+            gauges.set_status(&league.name, league.status);
+            gauges.set_info(league);
+            series.progress = Some(progress);
+            changed = true;
+        }
         if series
             .from
             .as_ref()
@@ -415,8 +468,9 @@ async fn refresh_once(
         }
         set_standings(gauges, &league.name, league, &view.played, series);
         series.from = Some(view.played.clone());
+        changed = true;
     }
-    Ok(())
+    Ok(changed)
 }
 
 /// Sets the standing and placing series of `league` from `played`, and removes those of
@@ -594,6 +648,61 @@ mod tests {
         for operation in STORE_OPERATIONS.iter().filter(|o| **o != "league_metrics") {
             assert_eq!(errors(&metrics, operation), Some(0.0), "{operation}");
         }
+    }
+
+    #[tokio::test]
+    async fn the_refresh_publishes_the_league_series_only_when_they_changed() {
+        let dir = tempfile::tempdir().unwrap();
+        let metrics = Metrics::default();
+        let (leagues, store) = counted_leagues(&metrics, dir.path()).await;
+        for (i, bot) in ["ada", "bert", "crook"].into_iter().enumerate() {
+            store.add_bot(bot, &format!("{i:064}")).await.unwrap();
+        }
+        let gauges = metrics.leagues().unwrap();
+        let mut shown = HashMap::new();
+        assert!(!refresh_once(gauges, &leagues, &mut shown).await.unwrap());
+        leagues
+            .create(
+                "name = \"big\"\nseed = 1\nbots = [\"ada\", \"bert\", \"crook\"]\n\
+                 [games.schocken]\ntable_size = 3\n",
+            )
+            .await
+            .unwrap();
+        // A new league: its series are set, to be published.
+        assert!(refresh_once(gauges, &leagues, &mut shown).await.unwrap());
+        // Nothing happened since: nothing to publish again.
+        assert!(!refresh_once(gauges, &leagues, &mut shown).await.unwrap());
+        assert!(!refresh_once(gauges, &leagues, &mut shown).await.unwrap());
+        // It starts: its status series change.
+        leagues.start("big").await.unwrap();
+        assert!(refresh_once(gauges, &leagues, &mut shown).await.unwrap());
+        assert!(!refresh_once(gauges, &leagues, &mut shown).await.unwrap());
+        store.close().await;
+    }
+
+    #[test]
+    fn a_scrape_serves_the_league_series_as_last_published() {
+        let metrics = Metrics::default();
+        let gauges = metrics.leagues().unwrap();
+        let bots: Vec<String> = ["ada", "bert", "crook"].map(str::to_owned).to_vec();
+        let league = record(&bots, "[games.schocken]\ntable_size = 3\n");
+        let mut shown = Shown::default();
+        set_standings(gauges, "big", &league, &played(Vec::new()), &mut shown);
+        let scraped = |metrics: &Metrics| String::from_utf8(metrics.scrape().to_vec()).unwrap();
+        // Set, not yet published: a scrape does not render them...
+        let text = scraped(&metrics);
+        assert!(!text.contains("league=\"big\""), "{text}");
+        assert!(text.contains("knobel_build_info"), "{text}");
+        // ...(render does, as they are now).
+        assert!(metrics.render().contains("league=\"big\""));
+        gauges.publish();
+        let text = scraped(&metrics);
+        let series = r#"knobel_league_rank{bot="ada",game="schocken",league="big"}"#;
+        assert_eq!(value(&text, series), Some(1.0), "{text}");
+        // The arena's own series stay live.
+        metrics.match_started(Game::Schocken);
+        let started = r#"knobel_matches_started_total{game="schocken"}"#;
+        assert_eq!(value(&scraped(&metrics), started), Some(1.0));
     }
 
     #[test]

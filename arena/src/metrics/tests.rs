@@ -195,3 +195,110 @@ fn disabled_metrics_count_nothing() {
     );
     assert!(metrics.leagues().is_none());
 }
+
+/// `metrics` served on a fresh port of 127.0.0.1, as `knobel serve` serves them.
+async fn served(metrics: &Metrics) -> std::net::SocketAddr {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(
+        metrics
+            .clone()
+            .serve(listener, std::future::pending::<()>()),
+    );
+    addr
+}
+
+/// Sends `GET /metrics` on `stream` (closing after the answer) and reads the answer: its
+/// status (`None` if the connection was closed or reset without one) and body.
+async fn get_metrics(mut stream: tokio::net::TcpStream) -> Option<(u16, String)> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let request = b"GET /metrics HTTP/1.1\r\nHost: knobel\r\nConnection: close\r\n\r\n";
+    stream.write_all(request).await.ok()?;
+    let mut answer = Vec::new();
+    tokio::time::timeout(Duration::from_secs(60), stream.read_to_end(&mut answer))
+        .await
+        .expect("an answer or a close within 60 s")
+        .ok()?;
+    let answer = String::from_utf8(answer).ok()?;
+    let status = answer.strip_prefix("HTTP/1.1 ")?.get(..3)?.parse().ok()?;
+    let (_, body) = answer.split_once("\r\n\r\n")?;
+    Some((status, body.to_owned()))
+}
+
+/// Opens `n` connections to `addr` one after the other (all open at once).
+async fn connections(addr: std::net::SocketAddr, n: usize) -> Vec<tokio::net::TcpStream> {
+    let mut open = Vec::new();
+    for _ in 0..n {
+        open.push(tokio::net::TcpStream::connect(addr).await.unwrap());
+    }
+    open
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn forty_scrapers_at_once_from_one_address_are_all_answered() {
+    let metrics = Metrics::default();
+    let addr = served(&metrics).await;
+    // All 40 connections are open before any asks.
+    let scrapers = connections(addr, 40).await;
+    let answers = futures_util::future::join_all(scrapers.into_iter().map(get_metrics)).await;
+    for (i, answer) in answers.into_iter().enumerate() {
+        let (status, body) = answer.unwrap_or_else(|| panic!("scraper {i}: no answer"));
+        assert_eq!(status, 200, "scraper {i}");
+        assert!(body.contains("knobel_build_info"), "scraper {i}: {body}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_metrics_port_holds_its_bound_per_address_and_no_more() {
+    let (_, per_peer) = crate::net::METRICS_MAX_CONNECTIONS;
+    let metrics = Metrics::default();
+    let addr = served(&metrics).await;
+    let held = connections(addr, per_peer).await;
+    // One more from the same address is closed at once, without an answer.
+    let over = tokio::net::TcpStream::connect(addr).await.unwrap();
+    assert_eq!(get_metrics(over).await, None, "over the bound");
+    // Those within it are answered.
+    let answers = futures_util::future::join_all(held.into_iter().map(get_metrics)).await;
+    let answered = answers
+        .iter()
+        .filter(|a| a.as_ref().is_some_and(|(status, _)| *status == 200))
+        .count();
+    assert_eq!(answered, per_peer);
+}
+
+#[tokio::test]
+async fn scrapes_within_the_reuse_time_get_the_same_rendering() {
+    let metrics = Metrics::reusing_scrapes_for(Duration::from_secs(3600), 0);
+    let started = r#"knobel_matches_started_total{game="schocken"}"#;
+    let text = |bytes: Bytes| String::from_utf8(bytes.to_vec()).unwrap();
+    let first = metrics.scrape_shared().await;
+    assert_eq!(value(&text(first.clone()), started), Some(0.0));
+    metrics.match_started(Game::Schocken);
+    // Within the hour: the same text, not rendered again.
+    let again = metrics.scrape_shared().await;
+    assert_eq!(again, first);
+    assert_eq!(metrics.renders(), 1);
+    // Many scrapers at once: one rendering for them all.
+    let addr = served(&metrics).await;
+    let scrapers = connections(addr, 40).await;
+    let answers = futures_util::future::join_all(scrapers.into_iter().map(get_metrics)).await;
+    assert!(
+        answers
+            .iter()
+            .all(|a| a.as_ref().is_some_and(|(s, _)| *s == 200))
+    );
+    assert_eq!(metrics.renders(), 1);
+    // Without reuse, every scrape renders what is now.
+    let live = Metrics::reusing_scrapes_for(Duration::ZERO, 0);
+    live.match_started(Game::Schocken);
+    assert_eq!(value(&text(live.scrape_shared().await), started), Some(1.0));
+    live.match_started(Game::Schocken);
+    assert_eq!(value(&text(live.scrape_shared().await), started), Some(2.0));
+    assert_eq!(live.renders(), 2);
+    // A rendering that took long is reused for that many times as long (here: forever).
+    let slow = Metrics::reusing_scrapes_for(Duration::ZERO, u32::MAX);
+    let first = slow.scrape_shared().await;
+    slow.match_started(Game::Schocken);
+    assert_eq!(slow.scrape_shared().await, first);
+    assert_eq!(slow.renders(), 1);
+}

@@ -67,8 +67,11 @@ impl NetMetrics {
     }
 }
 
-/// Connections the metrics endpoint holds open at once, in all and per peer address.
-pub const METRICS_MAX_CONNECTIONS: (usize, usize) = (64, 16);
+/// Connections the metrics endpoint holds open at once, in all and per peer address. A
+/// Prometheus server holds one connection; the bound per address leaves room for several
+/// servers, or a load test, behind one address (40 scrapers at once from 127.0.0.1 are all
+/// answered). A connection over a bound is closed at once: its client sees a reset.
+pub const METRICS_MAX_CONNECTIONS: (usize, usize) = (256, 64);
 
 /// The metrics endpoint's listener: the same defences as the arena's, with small bounds
 /// ([`METRICS_MAX_CONNECTIONS`]) and the default timeouts (a scrape sends its request at

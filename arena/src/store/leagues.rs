@@ -238,10 +238,17 @@ pub(crate) const FINISH_LEAGUE: &str = "UPDATE leagues SET status = 'finished' \
      (SELECT 1 FROM league_matches o WHERE o.league_id = $1 \
       AND o.status IN ('pending', 'claimed'))";
 
-/// The columns of a league row, with its count of finished matches.
+/// The columns of a league row, with its count of finished matches: once the league has
+/// been started, its scheduled matches less those not finished (pending or claimed), which
+/// costs what the league has left to play, not what it has stored (nothing once it is
+/// finished); before it starts, counted (there are none: nothing to count).
 const LEAGUE_SELECT: &str = "SELECT l.id, l.name, l.config_toml, l.bots_json, l.status, \
      l.created_at_ms, CAST(l.total_matches AS BIGINT), \
-     (SELECT COUNT(*) FROM league_matches f WHERE f.league_id = l.id AND f.status = 'finished'), \
+     CASE WHEN l.status = 'created' \
+       THEN (SELECT COUNT(*) FROM league_matches f \
+             WHERE f.league_id = l.id AND f.status = 'finished') \
+       ELSE CAST(l.total_matches AS BIGINT) - (SELECT COUNT(*) FROM league_matches o \
+             WHERE o.league_id = l.id AND o.status IN ('pending', 'claimed')) END, \
      l.dice, l.seed_source, l.dice_secret, l.dice_commitment \
      FROM leagues l";
 
