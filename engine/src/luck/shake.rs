@@ -117,6 +117,16 @@ fn reference_payoff(h: &Hands) -> Vec<f64> {
     payoff
 }
 
+/// A turn state and throw limit packed into one number.
+fn state_key(s: &State, limit: u8) -> u32 {
+    s.t as u32
+        | (s.locked as u32) << 2
+        | (s.free.code() as u32) << 4
+        | (s.turnable as u32) << 13
+        | (s.all_rolled as u32) << 16
+        | (limit as u32) << 17
+}
+
 /// The settings of `rules` that change how a turn is played or valued.
 fn variant_of(rules: &Rules) -> Option<Variant> {
     match rules {
@@ -149,12 +159,7 @@ impl Reference {
     /// The distribution of the turn's final from `s` under the reference policy, with at
     /// most `limit` throws.
     fn final_dist(&self, cache: &mut TurnCache, s: State, limit: u8) -> Arc<Vec<f64>> {
-        let key = s.t as u32
-            | (s.locked as u32) << 2
-            | (s.free.code() as u32) << 4
-            | (s.turnable as u32) << 13
-            | (s.all_rolled as u32) << 16
-            | (limit as u32) << 17;
+        let key = state_key(&s, limit);
         if let Some(d) = cache.dists.get(&key) {
             return d.clone();
         }
@@ -412,6 +417,8 @@ impl Table {
         );
         let actual = Multi::of(&rolled.slots().map(|k| dice[k]).collect::<Vec<_>>());
         let mut round = Round::new(self, reference, cache, pos);
+        let payoff = round.thrower_payoff(i);
+        let mut memo = HashMap::new();
         let (mut mean, mut value) = ([0.0; MAX_SEATS], None);
         for &(roll, p) in outcomes(rolled.len()) {
             let state = State {
@@ -421,8 +428,7 @@ impl Table {
                 turnable: turnable(roll),
                 all_rolled: rolled == DieMask::ALL,
             };
-            let dist = reference.final_dist(round.cache, state, limit);
-            let v = round.value_of_dist(&dist);
+            let v = round.play_value(state, limit, &payoff, &mut memo);
             for (m, x) in mean.iter_mut().zip(&v) {
                 *m += p * x;
             }
@@ -605,37 +611,80 @@ impl<'a> Round<'a> {
         }
     }
 
-    /// `V` for the thrower's final distribution `dist` (indexed by final).
-    fn value_of_dist(&mut self, dist: &[f64]) -> Values {
-        let mut v = [0.0; MAX_SEATS];
-        for (f, &p) in dist.iter().enumerate() {
-            if p == 0.0 {
-                continue;
-            }
-            let u = match self.finals[f] {
-                Some(u) => u,
-                None => {
-                    let u = self.value_of_final(f);
-                    self.finals[f] = Some(u);
-                    u
-                }
-            };
-            for (x, y) in v.iter_mut().zip(&u) {
-                *x += p * y;
-            }
-        }
-        v
+    /// The value of every final of the thrower (seat index `me`) computed, and the
+    /// thrower's own chance to lose the match for each: the payoff its turn is played for.
+    fn thrower_payoff(&mut self, me: usize) -> Vec<f64> {
+        (0..self.finals.len())
+            .map(|f| {
+                let u = self.value_of_final(f);
+                self.finals[f] = Some(u);
+                u[me]
+            })
+            .collect()
     }
 
-    /// The later seats' chances for throw limit `limit`, built on first use.
-    fn later(&mut self, limit: u8) -> &Later {
+    /// `V` in turn state `s` (throw limit `limit`) when the thrower plays the rest of its
+    /// turn to minimise `payoff` (its own chance to lose the match), by the expert's exact
+    /// turn solver; `memo` keeps the values of the states met for this throw.
+    fn play_value(
+        &mut self,
+        s: State,
+        limit: u8,
+        payoff: &[f64],
+        memo: &mut HashMap<u32, Values>,
+    ) -> Values {
+        let key = state_key(&s, limit);
+        if let Some(v) = memo.get(&key) {
+            return *v;
+        }
+        let reference = self.reference;
+        let h = &reference.model.hands;
+        let solved = reference
+            .model
+            .graph(limit)
+            .solve(h, payoff, &s, &mut self.cache.eval);
+        let (_, choice) = solved
+            .unwrap_or_else(|| Solver::new(h, payoff, limit, &mut self.cache.scratch).solve(&s));
+        let value = match choice {
+            Choice::Stop { turn } => {
+                let hand = s.free.without_sixes(turn).with_ones(s.locked + turn);
+                let f = reference.final_index(hand, s.t, s.all_rolled);
+                self.finals[f].unwrap_or_else(|| self.value_of_final(f))
+            }
+            Choice::Reroll { turn, keep } => {
+                let locked = s.locked + turn;
+                let n = s.free.len() - turn as usize - keep.len();
+                let mut v = [0.0; MAX_SEATS];
+                for &(roll, p) in outcomes(n) {
+                    let next = State {
+                        t: s.t + 1,
+                        locked,
+                        free: keep.union(roll),
+                        turnable: turnable(roll),
+                        all_rolled: n == 3,
+                    };
+                    let u = self.play_value(next, limit, payoff, memo);
+                    for (x, y) in v.iter_mut().zip(&u) {
+                        *x += p * y;
+                    }
+                }
+                v
+            }
+        };
+        memo.insert(key, value);
+        value
+    }
+
+    /// Builds the later seats' chances for throw limit `limit` if not built yet; returns
+    /// their slot in `self.later`.
+    fn build_later_for(&mut self, limit: u8) -> usize {
         let slot = limit.clamp(1, 3) as usize - 1;
         if self.later[slot].is_none() {
             let ranks = self.reference.turn_ranks(self.cache, limit);
             let later = self.build_later(&ranks);
             self.later[slot] = Some(later);
         }
-        self.later[slot].as_ref().expect("built above")
+        slot
     }
 
     fn build_later(&self, mass: &[f64]) -> Later {
@@ -702,8 +751,8 @@ impl<'a> Round<'a> {
         let (pos, m) = (self.pos, self.table.order.len());
         let j = (m - pos - 1) as i32;
         let classes = reference.classes.len();
-        let earlier = std::mem::take(&mut self.earlier);
-        let later = self.later(limit);
+        let slot = self.build_later_for(limit);
+        let (earlier, later) = (&self.earlier, self.later[slot].as_ref().expect("built"));
         let mut lose = vec![0.0; m];
         let mut win = vec![0.0; m * classes];
         for (q, &(e, c)) in earlier.iter().enumerate() {
@@ -729,7 +778,6 @@ impl<'a> Round<'a> {
                 win[(pos + 1 + k) * classes + c] = later.win[k][c][r + 1];
             }
         }
-        self.earlier = earlier;
         self.combine(&lose, &win)
     }
 

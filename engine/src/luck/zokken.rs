@@ -1,8 +1,11 @@
 //! The value function of Zokken: every seat's net chips plus its expected share of the pot.
 //!
-//! `V_i = (net_i + pot * share_i) * 100 / rounds`, on the scale of the standings' net chips
-//! per 100 rounds. `net_i` is the seat's net chips so far (its chips in the pot counted as
-//! spent); `share_i` is its expected share of the pot at the showdown when every seat still
+//! `V_i = (net_i - future * [i in the round] + (pot + future * in_round) * share_i) * 100 /
+//! rounds`, on the scale of the standings' net chips per 100 rounds. `net_i` is the seat's
+//! net chips so far (its chips in the pot counted as spent); `future` is one bet of every
+//! betting round still to come, which every seat still in the round (`in_round` of them) is
+//! taken to add to the pot; `share_i` is its expected share of the pot at the showdown when
+//! every seat still
 //! in the round plays its remaining rerolls as the expert's model seat does (the expert's
 //! exact final distributions: [`model_final`]) and nobody folds. Equal best figures share
 //! the pot evenly (a replay gives the tied seats equal chances); figures are ranked by
@@ -73,6 +76,11 @@ pub(super) fn luck(
         dice: [[0; 3]; MAX_SEATS],
         thrown: [0; MAX_SEATS],
         scale,
+        future: [
+            rules.small_bet + rules.big_bet + rules.big_bet * u32::from(rules.bet_after_last_throw),
+            rules.big_bet + rules.big_bet * u32::from(rules.bet_after_last_throw),
+            rules.big_bet * u32::from(rules.bet_after_last_throw),
+        ],
     };
     let mut throws = Vec::new();
     for (index, entry) in log.entries.iter().enumerate().take(range.end) {
@@ -123,6 +131,8 @@ struct Table {
     /// The seat's throws in the current round or replay (0..=3).
     thrown: [u8; MAX_SEATS],
     scale: f64,
+    /// After throw 1, 2, 3 of a round: one bet of every betting round still to come.
+    future: [u32; 3],
 }
 
 impl Table {
@@ -170,7 +180,7 @@ impl Table {
             return [0.0; MAX_SEATS];
         }
         let left = 3 - ((throw - 1) % 3 + 1) as usize;
-        let values = self.value_of_finals(seat);
+        let values = self.value_of_finals(seat, self.future[2 - left]);
         let lv = levels();
         let value = |dist: &[f64; MIWIN_OUTCOMES]| {
             let mut v = [0.0; MAX_SEATS];
@@ -214,7 +224,7 @@ impl Table {
 
     /// `V` for every strength level of the thrower's final: the net chips plus the pot
     /// times every seat's expected share (see the module documentation).
-    fn value_of_finals(&self, thrower: Seat) -> Vec<Values> {
+    fn value_of_finals(&self, thrower: Seat, future: u32) -> Vec<Values> {
         let lv = levels();
         let k = thrower.index();
         let others: Vec<usize> = self
@@ -236,8 +246,13 @@ impl Table {
                 sum += at[j][level];
             }
         }
-        let pot = self.pot as f64 * self.scale;
-        let net: Values = std::array::from_fn(|i| self.net[i] as f64 * self.scale);
+        let in_round = self.in_round.len() as f64;
+        let pot = (self.pot as f64 + f64::from(future) * in_round) * self.scale;
+        let spent = |i: usize| {
+            let still_in = self.in_round.contains(Seat(i as u8));
+            f64::from(future) * f64::from(u8::from(still_in))
+        };
+        let net: Values = std::array::from_fn(|i| (self.net[i] as f64 - spent(i)) * self.scale);
         let mut values = vec![net; lv.count];
         for (level, v) in values.iter_mut().enumerate() {
             let factors = others.iter().map(|&j| (below[j][level], at[j][level]));
