@@ -3,18 +3,24 @@
 //! `V` after a throw combines an exact model of the current round with a table of match
 //! states:
 //!
-//! - **Turns** are played by a frozen *reference policy*: the expert's exact turn solver
-//!   ([`Solver`], compiled as [`Graph`]) minimising the chance that a single throw of three
-//!   dice beats its final (ties count half). From any state of a turn it gives the exact
-//!   distribution of the turn's final (hand, throws used), every reroll outcome enumerated.
-//! - **The round**: the seats before the thrower have their finals (the true dice), the
-//!   thrower the distribution from its state after the throw, each seat still to throw the
-//!   reference distribution of a whole turn under the throw limit (the starter's own throws
-//!   when the thrower is the starter). The chance of each seat being the round's loser and
-//!   of each seat winning with each value is exact for these independent finals (§2.4's
-//!   tie rules included); the pair (loser, winner) is taken as independent apart from
-//!   excluding the same seat. A Schock out, the pot caps, seats going out and SJOK1s are
-//!   applied as the rules do.
+//! - **The seats still to throw** play a frozen *reference policy*: the expert's exact turn
+//!   solver ([`Solver`], compiled as [`Graph`]) minimising the chance that a single throw of
+//!   three dice beats its final (ties count half). A whole turn of it has an exact
+//!   distribution of finals (hand, throws used), every reroll outcome enumerated; it is
+//!   computed once per variant and throw limit.
+//! - **The round**: the seats before the thrower have their finals (the true dice, hidden
+//!   ones included); each seat still to throw the reference distribution under the throw
+//!   limit (the starter's own throws when the thrower is the starter). For every final `f`
+//!   of the thrower, the chance of each seat being the round's loser and of each seat
+//!   winning with each value is exact for these independent finals (§2.4's tie rules
+//!   included); the pair (loser, winner) is taken as independent apart from excluding the
+//!   same seat. A Schock out, the pot caps, seats going out and SJOK1s are applied as the
+//!   rules do. This gives `U(f)`, every seat's `V` if the thrower ends with `f`.
+//! - **The thrower** plays the rest of its turn to minimise its own chance to lose the
+//!   match, `U(f)[thrower]`, by the same exact turn solver: `V` after the throw is `U` of the
+//!   final that play reaches, in expectation over its remaining rerolls. `U` depends on the
+//!   state before the throw only, so the thrower's play is the same function for every
+//!   outcome of the throw.
 //! - **The match state** after the round is valued by a table that is linear in the tokens:
 //!   with the loser of each later round taken as uniform among the seats in play, a seat's
 //!   tokens are a martingale once the pot is empty and the pot is shared evenly before, so
@@ -22,9 +28,8 @@
 //!   The halves combine into the chance to lose the match by §2.5 (a fresh half is lost
 //!   with chance `1 / seats`, a final with chance 1/2).
 //!
-//! `V` is linear in the thrower's final distribution, so each throw computes the value of
-//! every final of the thrower once ([`Round::value_of_final`]) and each outcome of the throw
-//! is a dot product.
+//! The outcomes of a throw are enumerated as multisets of the dice rolled, with their exact
+//! probabilities (the same sum as the `6^k` ordered outcomes: the tests check it).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
