@@ -274,6 +274,9 @@ pub(super) fn throws(
                 if dice.iter().any(|d| !(1..=6).contains(d)) {
                     return Err(LuckError::ImpossibleDice { index, dice });
                 }
+                table
+                    .check_throw(seat, throw, rolled)
+                    .map_err(|reason| LuckError::OutOfOrder { index, reason })?;
                 if index < range.start {
                     table.thrown(seat, throw, rolled, dice);
                     continue;
@@ -381,6 +384,23 @@ impl Table {
             Event::Sjok1 { seat, .. } => self.tokens[seat.index()] = 0,
             Event::HalfLost { half: 1, seat } => self.first_half_loser = Some(seat),
             _ => {}
+        }
+    }
+
+    /// Why `seat`'s throw number `throw` of the dice `rolled` cannot follow the entries
+    /// before it, if it cannot.
+    fn check_throw(&self, seat: Seat, throw: u8, rolled: DieMask) -> Result<(), &'static str> {
+        let i = seat.index();
+        if !self.order.contains(&seat) {
+            Err("a throw by a seat that is not in the round")
+        } else if !(1..=3).contains(&throw) || throw != self.throws[i] + 1 {
+            Err("the throw number does not follow the seat's throws this round")
+        } else if rolled.is_empty() || rolled.intersects(self.turned[i]) {
+            Err("a throw must roll dice, and none of those turned this turn")
+        } else if throw == 1 && rolled != DieMask::ALL {
+            Err("a turn's first throw rolls all three dice")
+        } else {
+            Ok(())
         }
     }
 

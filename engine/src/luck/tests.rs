@@ -189,3 +189,40 @@ fn bad_logs_are_refused() {
         Err(LuckError::NoSuchSeat { seat: 5, .. })
     ));
 }
+
+#[test]
+fn altered_logs_are_refused_not_panicked_on() {
+    for preset in ["schocken", "sjokken", "zokken"] {
+        let mut rules = Rules::preset(preset).unwrap();
+        if preset == "zokken" {
+            rules.set_number("rounds", 2).unwrap();
+        }
+        let log = played(&rules, &["heuristic", "heuristic", "random"], 8);
+        let throws = some_throws(&log, 3);
+        for &index in &throws {
+            for change in 0..6u8 {
+                let mut altered = log.clone();
+                if let LogEntry::Throw {
+                    throw,
+                    rolled,
+                    dice,
+                    seat,
+                    ..
+                } = &mut altered.entries[index]
+                {
+                    match change {
+                        0 => *throw = 0,
+                        1 => *throw = 9,
+                        2 => *rolled = crate::types::DieMask::EMPTY,
+                        3 => *rolled = crate::types::DieMask::single(1),
+                        4 => *seat = Seat((seat.0 + 1) % 3),
+                        _ => *dice = [dice[0], 0, dice[2]],
+                    }
+                }
+                // Refused or accepted, never a panic.
+                let _ = match_luck(&altered);
+                let _ = throws_in(&altered, 0..index + 1);
+            }
+        }
+    }
+}
