@@ -10,9 +10,10 @@ use knobel_engine::{Match, MatchLog, Rules, match_luck};
 /// measurement.
 const MIXED: [&str; 4] = ["expert", "heuristic", "handicap-3", "heuristic-40"];
 
-/// The players of the unbiasedness test (quick in a debug build: no expert; the
-/// measurement checks the expert's fields too): random, noisy, handicapped and plain.
+/// The players of the unbiasedness test: random, noisy, handicapped and plain (quick in a
+/// debug build), and with the expert in Sjokken (the measurement checks every field).
 const QUICK: [&str; 4] = ["random", "heuristic", "handicap-3", "heuristic-40"];
+const QUICK_WITH_EXPERT: [&str; 4] = ["random", "expert", "handicap-1", "heuristic-60"];
 
 /// Four deterministic built-in players of different strength (the expert's Zokken bluffs
 /// aside): the field of the variance measurement, whose variance is all dice.
@@ -96,12 +97,13 @@ fn assert_unbiased(field: &[&str; 4], preset: &str, m: &Measured) {
 
 #[test]
 fn the_correction_has_mean_zero_for_every_player() {
-    for (preset, rounds, matches) in [
-        ("schocken", None, 12),
-        ("sjokken", None, 16),
-        ("zokken", Some(8), 12),
+    for (field, preset, rounds, matches) in [
+        (&QUICK, "schocken", None, 12),
+        (&QUICK, "sjokken", None, 16),
+        (&QUICK_WITH_EXPERT, "sjokken", None, 12),
+        (&QUICK, "zokken", Some(8), 12),
     ] {
-        assert_unbiased(&QUICK, preset, &measure(&QUICK, preset, rounds, matches, 1));
+        assert_unbiased(field, preset, &measure(field, preset, rounds, matches, 1));
     }
 }
 
