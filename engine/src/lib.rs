@@ -39,7 +39,9 @@ pub use error::{
 pub use event::Event;
 pub use hand::{Hand, MIWIN_FACES, MIWIN_NAMES, sorted_desc};
 pub use log::{LOG_FORMAT_VERSION, LogEntry, LogError, MatchLog, ReplayError};
-pub use luck::{LUCK_VERSION, LuckError, MatchLuck, ThrowLuck, match_luck};
+pub use luck::{
+    LUCK_VERSION, LuckError, LuckScale, MatchLuck, ThrowLuck, match_luck, match_luck_on,
+};
 pub use penalty::{ForfeitReason, StrikeReason};
 pub use play::{Match, Observation, Outcome};
 pub use record::{PublicRecord, RECORD_FORMAT_VERSION};

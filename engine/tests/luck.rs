@@ -3,7 +3,7 @@
 //! (the `#[ignore]`d measurement, run in release: see docs/luck.md).
 
 use knobel_engine::policy::{self, Policy};
-use knobel_engine::{Match, MatchLog, Rules, match_luck};
+use knobel_engine::{LuckScale, Match, MatchLog, Rules, match_luck_on};
 
 /// Four built-in players of different strength, two of them drawing on their own seeded
 /// generators (the noisy heuristic; the expert bluffs in Zokken): a field of the
@@ -43,6 +43,7 @@ struct Measured {
 fn measure(
     field: &[&str; 4],
     preset: &str,
+    scale: LuckScale,
     rounds: Option<u32>,
     matches: u64,
     first_seed: u64,
@@ -60,7 +61,7 @@ fn measure(
     };
     for seed in first_seed..first_seed + matches {
         let (log, who) = played(field, &rules, seed);
-        let luck = match_luck(&log).expect("luck of a played match");
+        let luck = match_luck_on(&log, scale).expect("luck of a played match");
         for (seat, &player) in who.iter().enumerate() {
             out.luck[player].push(luck.luck[seat]);
         }
@@ -97,13 +98,16 @@ fn assert_unbiased(field: &[&str; 4], preset: &str, m: &Measured) {
 
 #[test]
 fn the_correction_has_mean_zero_for_every_player() {
+    let m = measure(&QUICK, "schocken", LuckScale::Place, None, 6, 100);
+    assert_unbiased(&QUICK, "schocken by place", &m);
     for (field, preset, rounds, matches) in [
-        (&QUICK, "schocken", None, 12),
+        (&QUICK, "schocken", None, 10),
         (&QUICK, "sjokken", None, 16),
         (&QUICK_WITH_EXPERT, "sjokken", None, 12),
         (&QUICK, "zokken", Some(8), 12),
     ] {
-        assert_unbiased(field, preset, &measure(field, preset, rounds, matches, 1));
+        let m = measure(field, preset, LuckScale::Loss, rounds, matches, 1);
+        assert_unbiased(field, preset, &m);
     }
 }
 
@@ -114,7 +118,9 @@ const CLOSE: [&str; 4] = ["expert", "heuristic", "handicap-1", "handicap-2"];
 const EXPERTS: [&str; 4] = ["expert"; 4];
 
 /// The measurement of docs/luck.md: `cargo test --release -p knobel-engine --test luck --
-/// --ignored --nocapture` (`LUCK_MATCHES` matches per game and field, 2000 unless set).
+/// --ignored --nocapture` (`LUCK_MATCHES` matches per game and field, 2000 unless set;
+/// `LUCK_CASES` a comma-separated choice of `schocken`, `schocken-place`, `sjokken`,
+/// `zokken`, all unless set).
 /// Prints, per field and preset, the variance of the adjusted score difference of adjacent
 /// seats over the raw one's, the multiple of the coefficient that would have been best for
 /// that field and the ratio it would give, and every player's mean luck per match with its
@@ -131,15 +137,25 @@ fn variance_ratio_of_adjacent_seats() {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(1_000_000);
+    let cases = std::env::var("LUCK_CASES")
+        .unwrap_or_else(|_| "schocken,schocken-place,sjokken,zokken".to_owned());
     for (name, field) in [
         ("experts", &EXPERTS),
         ("close", &CLOSE),
         ("mixed", &MIXED),
         ("deterministic", &DETERMINISTIC),
     ] {
-        for preset in ["schocken", "sjokken", "zokken"] {
+        for (case, preset, scale) in [
+            ("schocken", "schocken", LuckScale::Loss),
+            ("schocken-place", "schocken", LuckScale::Place),
+            ("sjokken", "sjokken", LuckScale::Loss),
+            ("zokken", "zokken", LuckScale::Loss),
+        ] {
+            if !cases.split(',').any(|c| c == case) {
+                continue;
+            }
             let start = std::time::Instant::now();
-            let m = measure(field, preset, None, matches, first_seed);
+            let m = measure(field, preset, scale, None, matches, first_seed);
             let ratio = variance(&m.adjusted) / variance(&m.raw);
             // The luck difference times the coefficient: raw minus adjusted.
             let luck: Vec<f64> = m.raw.iter().zip(&m.adjusted).map(|(r, a)| r - a).collect();
@@ -154,7 +170,7 @@ fn variance_ratio_of_adjacent_seats() {
             let best = cov / variance(&luck);
             let best_ratio = 1.0 - cov * cov / variance(&luck) / variance(&m.raw);
             println!(
-                "{name} {preset}: {matches} matches, variance ratio {ratio:.3}; \
+                "{name} {case}: {matches} matches, variance ratio {ratio:.3}; \
                  best multiple {best:.2} would give {best_ratio:.3}; {:.1} s",
                 start.elapsed().as_secs_f64()
             );

@@ -37,6 +37,18 @@ use crate::types::{MAX_SEATS, Seat};
 /// change could change any luck term.
 pub const LUCK_VERSION: &str = "luck-1";
 
+/// Which per-match score the luck is measured on (`V` is on the same scale).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LuckScale {
+    /// The score of the standings' loss rate and paired difference: 1 if the seat lost the
+    /// match, else 0 (Schocken, Sjokken); net chips per 100 rounds (Zokken).
+    Loss,
+    /// The score the standings are ordered by: the seat's place, 1 the best (Schocken,
+    /// Sjokken); net chips per 100 rounds (Zokken, the same as [`LuckScale::Loss`]).
+    Place,
+}
+
 /// The luck of one throw: the term of every seat (indexed by seat).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ThrowLuck {
@@ -61,8 +73,9 @@ pub struct MatchLuck {
     pub game: Game,
     /// The coefficient the luck is scaled by ([`coefficient`]).
     pub coefficient: f64,
-    /// Every seat's match score: 1 if it lost the match, else 0 (Schocken, Sjokken); its
-    /// net chips per 100 rounds (Zokken).
+    /// The score's scale.
+    pub scale: LuckScale,
+    /// Every seat's match score on `scale`.
     pub scores: Vec<f64>,
     /// Every seat's sum of luck terms over the match.
     pub luck: Vec<f64>,
@@ -122,18 +135,27 @@ pub fn coefficient(game: Game) -> f64 {
     }
 }
 
-/// The scores, luck terms and luck-adjusted scores of a finished match, from its full log
-/// (the truth of every die, hidden ones included: the arena computes this once the match is
-/// over). The log is read as it is; it is not replayed ([`MatchLog::replay`] verifies it).
+/// The scores, luck terms and luck-adjusted scores of a finished match on the
+/// [`LuckScale::Loss`] scale (the score of the standings' paired difference), from its full
+/// log (the truth of every die, hidden ones included: the arena computes this once the
+/// match is over). The log is read as it is; it is not replayed ([`MatchLog::replay`]
+/// verifies it).
 pub fn match_luck(log: &MatchLog) -> Result<MatchLuck, LuckError> {
+    match_luck_on(log, LuckScale::Loss)
+}
+
+/// [`match_luck`] on the given scale ([`LuckScale::Place`]: the places the standings are
+/// ordered by). Each scale has its own `V` and terms; both are unbiased.
+pub fn match_luck_on(log: &MatchLog, scale: LuckScale) -> Result<MatchLuck, LuckError> {
     check_seats(log)?;
     final_placings(log)?;
     let game = log.rules.game();
     let end = log.entries.len();
     let (scores, throws) = match &log.rules {
-        Rules::Schocken(_) | Rules::Sjokken(_) => {
-            (shake::scores(log)?, shake::throws(log, 0..end)?)
-        }
+        Rules::Schocken(_) | Rules::Sjokken(_) => (
+            shake::scores(log, scale)?,
+            shake::throws(log, scale, 0..end)?,
+        ),
         Rules::Zokken(rules) => zokken::luck(log, rules, 0..end)?,
     };
     let n = log.seats as usize;
@@ -149,6 +171,7 @@ pub fn match_luck(log: &MatchLog) -> Result<MatchLuck, LuckError> {
         version: LUCK_VERSION.to_owned(),
         game,
         coefficient: c,
+        scale,
         scores,
         luck,
         adjusted,
@@ -244,11 +267,12 @@ fn final_placings(log: &MatchLog) -> Result<Vec<u8>, LuckError> {
 #[cfg(test)]
 pub(crate) fn throws_in(
     log: &MatchLog,
+    scale: LuckScale,
     range: std::ops::Range<usize>,
 ) -> Result<Vec<ThrowLuck>, LuckError> {
     check_seats(log)?;
     match &log.rules {
-        Rules::Schocken(_) | Rules::Sjokken(_) => shake::throws(log, range),
+        Rules::Schocken(_) | Rules::Sjokken(_) => shake::throws(log, scale, range),
         Rules::Zokken(rules) => Ok(zokken::luck(log, rules, range)?.1),
     }
 }

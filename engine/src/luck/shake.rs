@@ -34,7 +34,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use super::{LuckError, ThrowLuck, Values, final_placings};
+use super::{LuckError, LuckScale, ThrowLuck, Values, final_placings};
 use crate::event::Event;
 use crate::log::{LogEntry, MatchLog};
 use crate::policy::expert::tables::{Hands, Model, Variant, model};
@@ -233,10 +233,13 @@ impl Reference {
     }
 }
 
-/// Schocken and Sjokken: each seat's score, 1 if it lost the match (its place is the worst,
-/// and not everyone's), else 0.
-pub(super) fn scores(log: &MatchLog) -> Result<Vec<f64>, LuckError> {
+/// Schocken and Sjokken: each seat's score, on [`LuckScale::Loss`] 1 if it lost the match
+/// (its place is the worst, and not everyone's), else 0; on [`LuckScale::Place`] its place.
+pub(super) fn scores(log: &MatchLog, scale: LuckScale) -> Result<Vec<f64>, LuckError> {
     let placings = final_placings(log)?;
+    if scale == LuckScale::Place {
+        return Ok(placings.iter().map(|&p| f64::from(p)).collect());
+    }
     let worst = placings.iter().copied().max().unwrap_or(0);
     let best = placings.iter().copied().min().unwrap_or(0);
     Ok(placings
@@ -249,6 +252,7 @@ pub(super) fn scores(log: &MatchLog) -> Result<Vec<f64>, LuckError> {
 /// followed, not valued).
 pub(super) fn throws(
     log: &MatchLog,
+    scale: LuckScale,
     range: std::ops::Range<usize>,
 ) -> Result<Vec<ThrowLuck>, LuckError> {
     let Some(variant) = variant_of(&log.rules) else {
@@ -260,7 +264,7 @@ pub(super) fn throws(
         Rules::Schocken(r) => r.single_half,
         _ => true,
     };
-    let mut table = Table::new(log.seats as usize, variant.tokens, single_half);
+    let mut table = Table::new(log.seats as usize, variant.tokens, single_half, scale);
     let mut throws = Vec::new();
     for (index, entry) in log.entries.iter().enumerate().take(range.end) {
         match *entry {
@@ -309,6 +313,9 @@ struct Table {
     n: usize,
     total: u8,
     single_half: bool,
+    scale: LuckScale,
+    /// Seats that lost a half so far.
+    half_losers: Seats,
     tokens: [u8; MAX_SEATS],
     pot: u8,
     in_play: Seats,
@@ -323,11 +330,13 @@ struct Table {
 }
 
 impl Table {
-    fn new(n: usize, total: u8, single_half: bool) -> Table {
+    fn new(n: usize, total: u8, single_half: bool, scale: LuckScale) -> Table {
         Table {
             n,
             total,
             single_half,
+            scale,
+            half_losers: Seats::EMPTY,
             tokens: [0; MAX_SEATS],
             pot: total,
             in_play: Seats::first_n(n),
@@ -382,7 +391,12 @@ impl Table {
             }
             Event::SeatOut { seat } => self.in_play.remove(seat),
             Event::Sjok1 { seat, .. } => self.tokens[seat.index()] = 0,
-            Event::HalfLost { half: 1, seat } => self.first_half_loser = Some(seat),
+            Event::HalfLost { half, seat } => {
+                self.half_losers.insert(seat);
+                if half == 1 {
+                    self.first_half_loser = Some(seat);
+                }
+            }
             _ => {}
         }
     }
@@ -465,8 +479,8 @@ impl Table {
         Some(std::array::from_fn(|k| value[k] - mean[k]))
     }
 
-    /// Every seat's chance to lose the match when the current half is in the state
-    /// (`tokens`, `pot`, `in_play`) between rounds.
+    /// Every seat's value (chance to lose the match, or expected place) when the current
+    /// half is in the state (`tokens`, `pot`, `in_play`) between rounds.
     fn match_value(&self, tokens: &[u8; MAX_SEATS], pot: u8, in_play: Seats) -> Values {
         if let Some(last) = in_play.single() {
             return self.after_half_lost(last);
@@ -484,40 +498,66 @@ impl Table {
         let n = self.n as f64;
         std::array::from_fn(|i| {
             let h = half[i];
-            match (self.single_half, self.half, self.first_half_loser) {
+            let lose = match (self.single_half, self.half, self.first_half_loser) {
                 (true, _, _) | (_, 3, _) => h,
                 (false, 1, _) => (1.0 + h * n) / (2.0 * n),
                 (false, _, Some(first)) if first.index() == i => (1.0 + h) / 2.0,
                 _ => h / 2.0,
-            }
+            };
+            // The chance to lose a half: this one, or (half 1) the fresh half 2.
+            let any = if self.half_losers.contains(Seat(i as u8)) {
+                1.0
+            } else if !self.single_half && self.half == 1 {
+                h + (1.0 - h) / n
+            } else {
+                h
+            };
+            self.on_scale(lose, any)
         })
     }
 
-    /// Every seat's chance to lose the match once `loser` has lost the current half.
+    /// Every seat's value once `loser` has lost the current half.
     fn after_half_lost(&self, loser: Seat) -> Values {
         let n = self.n as f64;
         std::array::from_fn(|i| {
             let lost = i == loser.index();
-            if self.single_half || self.half >= 3 {
-                return f64::from(u8::from(lost));
-            }
-            if self.half == 1 {
+            let any = if lost || self.half_losers.contains(Seat(i as u8)) {
+                1.0
+            } else if !self.single_half && self.half == 1 {
+                1.0 / n
+            } else {
+                0.0
+            };
+            let lose = if self.single_half || self.half >= 3 {
+                f64::from(u8::from(lost))
+            } else if self.half == 1 {
                 // Half 2 is fresh (lost with 1/n), the final a coin (1/2).
-                return if lost {
+                if lost {
                     (1.0 + 1.0 / n) / 2.0
                 } else {
                     1.0 / (2.0 * n)
-                };
-            }
-            let first = self.first_half_loser;
-            if first == Some(loser) {
+                }
+            } else if self.first_half_loser == Some(loser) {
                 f64::from(u8::from(lost))
-            } else if lost || first.is_some_and(|f| f.index() == i) {
+            } else if lost || self.first_half_loser.is_some_and(|f| f.index() == i) {
                 0.5
             } else {
                 0.0
-            }
+            };
+            self.on_scale(lose, any)
         })
+    }
+
+    /// A seat's value on the table's scale from its chance to lose the match (`lose`) and
+    /// its chance to lose a half (`any`): the place is the last for the match's loser, the
+    /// second to last for another half-loser, else the first (§2.7, §3.5).
+    fn on_scale(&self, lose: f64, any: f64) -> f64 {
+        let n = self.n as f64;
+        match self.scale {
+            LuckScale::Loss => lose,
+            LuckScale::Place if self.single_half => 1.0 + (n - 1.0) * lose,
+            LuckScale::Place => 1.0 + (n - 2.0) * any + lose,
+        }
     }
 
     /// The match value after a round whose loser is `l`, whose winner is `w` and whose

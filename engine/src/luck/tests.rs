@@ -30,7 +30,7 @@ fn faces(rules: &Rules, slot: usize) -> [u8; 6] {
 /// For the throw at log entry `index`: every ordered outcome of its rolled dice (each die
 /// on its faces, 6^k of them), the log with the throw's dice replaced, and the term of that
 /// throw. Returns the terms.
-fn terms_of_every_outcome(log: &MatchLog, index: usize) -> Vec<Vec<f64>> {
+fn terms_of_every_outcome(log: &MatchLog, scale: LuckScale, index: usize) -> Vec<Vec<f64>> {
     let LogEntry::Throw { rolled, dice, .. } = log.entries[index] else {
         panic!("entry {index} is not a throw");
     };
@@ -49,7 +49,7 @@ fn terms_of_every_outcome(log: &MatchLog, index: usize) -> Vec<Vec<f64>> {
         if let LogEntry::Throw { dice, .. } = &mut prefix.entries[index] {
             *dice = d;
         }
-        let throws = throws_in(&prefix, index..index + 1).expect("valid log");
+        let throws = throws_in(&prefix, scale, index..index + 1).expect("valid log");
         assert_eq!(throws.len(), 1, "entry {index}");
         all.push(throws[0].terms.clone());
     }
@@ -57,17 +57,17 @@ fn terms_of_every_outcome(log: &MatchLog, index: usize) -> Vec<Vec<f64>> {
 }
 
 /// Checks that the terms of the throws at `entries` average to zero over every outcome of
-/// their dice, for every seat, and that `match_luck` reports the actual outcome's term.
-fn check_mean_zero(log: &MatchLog, entries: &[usize]) {
-    let luck = match_luck(log).expect("luck");
+/// their dice, for every seat, and that `match_luck_on` reports the actual outcome's term.
+fn check_mean_zero(log: &MatchLog, scale: LuckScale, entries: &[usize]) {
+    let luck = match_luck_on(log, scale).expect("luck");
     for &index in entries {
-        let all = terms_of_every_outcome(log, index);
+        let all = terms_of_every_outcome(log, scale, index);
         for seat in 0..log.seats as usize {
             let mean = all.iter().map(|t| t[seat]).sum::<f64>() / all.len() as f64;
             assert!(mean.abs() < 1e-12, "entry {index} seat {seat}: mean {mean}");
         }
         let reported = luck.throws.iter().find(|t| t.entry == index).expect("term");
-        let alone = throws_in(log, index..index + 1).expect("valid log");
+        let alone = throws_in(log, scale, index..index + 1).expect("valid log");
         assert_eq!(alone[0].terms, reported.terms, "entry {index}");
         assert!(all.contains(&reported.terms), "entry {index}");
     }
@@ -95,10 +95,13 @@ fn some_throws(log: &MatchLog, step: usize) -> Vec<usize> {
 
 #[test]
 fn schocken_terms_average_to_zero_over_every_outcome() {
-    for preset in ["schocken", "schocken-typenclub"] {
+    for (preset, scale) in [
+        ("schocken", LuckScale::Loss),
+        ("schocken-typenclub", LuckScale::Place),
+    ] {
         let rules = Rules::preset(preset).unwrap();
         let log = played(&rules, &["expert", "heuristic", "random"], 5);
-        check_mean_zero(&log, &some_throws(&log, 7));
+        check_mean_zero(&log, scale, &some_throws(&log, 7));
     }
 }
 
@@ -106,7 +109,7 @@ fn schocken_terms_average_to_zero_over_every_outcome() {
 fn sjokken_terms_average_to_zero_over_every_outcome() {
     let rules = Rules::preset("sjokken").unwrap();
     let log = played(&rules, &["heuristic", "expert", "handicap-2"], 11);
-    check_mean_zero(&log, &some_throws(&log, 5));
+    check_mean_zero(&log, LuckScale::Loss, &some_throws(&log, 5));
 }
 
 #[test]
@@ -114,7 +117,7 @@ fn zokken_terms_average_to_zero_over_every_outcome() {
     let mut rules = Rules::preset("zokken").unwrap();
     rules.set_number("rounds", 3).unwrap();
     let log = played(&rules, &["expert", "heuristic", "timid"], 3);
-    check_mean_zero(&log, &some_throws(&log, 2));
+    check_mean_zero(&log, LuckScale::Loss, &some_throws(&log, 2));
 }
 
 #[test]
@@ -221,8 +224,27 @@ fn altered_logs_are_refused_not_panicked_on() {
                 }
                 // Refused or accepted, never a panic.
                 let _ = match_luck(&altered);
-                let _ = throws_in(&altered, 0..index + 1);
+                let _ = throws_in(&altered, LuckScale::Place, 0..index + 1);
             }
         }
+    }
+}
+
+#[test]
+fn sjokken_places_are_scaled_losses() {
+    // In Sjokken the place is 1 + (seats - 1) * lost: so are V and every term.
+    let rules = Rules::preset("sjokken").unwrap();
+    let log = played(
+        &rules,
+        &["heuristic", "handicap-1", "random", "heuristic"],
+        6,
+    );
+    let (loss, place) = (
+        match_luck_on(&log, LuckScale::Loss).unwrap(),
+        match_luck_on(&log, LuckScale::Place).unwrap(),
+    );
+    for seat in 0..4 {
+        assert_eq!(place.scores[seat], 1.0 + 3.0 * loss.scores[seat]);
+        assert!((place.luck[seat] - 3.0 * loss.luck[seat]).abs() < 1e-9);
     }
 }
