@@ -32,7 +32,7 @@
 //! probabilities (the same sum as the `6^k` ordered outcomes: the tests check it).
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use super::{LuckError, LuckScale, ThrowLuck, Values, final_placings};
 use crate::event::Event;
@@ -55,17 +55,29 @@ struct Reference {
     classes: Vec<(u8, bool)>,
     /// Strength index of SJOK1 (Sjokken).
     sjok1: Option<usize>,
-    cache: Mutex<TurnCache>,
+    /// The rank distribution of a whole reference turn, per throw limit 1..=3.
+    turns: [OnceLock<Vec<f64>>; 3],
 }
 
-/// Final distributions of the reference policy computed so far.
+/// Final distributions of the reference policy computed while building a turn's
+/// distribution, and the solvers' memory.
 #[derive(Default)]
 struct TurnCache {
     dists: HashMap<u32, Arc<Vec<f64>>>,
-    /// The rank distribution of a whole turn, per throw limit 1..=3.
-    turns: [Option<Arc<Vec<f64>>>; 3],
+    work: Work,
+}
+
+/// The turn solvers' reusable memory (one per thread, see [`WORK`]).
+#[derive(Default)]
+struct Work {
     eval: Eval,
     scratch: Scratch,
+}
+
+thread_local! {
+    /// The solvers' memory of this thread, reused from match to match, so that computations
+    /// on several threads share no lock.
+    static WORK: std::cell::RefCell<Work> = std::cell::RefCell::new(Work::default());
 }
 
 /// The [`Reference`] of `variant`, built once per process.
@@ -98,7 +110,7 @@ fn reference(variant: Variant) -> Arc<Reference> {
         payoff,
         class_of_strength,
         classes,
-        cache: Mutex::new(TurnCache::default()),
+        turns: Default::default(),
     });
     all.push((variant, r.clone()));
     r
@@ -172,9 +184,10 @@ impl Reference {
         let solved = self
             .model
             .graph(limit)
-            .solve(h, &self.payoff, &s, &mut cache.eval);
-        let (_, choice) = solved
-            .unwrap_or_else(|| Solver::new(h, &self.payoff, limit, &mut cache.scratch).solve(&s));
+            .solve(h, &self.payoff, &s, &mut cache.work.eval);
+        let (_, choice) = solved.unwrap_or_else(|| {
+            Solver::new(h, &self.payoff, limit, &mut cache.work.scratch).solve(&s)
+        });
         let mut dist = vec![0.0; h.strengths * 3];
         match choice {
             Choice::Stop { turn } => {
@@ -204,32 +217,31 @@ impl Reference {
         dist
     }
 
-    /// The distribution of a whole turn's rank under throw limit `limit`.
-    fn turn_ranks(&self, cache: &mut TurnCache, limit: u8) -> Arc<Vec<f64>> {
-        let slot = limit.clamp(1, 3) as usize - 1;
-        if let Some(ranks) = &cache.turns[slot] {
-            return ranks.clone();
-        }
-        let h = &self.model.hands;
-        let mut ranks = vec![0.0; h.ranks()];
-        for &(roll, p) in outcomes(3) {
-            let s = State {
-                t: 1,
-                locked: 0,
-                free: roll,
-                turnable: turnable(roll),
-                all_rolled: true,
-            };
-            let d = self.final_dist(cache, s, limit);
-            for (f, q) in d.iter().enumerate() {
-                if *q != 0.0 {
-                    ranks[h.rank(f / 3, (f % 3) as u8 + 1)] += p * q;
+    /// The distribution of a whole reference turn's rank under throw limit `limit`,
+    /// computed once per process.
+    fn turn_ranks(&self, limit: u8) -> &[f64] {
+        let limit = limit.clamp(1, 3);
+        self.turns[limit as usize - 1].get_or_init(|| {
+            let h = &self.model.hands;
+            let mut cache = TurnCache::default();
+            let mut ranks = vec![0.0; h.ranks()];
+            for &(roll, p) in outcomes(3) {
+                let s = State {
+                    t: 1,
+                    locked: 0,
+                    free: roll,
+                    turnable: turnable(roll),
+                    all_rolled: true,
+                };
+                let d = self.final_dist(&mut cache, s, limit);
+                for (f, q) in d.iter().enumerate() {
+                    if *q != 0.0 {
+                        ranks[h.rank(f / 3, (f % 3) as u8 + 1)] += p * q;
+                    }
                 }
             }
-        }
-        let ranks = Arc::new(ranks);
-        cache.turns[slot] = Some(ranks.clone());
-        ranks
+            ranks
+        })
     }
 }
 
@@ -259,7 +271,7 @@ pub(super) fn throws(
         return Ok(Vec::new());
     };
     let reference = reference(variant);
-    let mut cache = reference.cache.lock().unwrap_or_else(|e| e.into_inner());
+    let mut work = WORK.with_borrow_mut(std::mem::take);
     let single_half = match &log.rules {
         Rules::Schocken(r) => r.single_half,
         _ => true,
@@ -286,7 +298,7 @@ pub(super) fn throws(
                     continue;
                 }
                 let terms = table
-                    .throw_terms(&reference, &mut cache, seat, throw, rolled, dice)
+                    .throw_terms(&reference, &mut work, seat, throw, rolled, dice)
                     .ok_or(LuckError::OutOfOrder {
                         index,
                         reason: "a throw by a seat that is not in the round",
@@ -304,6 +316,7 @@ pub(super) fn throws(
             _ => {}
         }
     }
+    WORK.set(work);
     Ok(throws)
 }
 
@@ -431,7 +444,7 @@ impl Table {
     fn throw_terms(
         &self,
         reference: &Reference,
-        cache: &mut TurnCache,
+        work: &mut Work,
         seat: Seat,
         throw: u8,
         rolled: DieMask,
@@ -455,7 +468,7 @@ impl Table {
                 .collect::<Vec<_>>(),
         );
         let actual = Multi::of(&rolled.slots().map(|k| dice[k]).collect::<Vec<_>>());
-        let mut round = Round::new(self, reference, cache, pos);
+        let mut round = Round::new(self, reference, work, pos);
         let payoff = round.thrower_payoff(i);
         let mut memo = HashMap::new();
         let (mut mean, mut value) = ([0.0; MAX_SEATS], None);
@@ -621,7 +634,7 @@ struct Later {
 struct Round<'a> {
     table: &'a Table,
     reference: &'a Reference,
-    cache: &'a mut TurnCache,
+    work: &'a mut Work,
     pos: usize,
     /// Ranks and classes of the finals of the seats before the thrower.
     earlier: Vec<(usize, usize)>,
@@ -638,7 +651,7 @@ impl<'a> Round<'a> {
     fn new(
         table: &'a Table,
         reference: &'a Reference,
-        cache: &'a mut TurnCache,
+        work: &'a mut Work,
         pos: usize,
     ) -> Round<'a> {
         let h = &reference.model.hands;
@@ -666,7 +679,7 @@ impl<'a> Round<'a> {
         Round {
             table,
             reference,
-            cache,
+            work,
             pos,
             earlier,
             earlier_sjok1s,
@@ -707,9 +720,9 @@ impl<'a> Round<'a> {
         let solved = reference
             .model
             .graph(limit)
-            .solve(h, payoff, &s, &mut self.cache.eval);
+            .solve(h, payoff, &s, &mut self.work.eval);
         let (_, choice) = solved
-            .unwrap_or_else(|| Solver::new(h, payoff, limit, &mut self.cache.scratch).solve(&s));
+            .unwrap_or_else(|| Solver::new(h, payoff, limit, &mut self.work.scratch).solve(&s));
         let value = match choice {
             Choice::Stop { turn } => {
                 let hand = s.free.without_sixes(turn).with_ones(s.locked + turn);
@@ -745,8 +758,8 @@ impl<'a> Round<'a> {
     fn build_later_for(&mut self, limit: u8) -> usize {
         let slot = limit.clamp(1, 3) as usize - 1;
         if self.later[slot].is_none() {
-            let ranks = self.reference.turn_ranks(self.cache, limit);
-            let later = self.build_later(&ranks);
+            let ranks = self.reference.turn_ranks(limit);
+            let later = self.build_later(ranks);
             self.later[slot] = Some(later);
         }
         slot
