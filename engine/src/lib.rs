@@ -21,6 +21,7 @@ mod error;
 mod event;
 mod hand;
 mod log;
+pub mod luck;
 mod penalty;
 mod play;
 pub mod policy;
@@ -38,6 +39,9 @@ pub use error::{
 pub use event::Event;
 pub use hand::{Hand, MIWIN_FACES, MIWIN_NAMES, sorted_desc};
 pub use log::{LOG_FORMAT_VERSION, LogEntry, LogError, MatchLog, ReplayError};
+pub use luck::{
+    LUCK_VERSION, LuckError, LuckScale, MatchLuck, ThrowLuck, match_luck, match_luck_on,
+};
 pub use penalty::{ForfeitReason, StrikeReason};
 pub use play::{Match, Observation, Outcome};
 pub use record::{PublicRecord, RECORD_FORMAT_VERSION};

@@ -10,7 +10,7 @@
 //!
 //! A policy sees only what a bot would: its [`Observation`] and the legal actions.
 
-mod expert;
+pub(crate) mod expert;
 mod handicap;
 mod noisy;
 mod shake;

@@ -13,9 +13,9 @@
 //! play is a function of its seed, the rules and what it sees.
 
 mod shake;
-mod tables;
-mod turn;
-mod zokken;
+pub(crate) mod tables;
+pub(crate) mod turn;
+pub(crate) mod zokken;
 
 use super::Policy;
 use crate::action::Action;

@@ -33,7 +33,7 @@ impl Multi {
 
     /// This multiset with `die` added.
     #[inline]
-    fn with(mut self, die: u8) -> Multi {
+    pub(crate) fn with(mut self, die: u8) -> Multi {
         let mut i = self.n as usize;
         while i > 0 && self.d[i - 1] > die {
             self.d[i] = self.d[i - 1];
@@ -46,7 +46,7 @@ impl Multi {
 
     /// The union of two multisets of at most three dice together.
     #[inline]
-    fn union(self, other: Multi) -> Multi {
+    pub(crate) fn union(self, other: Multi) -> Multi {
         let mut m = self;
         for &die in other.dice() {
             m = m.with(die);
@@ -89,7 +89,7 @@ impl Multi {
 
     /// Without `m` of its sixes (the largest dice).
     #[inline]
-    fn without_sixes(mut self, m: u8) -> Multi {
+    pub(crate) fn without_sixes(mut self, m: u8) -> Multi {
         for _ in 0..m {
             self.n -= 1;
             self.d[self.n as usize] = 0;
@@ -99,7 +99,7 @@ impl Multi {
 
     /// With `m` ones added.
     #[inline]
-    fn with_ones(self, m: u8) -> Multi {
+    pub(crate) fn with_ones(self, m: u8) -> Multi {
         (0..m).fold(self, |acc, _| acc.with(1))
     }
 

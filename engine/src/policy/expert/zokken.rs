@@ -124,6 +124,26 @@ fn tables() -> &'static Tables {
     })
 }
 
+/// The ways a Miwin set can land (216), the size of [`model_final`]'s distributions.
+pub(crate) const MIWIN_OUTCOMES: usize = OUTCOMES;
+
+/// The final distribution of the expert's model seat (see the module documentation) whose
+/// dice are outcome `outcome` with `left` (0..=2) rerolls to come: what the luck
+/// correction values a Zokken seat by (`crate::luck`).
+pub(crate) fn model_final(left: usize, outcome: usize) -> &'static [f32; OUTCOMES] {
+    &tables().finals[left.min(2)][outcome]
+}
+
+/// The strength of outcome `outcome` ([`Hand::strength`] of its figure).
+pub(crate) fn outcome_strength(outcome: usize) -> u32 {
+    tables().strength[outcome]
+}
+
+/// The outcome (0..216) of Miwin dice showing `dice` (slot by slot), if they can.
+pub(crate) fn miwin_outcome(dice: [u8; 3]) -> Option<usize> {
+    outcome_of(dice)
+}
+
 /// The expert's state for Zokken.
 pub(crate) struct ZokkenExpert {
     rng: SmallRng,
