@@ -35,6 +35,20 @@ pub fn play_match_with_log(
     (played, log.expect("a logged match has a log"))
 }
 
+/// Like [`play_match`], with every seat's luck-adjusted score ([`PlayedSeat::adjusted`],
+/// from [`knobel_engine::match_luck`] on the match's log, as the arena records it).
+///
+/// # Panics
+/// If the luck of the played match cannot be computed (a played-out log always can).
+pub fn play_match_adjusted(m: &ScheduledMatch, players: PlayerFactory<'_>) -> PlayedMatch {
+    let (mut played, log) = play_match_with_log(m, players);
+    let luck = knobel_engine::match_luck(&log).expect("a played-out match has its luck");
+    for (seat, adjusted) in played.seats.iter_mut().zip(luck.adjusted) {
+        seat.adjusted = Some(adjusted);
+    }
+    played
+}
+
 fn play(
     m: &ScheduledMatch,
     players: PlayerFactory<'_>,
@@ -70,6 +84,7 @@ fn play(
                 chips: (m.game == Game::Zokken)
                     .then(|| outcome.chips.get(seat).copied())
                     .flatten(),
+                adjusted: None,
             })
             .collect(),
     };

@@ -42,6 +42,11 @@ pub struct PlayedSeat {
     pub place: u8,
     /// Net chips (Zokken).
     pub chips: Option<i64>,
+    /// Its luck-adjusted score ([`knobel_engine::match_luck`]: the score of the paired
+    /// difference minus the luck of the dice), if it was computed when the result was
+    /// recorded (`None` for results recorded before, or of a league of another
+    /// [`knobel_engine::LUCK_VERSION`]).
+    pub adjusted: Option<f64>,
 }
 
 /// A played league match, as the store holds it.

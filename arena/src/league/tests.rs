@@ -381,6 +381,7 @@ fn played(ordinal: u32, game: Game, set: u32, seats: &[(&str, u8, Option<i64>)])
                 bot: bot.to_owned(),
                 place,
                 chips,
+                adjusted: None,
             })
             .collect(),
     }

@@ -587,6 +587,7 @@ mod tests {
                     bot: (*bot).to_owned(),
                     place: i as u8 + 1,
                     chips: None,
+                    adjusted: None,
                 })
                 .collect(),
         }

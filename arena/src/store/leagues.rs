@@ -585,6 +585,7 @@ impl Store {
                     corrupt(format!("league {league_id} match {ordinal}: place {place}"))
                 })?,
                 chips,
+                adjusted: None,
             });
         }
         Ok(played)
