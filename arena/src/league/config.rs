@@ -17,6 +17,7 @@ use toml::Spanned;
 
 pub use super::design::TableDesign;
 use super::dice::DiceMode;
+use super::settle::{MAX_MARGIN, Margins, Stop};
 use knobel_engine::quoted;
 
 /// Tables hold 2 to 8 seats (RULES.md: two players at least; the arena's upper bound).
@@ -56,7 +57,7 @@ pub enum BotSelection {
 }
 
 /// One game of a league: its rules and its table size.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct GamePlan {
     /// The game.
     pub game: Game,
@@ -68,11 +69,14 @@ pub struct GamePlan {
     pub table_size: u32,
     /// Which tables it plays: the game's `design`, else the league's, else auto.
     pub design: TableDesign,
+    /// The equivalence margin of its standings' neighbours (`games.<game>.margin`, else
+    /// [`Margins::default_of`]).
+    pub margin: f64,
 }
 
 /// A league file, read and checked (except its bots against the registry: see
 /// [`LeagueConfig::resolve_bots`]).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct LeagueConfig {
     /// The league's name, unique in the arena.
     pub name: String,
@@ -95,6 +99,12 @@ pub struct LeagueConfig {
     pub decision_ms: u64,
     /// The time bank per seat and match, milliseconds.
     pub time_bank_ms: u64,
+    /// When the league ends: the whole schedule, or when its order is settled.
+    pub stop: Stop,
+    /// With `stop = "settled"`: the most matches it plays (`None`: its whole schedule).
+    pub budget: Option<u32>,
+    /// The line of `budget`.
+    budget_line: usize,
     /// Where each bot name stands in the file (for errors found when the bots are resolved).
     bot_lines: BTreeMap<String, usize>,
     /// The line of `bots`, and of the table sizes, for the same purpose.
@@ -137,6 +147,8 @@ struct RawLeague {
     bots: Spanned<toml::Value>,
     repetitions: Option<Spanned<u32>>,
     concurrency: Option<Spanned<u32>>,
+    stop: Option<Spanned<String>>,
+    budget: Option<Spanned<i64>>,
     time: Option<RawTime>,
     games: Spanned<BTreeMap<Spanned<String>, RawGame>>,
 }
@@ -158,6 +170,7 @@ struct RawGame {
     settings: BTreeMap<Spanned<String>, Spanned<u32>>,
     table_size: Option<Spanned<u32>>,
     design: Option<Spanned<String>>,
+    margin: Option<Spanned<toml::Value>>,
 }
 
 /// At most [`MAX_MESSAGE_CHARS`] characters of a parser's message, then "..." and its length.
@@ -241,6 +254,76 @@ impl Reader<'_> {
                     },
                     i64::MAX
                 ),
+            )),
+        }
+    }
+
+    /// An equivalence margin: a number, 0 up to [`MAX_MARGIN`].
+    fn margin(&self, field: &str, value: &Spanned<toml::Value>) -> Result<f64, LeagueConfigError> {
+        let m = match value.get_ref() {
+            toml::Value::Float(f) => Some(*f),
+            toml::Value::Integer(n) => Some(*n as f64),
+            _ => None,
+        };
+        match m {
+            Some(m) if (0.0..=MAX_MARGIN).contains(&m) => Ok(m),
+            _ => Err(self.field(
+                field,
+                value.span(),
+                format!(
+                    "{} is not a margin: a margin is a number 0..={MAX_MARGIN} on the game's \
+                     score (a loss-rate difference such as 0.02, or chips per 100 rounds)",
+                    match value.get_ref() {
+                        toml::Value::String(s) => quoted(s),
+                        toml::Value::Integer(n) => n.to_string(),
+                        toml::Value::Float(f) => f.to_string(),
+                        v => format!("a {}", v.type_str()),
+                    }
+                ),
+            )),
+        }
+    }
+
+    /// `stop` and `budget`: a budget only with `stop = "settled"`, a whole number of
+    /// matches 1..=[`super::MAX_MATCHES`] (its floor of one set is checked against the
+    /// schedule when the league is created).
+    fn stop(
+        &self,
+        raw: &RawLeague,
+        set_size: u32,
+    ) -> Result<(Stop, Option<(u32, usize)>), LeagueConfigError> {
+        let stop = match &raw.stop {
+            Some(s) => s
+                .get_ref()
+                .parse()
+                .map_err(|m: String| self.field("stop", s.span(), m))?,
+            None => Stop::Fixed,
+        };
+        let Some(budget) = &raw.budget else {
+            return Ok((stop, None));
+        };
+        if stop != Stop::Settled {
+            return Err(self.field(
+                "budget",
+                budget.span(),
+                "a budget is only for stop = \"settled\": a fixed league plays its whole schedule",
+            ));
+        }
+        let max = super::MAX_MATCHES as i64;
+        match *budget.get_ref() {
+            b if b < i64::from(set_size) => Err(self.field(
+                "budget",
+                budget.span(),
+                format!(
+                    "a budget of {b} matches is below one set: a table's seat orders are \
+                     {set_size} matches, played complete; legal are {set_size}..={max}"
+                ),
+            )),
+            b if b <= max => Ok((stop, Some((b as u32, self.line(budget.span()))))),
+            b => Err(self.field(
+                "budget",
+                budget.span(),
+                format!("{b} is not a budget: legal are {set_size}..={max} matches"),
             )),
         }
     }
@@ -496,14 +579,24 @@ impl LeagueConfig {
                 rules,
                 table_size,
                 design: r.design(&format!("{path}.design"), game.design.as_ref(), design)?,
+                margin: match &game.margin {
+                    Some(m) => r.margin(&format!("{path}.margin"), m)?,
+                    None => Margins::default_of(g),
+                },
             });
             table_lines.push(table_line);
         }
         // A fixed order, whatever the file's: schocken, sjokken, zokken.
         let mut order: Vec<usize> = (0..games.len()).collect();
         order.sort_by_key(|&i| games[i].game as u8);
-        let games = order.iter().map(|&i| games[i].clone()).collect();
+        let games: Vec<GamePlan> = order.iter().map(|&i| games[i].clone()).collect();
         let table_lines = order.iter().map(|&i| table_lines[i]).collect();
+        let set_size = games
+            .iter()
+            .map(|g: &GamePlan| super::schedule::seat_orders(g.table_size as usize).len() as u32)
+            .max()
+            .unwrap_or(1);
+        let (stop, budget) = r.stop(&raw, set_size)?;
         Ok(LeagueConfig {
             name,
             seed,
@@ -515,10 +608,38 @@ impl LeagueConfig {
             concurrency,
             decision_ms,
             time_bank_ms,
+            stop,
+            budget: budget.map(|(b, _)| b),
+            budget_line: budget.map_or(0, |(_, line)| line),
             bot_lines,
             bots_line,
             table_lines,
         })
+    }
+
+    /// Checks the budget against the `scheduled` matches of the league: it may not exceed
+    /// them (raise `repetitions` for a larger one).
+    pub fn check_budget(&self, scheduled: u128) -> Result<(), LeagueConfigError> {
+        match self.budget {
+            Some(b) if u128::from(b) > scheduled => Err(LeagueConfigError::Field {
+                field: "budget".into(),
+                line: self.budget_line,
+                message: format!(
+                    "a budget of {b} matches exceeds the schedule's {scheduled}: legal are at \
+                     most {scheduled} (raise `repetitions` for more)"
+                ),
+            }),
+            _ => Ok(()),
+        }
+    }
+
+    /// The equivalence margins of the league's games (defaults for the others).
+    pub fn margins(&self) -> Margins {
+        let mut margins = Margins::default();
+        for plan in &self.games {
+            margins.set(plan.game, plan.margin);
+        }
+        margins
     }
 
     /// The league's bots, in the order given (for `bots = "all"`: `registered`, in order),

@@ -5,6 +5,7 @@
 //! engine policies. `docs/leagues.md` is the reference.
 
 pub mod archive;
+pub mod confidence;
 pub mod config;
 pub mod design;
 pub mod dice;
@@ -13,6 +14,7 @@ pub mod ratings;
 pub mod schedule;
 pub mod scheduler;
 pub mod service;
+pub mod settle;
 pub mod simulate;
 pub mod standings;
 
@@ -30,4 +32,5 @@ mod tests;
 pub use config::{BotSelection, Format, GamePlan, LeagueConfig, LeagueConfigError};
 pub use dice::{DiceMode, LeagueDice, LeagueSecret, SeedSource};
 pub use schedule::{MAX_MATCHES, ScheduleError, ScheduledMatch, expand, scheduled_matches};
-pub use standings::{PlayedMatch, PlayedSeat, Standings, standings};
+pub use settle::{Margins, PairVerdict, Plan, Stop};
+pub use standings::{PlayedMatch, PlayedSeat, Standings, standings, standings_with};

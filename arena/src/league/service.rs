@@ -11,7 +11,7 @@ use tracing::info;
 
 use super::scheduler::Scheduler;
 use super::standings::{BotStanding, GameStandings, Interval, PairComparison, Standings};
-use super::{LeagueConfig, LeagueDice, PlayedMatch, expand, standings};
+use super::{LeagueConfig, LeagueDice, PlayedMatch, expand, standings_with};
 use crate::metrics::Metrics;
 use crate::store::{LeagueRecord, LeagueStatus, NewLeague, Store, StoreError};
 
@@ -267,6 +267,9 @@ impl Leagues {
         })
         .await;
         let schedule = schedule.map_err(|e| Status::invalid_argument(e.to_string()))?;
+        config
+            .check_budget(schedule.len() as u128)
+            .map_err(|e| Status::invalid_argument(format!("league file: {e}")))?;
         let new = NewLeague {
             name: &config.name,
             config_toml,
@@ -435,7 +438,12 @@ impl Leagues {
         let forfeits = self.forfeits(league.id).await?;
         // Thousands of results take a while: off the runtime's workers, which referee
         // the matches meanwhile.
-        let (standings, results) = blocking(move || (standings(&results), results)).await;
+        // The league file's margins (a stored file always reads; the defaults if not).
+        let margins = LeagueConfig::from_toml(&league.config_toml)
+            .map(|c| c.margins())
+            .unwrap_or_default();
+        let (standings, results) =
+            blocking(move || (standings_with(&results, &margins), results)).await;
         Ok(Arc::new(Played {
             standings,
             results,
@@ -531,7 +539,7 @@ mod tests {
             refreshing: false,
             played: Arc::new(Played {
                 results: Vec::new(),
-                standings: standings(&[]),
+                standings: crate::league::standings(&[]),
                 forfeits: Forfeits::new(),
             }),
         }

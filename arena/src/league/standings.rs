@@ -28,7 +28,9 @@ use std::collections::BTreeMap;
 
 use knobel_engine::Game;
 
+use super::confidence::{BettingSequence, Bounds, MIN_OBSERVATIONS, MixtureSequence};
 use super::ratings::{Rating, Ratings};
+use super::settle::{Margins, PairVerdict};
 
 /// The normal quantile of a two-sided 95% interval.
 pub const Z95: f64 = 1.959_963_984_540_054;
@@ -149,6 +151,49 @@ pub struct BotStanding {
     pub average_loss_rate: Option<f64>,
     /// Net chips per 100 rounds with its interval (Zokken).
     pub chips_per_100_rounds: Option<Interval>,
+    /// The mean luck-adjusted score per match with its interval: the loss rate (Schocken,
+    /// Sjokken) or the net chips per 100 rounds (Zokken) with the luck of the dice taken
+    /// out (`None` where a match of it has no adjusted score, and overall).
+    pub adjusted: Option<Interval>,
+}
+
+/// What a game's order and comparisons are computed on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ScoreBasis {
+    /// The luck-adjusted scores (every match of the game has them).
+    Adjusted,
+    /// The raw scores (some match has no adjusted score).
+    Raw,
+}
+
+impl ScoreBasis {
+    /// Its name on the wire, in the CLI, the pages and the metrics.
+    pub fn name(self) -> &'static str {
+        match self {
+            ScoreBasis::Adjusted => "adjusted",
+            ScoreBasis::Raw => "raw",
+        }
+    }
+}
+
+/// Two neighbours of a game's standings and how far their order is known.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct Neighbours {
+    /// The bot placed above.
+    pub above: String,
+    /// The bot placed just below it.
+    pub below: String,
+    /// Duplicate sets (a table's seat orders) both played in: the observations.
+    pub sets: u64,
+    /// How much better `above` scored than `below` per set, on the game's basis (the loss
+    /// rate of `below` minus that of `above`; `above`'s chips minus `below`'s in Zokken):
+    /// positive if the order is right.
+    pub difference: f64,
+    /// The anytime-valid 95% confidence sequence on that difference ([`super::confidence`]).
+    pub sequence: Bounds,
+    /// Separated, equivalent or open.
+    pub verdict: PairVerdict,
 }
 
 /// Two bots compared over the matches they shared.
@@ -168,6 +213,9 @@ pub struct PairComparison {
     pub sets: u64,
     /// `a`'s score minus `b`'s, per set, its mean and interval (see the module docs).
     pub paired_difference: Interval,
+    /// The anytime-valid 95% confidence sequence on the mean per set of `a`'s score minus
+    /// `b`'s, on the game's basis (adjusted or raw): valid however often it is read.
+    pub sequence: Bounds,
 }
 
 /// The standings of one game.
@@ -181,9 +229,24 @@ pub struct GameStandings {
     pub bots: Vec<BotStanding>,
     /// Every two bots that met, by name.
     pub pairs: Vec<PairComparison>,
+    /// What the order and the comparisons are on: adjusted scores where every match has
+    /// them, else raw.
+    pub basis: ScoreBasis,
+    /// The equivalence margin: neighbours whose difference is known to lie within it are
+    /// equivalent (the league file's `games.<game>.margin`).
+    pub margin: f64,
+    /// Each bot and the next below it, best first.
+    pub neighbours: Vec<Neighbours>,
 }
 
 impl GameStandings {
+    /// Whether the order is settled: every two neighbours are separated or equivalent.
+    pub fn settled(&self) -> bool {
+        self.neighbours
+            .iter()
+            .all(|n| n.verdict != PairVerdict::Open)
+    }
+
     /// The comparison of bots `x` and `y` (in either order), if they met.
     pub fn pair(&self, x: &str, y: &str) -> Option<&PairComparison> {
         let (a, b) = if x < y { (x, y) } else { (y, x) };
@@ -236,13 +299,34 @@ fn score(m: &PlayedMatch, i: usize) -> f64 {
     }
 }
 
+/// The per-match score on `basis` (the adjusted score is on the scale of [`score`]).
+fn score_on(m: &PlayedMatch, i: usize, basis: ScoreBasis) -> f64 {
+    match (basis, m.seats[i].adjusted) {
+        (ScoreBasis::Adjusted, Some(adjusted)) => adjusted,
+        _ => score(m, i),
+    }
+}
+
 fn chips_per_100(m: &PlayedMatch, i: usize) -> f64 {
     m.seats[i].chips.unwrap_or(0) as f64 * 100.0 / f64::from(m.rounds.max(1))
 }
 
 /// Two bots' shared matches: how many, `a` above, `b` above; per duplicate set the sum of
-/// `a`'s score minus `b`'s and the matches summed.
-type PairTally = (u64, u64, u64, BTreeMap<u32, (f64, u32)>);
+/// `a`'s score minus `b`'s raw and on the basis, and the matches summed.
+#[derive(Default)]
+struct PairTally {
+    matches: u64,
+    a_above: u64,
+    b_above: u64,
+    sets: BTreeMap<u32, SetSums>,
+}
+
+#[derive(Default)]
+struct SetSums {
+    raw: f64,
+    basis: f64,
+    matches: u32,
+}
 
 #[derive(Default)]
 struct Tally {
@@ -251,6 +335,7 @@ struct Tally {
     losses: u64,
     seats_sum: u64,
     chips: Vec<f64>,
+    adjusted: Vec<f64>,
 }
 
 fn standing(bot: &str, tally: &Tally, rating: Rating, game: Option<Game>) -> BotStanding {
@@ -267,6 +352,8 @@ fn standing(bot: &str, tally: &Tally, rating: Rating, game: Option<Game>) -> Bot
         // Tables of one game have one size; the mean of 1/k over matches is that 1/k.
         average_loss_rate: shake.then(|| tally.matches as f64 / tally.seats_sum.max(1) as f64),
         chips_per_100_rounds: (game == Some(Game::Zokken)).then(|| Interval::mean(&tally.chips)),
+        adjusted: (game.is_some() && !tally.adjusted.is_empty())
+            .then(|| Interval::mean(&tally.adjusted)),
     }
 }
 
@@ -282,91 +369,217 @@ fn ranked(mut rows: Vec<BotStanding>) -> Vec<BotStanding> {
     rows
 }
 
-/// What the standings are ordered by, lower first: minus the net chips per 100 rounds
-/// (Zokken), else the mean place.
+/// What the standings are ordered by, lower first: the adjusted loss rate (Schocken,
+/// Sjokken) or minus the adjusted chips (Zokken) where every match has adjusted scores;
+/// else minus the net chips per 100 rounds (Zokken), or the mean place.
 fn order_score(row: &BotStanding) -> f64 {
-    match row.chips_per_100_rounds {
-        Some(chips) => -chips.estimate,
-        None => row.mean_place,
+    match (row.adjusted, row.chips_per_100_rounds) {
+        (Some(adjusted), Some(_)) => -adjusted.estimate,
+        (Some(adjusted), None) => adjusted.estimate,
+        (None, Some(chips)) => -chips.estimate,
+        (None, None) => row.mean_place,
     }
 }
 
-/// The standings of `played` (any order: they are sorted into schedule order first).
+/// Adds match `m` to the tallies of its bots and of every two of them.
+fn tally_match<'a>(
+    m: &'a PlayedMatch,
+    basis: ScoreBasis,
+    tallies: &mut BTreeMap<&'a str, Tally>,
+    pairs: &mut BTreeMap<(&'a str, &'a str), PairTally>,
+) {
+    for (i, seat) in m.seats.iter().enumerate() {
+        let t = tallies.entry(&seat.bot).or_default();
+        t.matches += 1;
+        t.place_sum += u64::from(seat.place);
+        t.losses += u64::from(lost(m, i));
+        t.seats_sum += m.seats.len() as u64;
+        t.chips.push(chips_per_100(m, i));
+        if basis == ScoreBasis::Adjusted {
+            t.adjusted.push(score_on(m, i, basis));
+        }
+    }
+    for (i, a) in m.seats.iter().enumerate() {
+        for (j, b) in m.seats.iter().enumerate() {
+            if a.bot >= b.bot {
+                continue;
+            }
+            let e = pairs.entry((&a.bot, &b.bot)).or_default();
+            e.matches += 1;
+            e.a_above += u64::from(a.place < b.place);
+            e.b_above += u64::from(b.place < a.place);
+            let s = e.sets.entry(m.set).or_default();
+            s.raw += score(m, i) - score(m, j);
+            s.basis += score_on(m, i, basis) - score_on(m, j, basis);
+            s.matches += 1;
+        }
+    }
+}
+
+/// The confidence sequence on the mean per set of `a - b` on `basis`: the exact betting
+/// sequence for raw Schocken and Sjokken scores (a loss difference lies in `[-1, 1]`), the
+/// mixture sequence otherwise (adjusted scores and chips have no known bound).
+fn pair_sequence(game: Game, basis: ScoreBasis, tally: &PairTally) -> Bounds {
+    let per_set = tally.sets.values().map(|s| s.basis / f64::from(s.matches));
+    if basis == ScoreBasis::Raw && game != Game::Zokken {
+        let mut sequence = BettingSequence::default();
+        per_set.for_each(|d| sequence.push((d + 1.0) / 2.0));
+        let b = sequence.bounds();
+        Bounds {
+            low: 2.0 * b.low - 1.0,
+            high: 2.0 * b.high - 1.0,
+        }
+    } else {
+        let mut sequence = MixtureSequence::default();
+        per_set.for_each(|d| sequence.push(d));
+        sequence.bounds()
+    }
+}
+
+fn comparison(
+    game: Game,
+    basis: ScoreBasis,
+    (a, b): (&str, &str),
+    t: &PairTally,
+) -> PairComparison {
+    let per_set: Vec<f64> = t
+        .sets
+        .values()
+        .map(|s| s.raw / f64::from(s.matches))
+        .collect();
+    PairComparison {
+        a: a.to_owned(),
+        b: b.to_owned(),
+        matches: t.matches,
+        a_above: t.a_above,
+        b_above: t.b_above,
+        sets: per_set.len() as u64,
+        paired_difference: Interval::mean(&per_set),
+        sequence: pair_sequence(game, basis, t),
+    }
+}
+
+/// Each bot of `bots` (ranked) and the next below it, with their verdict.
+fn neighbours(
+    game: Game,
+    bots: &[BotStanding],
+    pairs: &[PairComparison],
+    tallies: &BTreeMap<(&str, &str), PairTally>,
+    margin: f64,
+) -> Vec<Neighbours> {
+    bots.windows(2)
+        .map(|w| {
+            let (above, below) = (w[0].bot.as_str(), w[1].bot.as_str());
+            let (a, b) = if above < below {
+                (above, below)
+            } else {
+                (below, above)
+            };
+            let pair = pairs.iter().find(|p| p.a == a && p.b == b);
+            // `a - b` per set; "better" is lower for a loss, higher for chips.
+            let better = if game == Game::Zokken { 1.0 } else { -1.0 };
+            let sign = if a == above { better } else { -better };
+            let (sets, mean, sequence) = match (pair, tallies.get(&(a, b))) {
+                (Some(p), Some(t)) => {
+                    let n = t.sets.len() as f64;
+                    let mean = t
+                        .sets
+                        .values()
+                        .map(|s| s.basis / f64::from(s.matches))
+                        .sum::<f64>()
+                        / n;
+                    (p.sets, mean, p.sequence)
+                }
+                _ => (0, f64::NAN, Bounds::UNKNOWN),
+            };
+            let sequence = if sign > 0.0 {
+                sequence
+            } else {
+                Bounds {
+                    low: -sequence.high,
+                    high: -sequence.low,
+                }
+            };
+            Neighbours {
+                above: above.to_owned(),
+                below: below.to_owned(),
+                sets,
+                difference: sign * mean,
+                sequence,
+                verdict: PairVerdict::of(sets >= MIN_OBSERVATIONS, sequence, margin),
+            }
+        })
+        .collect()
+}
+
+/// The standings of one game's matches (in schedule order).
+fn game_standings(game: Game, matches: &[&PlayedMatch], margin: f64) -> GameStandings {
+    let basis = if matches
+        .iter()
+        .all(|m| m.seats.iter().all(|s| s.adjusted.is_some()))
+    {
+        ScoreBasis::Adjusted
+    } else {
+        ScoreBasis::Raw
+    };
+    let mut ratings = Ratings::default();
+    let mut tallies: BTreeMap<&str, Tally> = BTreeMap::new();
+    // (a, b) with a < b.
+    let mut pair_tallies: BTreeMap<(&str, &str), PairTally> = BTreeMap::new();
+    for m in matches {
+        ratings.apply(&placed(m));
+        tally_match(m, basis, &mut tallies, &mut pair_tallies);
+    }
+    let bots = ranked(
+        tallies
+            .iter()
+            .map(|(bot, t)| standing(bot, t, ratings.get(bot), Some(game)))
+            .collect(),
+    );
+    let pairs: Vec<PairComparison> = pair_tallies
+        .iter()
+        .map(|(&names, t)| comparison(game, basis, names, t))
+        .collect();
+    let neighbours = neighbours(game, &bots, &pairs, &pair_tallies, margin);
+    GameStandings {
+        game,
+        matches: matches.len() as u64,
+        bots,
+        pairs,
+        basis,
+        margin,
+        neighbours,
+    }
+}
+
+/// The standings of `played` (any order: they are sorted into schedule order first), with
+/// the default equivalence margins ([`Margins::default`]).
 pub fn standings(played: &[PlayedMatch]) -> Standings {
+    standings_with(played, &Margins::default())
+}
+
+/// The standings of `played` with the equivalence margins of a league file.
+pub fn standings_with(played: &[PlayedMatch], margins: &Margins) -> Standings {
     let mut order: Vec<&PlayedMatch> = played.iter().collect();
     order.sort_by_key(|m| m.ordinal);
+    let games = Game::ALL
+        .into_iter()
+        .filter_map(|game| {
+            let matches: Vec<&PlayedMatch> =
+                order.iter().copied().filter(|m| m.game == game).collect();
+            (!matches.is_empty()).then(|| game_standings(game, &matches, margins.get(game)))
+        })
+        .collect();
+    // The overall ratings take the matches of every game in schedule order.
     let mut overall_ratings = Ratings::default();
     let mut overall: BTreeMap<&str, Tally> = BTreeMap::new();
-    let mut games = Vec::new();
-    for game in Game::ALL {
-        let matches: Vec<&PlayedMatch> = order.iter().copied().filter(|m| m.game == game).collect();
-        if matches.is_empty() {
-            continue;
-        }
-        let mut ratings = Ratings::default();
-        let mut tallies: BTreeMap<&str, Tally> = BTreeMap::new();
-        // (a, b) with a < b: matches, a above, b above; per set: (sum of a - b, matches).
-        let mut pairs: BTreeMap<(&str, &str), PairTally> = BTreeMap::new();
-        for m in &matches {
-            ratings.apply(&placed(m));
-            for (i, seat) in m.seats.iter().enumerate() {
-                let t = tallies.entry(&seat.bot).or_default();
-                t.matches += 1;
-                t.place_sum += u64::from(seat.place);
-                t.losses += u64::from(lost(m, i));
-                t.seats_sum += m.seats.len() as u64;
-                t.chips.push(chips_per_100(m, i));
-                let o = overall.entry(&seat.bot).or_default();
-                o.matches += 1;
-                o.place_sum += u64::from(seat.place);
-            }
-            for i in 0..m.seats.len() {
-                for j in 0..m.seats.len() {
-                    let (a, b) = (&m.seats[i], &m.seats[j]);
-                    if a.bot >= b.bot {
-                        continue;
-                    }
-                    let e = pairs.entry((&a.bot, &b.bot)).or_default();
-                    e.0 += 1;
-                    e.1 += u64::from(a.place < b.place);
-                    e.2 += u64::from(b.place < a.place);
-                    let s = e.3.entry(m.set).or_default();
-                    s.0 += score(m, i) - score(m, j);
-                    s.1 += 1;
-                }
-            }
-        }
-        // The overall ratings take the matches of every game in schedule order (below).
-        let bots = ranked(
-            tallies
-                .iter()
-                .map(|(bot, t)| standing(bot, t, ratings.get(bot), Some(game)))
-                .collect(),
-        );
-        let pairs = pairs
-            .into_iter()
-            .map(|((a, b), (n, a_above, b_above, sets))| {
-                let per_set: Vec<f64> = sets.values().map(|(sum, n)| sum / f64::from(*n)).collect();
-                PairComparison {
-                    a: a.to_owned(),
-                    b: b.to_owned(),
-                    matches: n,
-                    a_above,
-                    b_above,
-                    sets: per_set.len() as u64,
-                    paired_difference: Interval::mean(&per_set),
-                }
-            })
-            .collect();
-        games.push(GameStandings {
-            game,
-            matches: matches.len() as u64,
-            bots,
-            pairs,
-        });
-    }
     for m in &order {
         overall_ratings.apply(&placed(m));
+        for seat in &m.seats {
+            let o = overall.entry(&seat.bot).or_default();
+            o.matches += 1;
+            o.place_sum += u64::from(seat.place);
+        }
     }
     let overall = ranked(
         overall

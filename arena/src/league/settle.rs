@@ -1,0 +1,251 @@
+//! Leagues that stop when their order is settled (`stop = "settled"` in the league file).
+//!
+//! Each two neighbours of a game's standings get a verdict from the anytime-valid
+//! confidence sequence on their score difference ([`super::confidence`]): **separated** (the
+//! sequence excludes zero: their order is known), **equivalent** (it lies within the game's
+//! margin: they play alike, to within the margin) or **open**. A game is settled when no two
+//! neighbours are open; a settled league stops when every game is settled, or when it has
+//! played its budget. Because the sequences hold at every moment at once, stopping as soon as
+//! they say so keeps their 95% guarantee.
+//!
+//! While it runs, the schedule is played adaptively ([`Plan::priority`]): first the
+//! remaining seat orders of every table already begun (a table's seat orders are always
+//! played complete), then the tables that seat two open neighbours, in schedule order;
+//! tables that would decide nothing wait.
+
+use std::collections::{BTreeSet, HashSet};
+
+use knobel_engine::Game;
+
+use super::confidence::Bounds;
+use super::standings::Standings;
+
+/// When a league ends.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Stop {
+    /// When every scheduled match is played (the default).
+    #[default]
+    Fixed,
+    /// When every two neighbours of every game are separated or equivalent, or the budget
+    /// is played.
+    Settled,
+}
+
+impl Stop {
+    /// Its name in a league file.
+    pub fn name(self) -> &'static str {
+        match self {
+            Stop::Fixed => "fixed",
+            Stop::Settled => "settled",
+        }
+    }
+}
+
+impl std::str::FromStr for Stop {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Stop, String> {
+        match s {
+            "fixed" => Ok(Stop::Fixed),
+            "settled" => Ok(Stop::Settled),
+            other => Err(format!(
+                "unknown stop {}: legal are \"fixed\" (play the whole schedule, the default) \
+                 and \"settled\" (stop when the order is known)",
+                knobel_engine::quoted(other)
+            )),
+        }
+    }
+}
+
+/// Where two neighbours of the standings stand.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PairVerdict {
+    /// Their difference is known to be not zero: their order is settled.
+    Separated,
+    /// Their difference is known to lie within the margin.
+    Equivalent,
+    /// Neither yet.
+    Open,
+}
+
+impl PairVerdict {
+    /// The verdict on a difference whose confidence sequence is `sequence`, with
+    /// equivalence margin `margin`; open unless `enough` observations were made.
+    pub fn of(enough: bool, sequence: Bounds, margin: f64) -> PairVerdict {
+        if !enough {
+            PairVerdict::Open
+        } else if sequence.low > 0.0 || sequence.high < 0.0 {
+            PairVerdict::Separated
+        } else if sequence.low >= -margin && sequence.high <= margin {
+            PairVerdict::Equivalent
+        } else {
+            PairVerdict::Open
+        }
+    }
+
+    /// Its name on the wire, in the CLI, the pages and the metrics.
+    pub fn name(self) -> &'static str {
+        match self {
+            PairVerdict::Separated => "separated",
+            PairVerdict::Equivalent => "equivalent",
+            PairVerdict::Open => "open",
+        }
+    }
+}
+
+/// The equivalence margin of each game, on its score's scale: the difference of two loss
+/// rates (Schocken, Sjokken) or of net chips per 100 rounds (Zokken).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Margins([f64; 3]);
+
+/// The default margin of Schocken and Sjokken: two percentage points of loss rate.
+pub const DEFAULT_SHAKE_MARGIN: f64 = 0.02;
+/// The default margin of Zokken: 10 chips per 100 rounds.
+pub const DEFAULT_ZOKKEN_MARGIN: f64 = 10.0;
+/// The largest margin a league file may set (larger would call every pair equivalent).
+pub const MAX_MARGIN: f64 = 1_000.0;
+
+impl Default for Margins {
+    fn default() -> Margins {
+        Margins([
+            DEFAULT_SHAKE_MARGIN,
+            DEFAULT_SHAKE_MARGIN,
+            DEFAULT_ZOKKEN_MARGIN,
+        ])
+    }
+}
+
+impl Margins {
+    /// The default margin of `game`.
+    pub fn default_of(game: Game) -> f64 {
+        Margins::default().get(game)
+    }
+
+    /// The margin of `game`.
+    pub fn get(&self, game: Game) -> f64 {
+        self.0[game as usize]
+    }
+
+    /// Sets the margin of `game`.
+    pub fn set(&mut self, game: Game, margin: f64) {
+        self.0[game as usize] = margin;
+    }
+}
+
+/// What a settled league plays next, from its standings now.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Plan {
+    /// Every game of the league is settled.
+    pub settled: bool,
+    /// Per game, the open neighbours (names in order).
+    open: HashSet<(Game, String, String)>,
+    /// Games with a verdict yet to come (no results, or an open pair).
+    unsettled: BTreeSet<u8>,
+}
+
+impl Plan {
+    /// The plan of a league of `games` with `standings`.
+    pub fn new(standings: &Standings, games: &[Game]) -> Plan {
+        let mut plan = Plan::default();
+        for &game in games {
+            match standings.games.iter().find(|g| g.game == game) {
+                None => {
+                    plan.unsettled.insert(game as u8);
+                }
+                Some(g) => {
+                    for n in g
+                        .neighbours
+                        .iter()
+                        .filter(|n| n.verdict == PairVerdict::Open)
+                    {
+                        plan.open.insert(pair(game, &n.above, &n.below));
+                        plan.unsettled.insert(game as u8);
+                    }
+                }
+            }
+        }
+        plan.settled = plan.unsettled.is_empty();
+        plan
+    }
+
+    /// The open neighbours, as (game, a, b) with `a < b`.
+    pub fn open_pairs(&self) -> impl Iterator<Item = &(Game, String, String)> {
+        self.open.iter()
+    }
+
+    /// When a match of `game` at a table of `seats` in a set that `begun` says was begun
+    /// should be played: 0 (first) if its set was begun, 1 if its table seats two open
+    /// neighbours or its game has no results yet, `None` if it would decide nothing.
+    pub fn priority(&self, game: Game, seats: &[String], begun: bool) -> Option<u8> {
+        if begun {
+            return Some(0);
+        }
+        if !self.unsettled.contains(&(game as u8)) {
+            return None;
+        }
+        let has_open_pair = seats.iter().enumerate().any(|(i, a)| {
+            seats[i + 1..]
+                .iter()
+                .any(|b| self.open.contains(&pair(game, a, b)))
+        });
+        let no_results = !self.open.iter().any(|(g, _, _)| *g == game);
+        (has_open_pair || no_results).then_some(1)
+    }
+}
+
+fn pair(game: Game, x: &str, y: &str) -> (Game, String, String) {
+    if x < y {
+        (game, x.to_owned(), y.to_owned())
+    } else {
+        (game, y.to_owned(), x.to_owned())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_verdict_needs_enough_observations_and_a_decided_sequence() {
+        let b = |low, high| Bounds { low, high };
+        assert_eq!(PairVerdict::of(false, b(0.1, 0.2), 0.02), PairVerdict::Open);
+        assert_eq!(
+            PairVerdict::of(true, b(0.1, 0.2), 0.02),
+            PairVerdict::Separated
+        );
+        assert_eq!(
+            PairVerdict::of(true, b(-0.2, -0.1), 0.02),
+            PairVerdict::Separated
+        );
+        assert_eq!(
+            PairVerdict::of(true, b(-0.01, 0.02), 0.02),
+            PairVerdict::Equivalent
+        );
+        assert_eq!(
+            PairVerdict::of(true, b(-0.03, 0.01), 0.02),
+            PairVerdict::Open
+        );
+        assert_eq!(
+            PairVerdict::of(true, Bounds::UNKNOWN, 0.02),
+            PairVerdict::Open
+        );
+        // Within the margin and excluding zero: the order is known, so separated.
+        assert_eq!(
+            PairVerdict::of(true, b(0.001, 0.01), 0.02),
+            PairVerdict::Separated
+        );
+    }
+
+    #[test]
+    fn stop_reads_its_two_names_and_refuses_others() {
+        assert_eq!("settled".parse::<Stop>(), Ok(Stop::Settled));
+        assert_eq!("fixed".parse::<Stop>(), Ok(Stop::Fixed));
+        let e = "sometimes".parse::<Stop>().unwrap_err();
+        assert!(
+            e.contains("\"sometimes\"") && e.contains("\"settled\""),
+            "{e}"
+        );
+    }
+}
