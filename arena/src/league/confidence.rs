@@ -37,6 +37,15 @@ pub const MIN_OBSERVATIONS: u64 = 16;
 /// changes little for `t` within a factor of ten of it.
 pub const TARGET_OBSERVATIONS: f64 = 200.0;
 
+/// The weight, in observations, of the variance prior of the mixture sequence: its
+/// variance estimate is the sample variance shrunk towards the largest variance the range
+/// of the observations so far allows (`(max - min)^2 / 4`), as if this many observations had
+/// shown it. Early estimates are then not too small (three equal observations show no
+/// variance), and late ones are the sample variance. With 10, simulated under continuous
+/// monitoring up to 10,000 observations, the sequence excluded the mean in 2–4% of the
+/// paths (loss-like -1/0/1 data, normal, exponential), without it in up to 11%.
+pub const VARIANCE_PRIOR: f64 = 10.0;
+
 /// An interval `[low, high]` (infinite ends: no information yet).
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
 pub struct Bounds {
@@ -72,6 +81,9 @@ pub struct MixtureSequence {
     mean: f64,
     /// Sum of squared deviations from the mean (Welford).
     m2: f64,
+    /// The smallest and largest observation.
+    min: f64,
+    max: f64,
     /// The running intersection of the intervals so far.
     running: Bounds,
 }
@@ -92,6 +104,8 @@ impl MixtureSequence {
             n: 0,
             mean: 0.0,
             m2: 0.0,
+            min: f64::INFINITY,
+            max: f64::NEG_INFINITY,
             running: Bounds::UNKNOWN,
         }
     }
@@ -102,7 +116,9 @@ impl MixtureSequence {
         let delta = x - self.mean;
         self.mean += delta / self.n as f64;
         self.m2 += delta * (x - self.mean);
-        if self.n >= 2 {
+        self.min = self.min.min(x);
+        self.max = self.max.max(x);
+        if self.n >= MIN_OBSERVATIONS {
             self.running = self.running.intersect(self.current());
         }
     }
@@ -129,11 +145,16 @@ impl MixtureSequence {
     }
 
     /// The interval at the current observation alone (not intersected with earlier ones).
+    /// Its variance is estimated: early intervals can be far too narrow (a few equal
+    /// observations give none), which is why [`MixtureSequence::bounds`] starts at
+    /// [`MIN_OBSERVATIONS`].
     pub fn current(&self) -> Bounds {
         if self.n < 2 {
             return Bounds::UNKNOWN;
         }
-        let sd = (self.m2 / self.n as f64).sqrt();
+        let n = self.n as f64;
+        let widest = (self.max - self.min).powi(2) / 4.0;
+        let sd = ((self.m2 + VARIANCE_PRIOR * widest) / (n + VARIANCE_PRIOR)).sqrt();
         let half = self.half_width(self.n as f64, sd);
         Bounds {
             low: self.mean - half,
@@ -141,7 +162,8 @@ impl MixtureSequence {
         }
     }
 
-    /// The running intersection of the intervals so far: the confidence sequence read.
+    /// The running intersection of the intervals from [`MIN_OBSERVATIONS`] on: the
+    /// confidence sequence read (unknown before).
     pub fn bounds(&self) -> Bounds {
         self.running
     }
@@ -275,9 +297,10 @@ mod tests {
         }
         // rho^2 for t* = 200 and alpha = 0.05, by hand: (5.99146 + ln 6.99146) / 200.
         assert!((s.rho2 - (5.991_464_547 + 1.944_691_5) / 200.0).abs() < 1e-8);
-        // At t = t* the width is about 2.4 standard errors (a fixed interval's is 1.96).
+        // At t = t* the width is about 3.0 standard errors (a fixed interval's is 1.96):
+        // sqrt((200 + p) ln((200 + p) / (p alpha^2)) / 200) with p = 25.2.
         let at_target = s.half_width(200.0, 1.0) * 200f64.sqrt();
-        assert!((2.3..2.6).contains(&at_target), "{at_target}");
+        assert!((3.0..3.1).contains(&at_target), "{at_target}");
     }
 
     #[test]
@@ -286,7 +309,8 @@ mod tests {
         for x in [1.0, -1.0, 1.0, -1.0] {
             s.push(x);
         }
-        // Mean 0, standard deviation 1 (over n): the interval is +- the boundary at t = 4.
+        // Mean 0, standard deviation 1 (over n), and the range's widest variance is 1 too:
+        // the interval is +- the boundary at t = 4.
         let b = s.current();
         let half = howard_half_width(4.0, 1.0 / s.rho2, ALPHA);
         assert!((b.high - half).abs() < 1e-12 && (b.low + half).abs() < 1e-12);

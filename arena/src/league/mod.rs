@@ -4,6 +4,7 @@
 //! ([`ratings`]) and confidence intervals. [`simulate`] plays a schedule in-process with
 //! engine policies. `docs/leagues.md` is the reference.
 
+pub mod adaptive;
 pub mod archive;
 pub mod confidence;
 pub mod config;

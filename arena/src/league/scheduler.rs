@@ -26,8 +26,11 @@ use tokio::sync::watch;
 use tracing::{debug, info, warn};
 
 use super::LeagueConfig;
+use super::adaptive::{Adaptive, Ended};
+use super::settle::Stop;
 use crate::lobby::Lobby;
 use crate::referee::TimeControl;
+use crate::store::OpenLeagueMatch;
 use crate::store::{LeagueStatus, Store, UNSTARTED_CLAIM_MS};
 
 /// How often the scheduler looks for matches to start while a league runs.
@@ -50,6 +53,8 @@ struct Run {
     /// From the league file.
     concurrency: usize,
     time_control: TimeControl,
+    /// `stop = "settled"`: played adaptively ([`Adaptive`]).
+    settled: bool,
 }
 
 /// A league's live progress, as this arena sees it.
@@ -71,6 +76,8 @@ pub struct Scheduler {
     runs: Arc<Mutex<HashMap<i64, Run>>>,
     /// Wakes the scheduler before its next tick (a league was started, a match ended).
     wake: Arc<tokio::sync::Notify>,
+    /// The settled leagues running here, by id (only the scheduler's task uses it).
+    adaptive: Mutex<HashMap<i64, Adaptive>>,
 }
 
 impl Scheduler {
@@ -83,6 +90,7 @@ impl Scheduler {
             instance,
             runs: Arc::default(),
             wake: Arc::new(tokio::sync::Notify::new()),
+            adaptive: Mutex::default(),
         })
     }
 
@@ -180,41 +188,70 @@ impl Scheduler {
                 }
                 continue;
             }
-            let (free, in_flight) = {
+            let (free, in_flight, settled) = {
                 let mut runs = self.runs.lock().expect("scheduler lock");
                 let run = runs.entry(league.id).or_insert_with(|| {
                     let config = LeagueConfig::from_toml(&league.config_toml);
-                    let (concurrency, time_control) = match &config {
+                    let (concurrency, time_control, settled) = match &config {
                         Ok(c) => (
                             c.concurrency as usize,
                             TimeControl {
                                 decision: Duration::from_millis(c.decision_ms),
                                 bank: Duration::from_millis(c.time_bank_ms),
                             },
+                            c.stop == Stop::Settled,
                         ),
                         Err(e) => {
                             warn!(league = %league.name, error = %e, "a stored league file does not read: playing one match at a time with the default time control");
-                            (1, TimeControl::default())
+                            (1, TimeControl::default(), false)
                         }
                     };
                     Run {
                         concurrency,
                         time_control,
+                        settled,
                         ..Run::default()
                     }
                 });
                 (
                     run.concurrency.saturating_sub(run.in_flight.len()),
                     run.in_flight.clone(),
+                    run.settled,
                 )
             };
+            if settled && let Some(ended) = self.settle_step(league, in_flight.len()).await? {
+                if self
+                    .store
+                    .set_league_status(
+                        &league.name,
+                        &[LeagueStatus::Running],
+                        LeagueStatus::Finished,
+                    )
+                    .await?
+                {
+                    info!(league = %league.name, why = ended.name(), finished = league.finished_matches, "league finished");
+                }
+                self.adaptive
+                    .lock()
+                    .expect("scheduler lock")
+                    .remove(&league.id);
+                continue;
+            }
             let mut waiting_for = BTreeSet::new();
             if free > 0 {
-                let look_ahead = (free * 8 + in_flight.len()).min(512) as u32;
-                let open = self
-                    .store
-                    .open_league_matches(league.id, look_ahead)
-                    .await?;
+                let open = if settled {
+                    self.adaptive
+                        .lock()
+                        .expect("scheduler lock")
+                        .get(&league.id)
+                        .map(|a| a.candidates(free * 8, &in_flight))
+                        .unwrap_or_default()
+                } else {
+                    let look_ahead = (free * 8 + in_flight.len()).min(512) as u32;
+                    self.store
+                        .open_league_matches(league.id, look_ahead)
+                        .await?
+                };
                 let mut started = 0;
                 for m in open {
                     if started == free {
@@ -277,6 +314,9 @@ impl Scheduler {
                         .start_league_match(&m, time_control, claim, ended)
                     {
                         started += 1;
+                        if settled {
+                            self.settle_started(league.id, &m);
+                        }
                         debug!(league = %league.name, ordinal = m.ordinal, "league match starting");
                     } else {
                         self.mark_in_flight(league.id, m.ordinal, false);
@@ -310,6 +350,55 @@ impl Scheduler {
                 .values()
                 .any(|run| !run.in_flight.is_empty());
         Ok(busy)
+    }
+}
+
+impl Scheduler {
+    /// A settled league's step before its matches start: reads its results again when due;
+    /// whether and why it is over.
+    async fn settle_step(
+        &self,
+        league: &crate::store::LeagueRecord,
+        playing: usize,
+    ) -> Result<Option<Ended>, crate::store::StoreError> {
+        let taken = self
+            .adaptive
+            .lock()
+            .expect("scheduler lock")
+            .remove(&league.id);
+        let mut adaptive = match taken {
+            Some(a) => a,
+            None => match LeagueConfig::from_toml(&league.config_toml) {
+                Ok(config) => Adaptive::new(&config),
+                Err(_) => return Ok(None),
+            },
+        };
+        let finished = league.finished_matches;
+        let read = if adaptive.due(finished) {
+            adaptive
+                .refresh(&self.store, league.id, finished, playing)
+                .await
+        } else {
+            Ok(())
+        };
+        let ended = adaptive.ended(finished, playing);
+        self.adaptive
+            .lock()
+            .expect("scheduler lock")
+            .insert(league.id, adaptive);
+        read.map(|()| ended)
+    }
+
+    /// Match `m` of settled league `league_id` started.
+    fn settle_started(&self, league_id: i64, m: &OpenLeagueMatch) {
+        if let Some(a) = self
+            .adaptive
+            .lock()
+            .expect("scheduler lock")
+            .get_mut(&league_id)
+        {
+            a.started(m);
+        }
     }
 }
 

@@ -6,7 +6,8 @@ use super::public_dice;
 use super::schedule::{
     MAX_MATCHES, ScheduleError, expand, mix, scheduled_matches, seat_orders, splitmix64,
 };
-use super::standings::{Interval, PlayedMatch, PlayedSeat, rating_history, standings};
+use super::settle::{Margins, PairVerdict, Stop};
+use super::standings::{Interval, PlayedMatch, PlayedSeat, ScoreBasis, rating_history, standings};
 
 const FILE: &str = r#"
 name = "class-7b"
@@ -556,4 +557,219 @@ fn bots_all_obeys_the_bot_cap() {
     );
     // At the cap: accepted.
     assert_eq!(c.resolve_bots(&registered[..256]).unwrap().len(), 256);
+}
+
+const SETTLED: &str = r#"name = "class"
+bots = ["ada", "bob", "cy", "dee"]
+stop = "settled"
+budget = 400
+repetitions = 100
+
+[games.schocken]
+margin = 0.05
+
+[games.zokken]
+settings = { rounds = 10 }
+"#;
+
+#[test]
+fn a_settled_league_reads_its_stop_budget_and_margins() {
+    let c = LeagueConfig::from_toml(SETTLED).unwrap();
+    assert_eq!(c.stop, Stop::Settled);
+    assert_eq!(c.budget, Some(400));
+    let margins = c.margins();
+    assert_eq!(margins.get(Game::Schocken), 0.05);
+    assert_eq!(
+        margins.get(Game::Sjokken),
+        Margins::default_of(Game::Sjokken)
+    );
+    assert_eq!(margins.get(Game::Zokken), Margins::default_of(Game::Zokken));
+    // The default: the fixed schedule, no budget.
+    let fixed = LeagueConfig::from_toml(FILE).unwrap();
+    assert_eq!((fixed.stop, fixed.budget), (Stop::Fixed, None));
+    // A budget within the schedule passes; above it is refused naming the field and line.
+    assert_eq!(c.check_budget(400), Ok(()));
+    let Err(LeagueConfigError::Field {
+        field,
+        line,
+        message,
+    }) = c.check_budget(399)
+    else {
+        panic!("a budget above the schedule is refused");
+    };
+    assert_eq!((field.as_str(), line), ("budget", 4));
+    assert!(
+        message.contains("400") && message.contains("399"),
+        "{message}"
+    );
+}
+
+#[test]
+fn bad_stops_margins_and_budgets_are_refused_naming_the_field_and_line() {
+    let with = |from: &str, to: &str| SETTLED.replace(from, to);
+    let cases = [
+        (
+            with("\"settled\"", "\"sometimes\""),
+            "stop",
+            3,
+            "unknown stop \"sometimes\"",
+        ),
+        (with("\"settled\"", "7"), "", 3, "invalid type"),
+        (
+            with("margin = 0.05", "margin = -0.01"),
+            "games.schocken.margin",
+            8,
+            "-0.01 is not a margin",
+        ),
+        (
+            with("margin = 0.05", "margin = \"small\""),
+            "games.schocken.margin",
+            8,
+            "\"small\" is not a margin",
+        ),
+        (
+            with("margin = 0.05", "margin = 1e9"),
+            "games.schocken.margin",
+            8,
+            "0..=1000",
+        ),
+        // Tables of 4 (Schocken) play 4 seat orders per set; Zokken's tables of 2, 2.
+        (
+            with("budget = 400", "budget = 3"),
+            "budget",
+            4,
+            "below one set",
+        ),
+        (
+            with("budget = 400", "budget = 0"),
+            "budget",
+            4,
+            "legal are 4..=",
+        ),
+        (
+            with("budget = 400", "budget = -5"),
+            "budget",
+            4,
+            "below one set",
+        ),
+        (
+            with("budget = 400", "budget = 300000"),
+            "budget",
+            4,
+            "legal are 4..=200000",
+        ),
+        (
+            with("stop = \"settled\"", "stop = \"fixed\""),
+            "budget",
+            4,
+            "only for stop = \"settled\"",
+        ),
+    ];
+    for (text, want_field, want_line, want) in cases {
+        match LeagueConfig::from_toml(&text) {
+            Err(LeagueConfigError::Field {
+                field,
+                line,
+                message,
+            }) => {
+                assert_eq!((field.as_str(), line), (want_field, want_line), "{message}");
+                assert!(message.contains(want), "{message:?} lacks {want:?}");
+            }
+            Err(LeagueConfigError::Syntax { line, message }) => {
+                assert_eq!(("", line), (want_field, want_line), "{message}");
+                assert!(message.contains(want), "{message:?} lacks {want:?}");
+            }
+            Ok(_) => panic!("accepted: {text}"),
+        }
+    }
+    // The edge: exactly one set is a legal budget.
+    let one_set = LeagueConfig::from_toml(&with("budget = 400", "budget = 4")).unwrap();
+    assert_eq!(one_set.budget, Some(4));
+}
+
+/// A Schocken match at a table of two with adjusted scores: `winner` places first.
+fn adjusted_match(
+    ordinal: u32,
+    (winner, loser): (&str, &str),
+    adjusted: (f64, f64),
+) -> PlayedMatch {
+    let seat = |bot: &str, place: u8, adjusted: f64| PlayedSeat {
+        bot: bot.to_owned(),
+        place,
+        chips: None,
+        adjusted: Some(adjusted),
+    };
+    PlayedMatch {
+        ordinal,
+        game: Game::Schocken,
+        set: ordinal,
+        rounds: 1,
+        seats: vec![seat(winner, 1, adjusted.0), seat(loser, 2, adjusted.1)],
+    }
+}
+
+#[test]
+fn neighbours_are_separated_equivalent_or_open() {
+    // ada loses a third of her matches against bob, as adjusted scores say.
+    let played: Vec<PlayedMatch> = (0..300)
+        .map(|i| {
+            if i % 3 == 0 {
+                adjusted_match(i, ("bob", "ada"), (0.1, 0.9))
+            } else {
+                adjusted_match(i, ("ada", "bob"), (0.2, 0.8))
+            }
+        })
+        .collect();
+    let s = standings(&played);
+    let g = &s.games[0];
+    assert_eq!(g.basis, ScoreBasis::Adjusted);
+    assert_eq!(g.bots[0].bot, "ada");
+    let n = &g.neighbours[0];
+    assert_eq!(
+        (n.above.as_str(), n.below.as_str(), n.sets),
+        ("ada", "bob", 300)
+    );
+    assert!(n.difference > 0.0 && n.sequence.low > 0.0, "{n:?}");
+    assert_eq!(n.verdict, PairVerdict::Separated);
+    assert!(g.settled());
+    // Too few sets for a verdict.
+    let few = standings(&played[..15]);
+    assert_eq!(few.games[0].neighbours[0].verdict, PairVerdict::Open);
+    assert!(!few.games[0].settled());
+    // Two bots alike: open under a small margin, equivalent under a wide one.
+    let alike: Vec<PlayedMatch> = (0..400)
+        .map(|i| {
+            let d = [0.3, -0.3, 0.1, -0.1][i as usize % 4];
+            adjusted_match(i, ("ada", "bob"), (0.5 + d, 0.5 - d))
+        })
+        .collect();
+    let open = standings(&alike);
+    assert_eq!(open.games[0].neighbours[0].verdict, PairVerdict::Open);
+    let mut wide = Margins::default();
+    wide.set(Game::Schocken, 0.3);
+    let eq = super::standings_with(&alike, &wide);
+    let n = &eq.games[0].neighbours[0];
+    assert_eq!(n.verdict, PairVerdict::Equivalent, "{n:?}");
+    assert!(n.sequence.low >= -0.3 && n.sequence.high <= 0.3);
+}
+
+#[test]
+fn raw_scores_are_used_until_every_match_has_adjusted_ones() {
+    let mut played: Vec<PlayedMatch> = (0..40)
+        .map(|i| adjusted_match(i, ("ada", "bob"), (0.6, 0.4)))
+        .collect();
+    // Adjusted scores say bob is better, but one match lacks them: raw order, ada first.
+    played[7].seats[0].adjusted = None;
+    let s = standings(&played);
+    assert_eq!(s.games[0].basis, ScoreBasis::Raw);
+    assert_eq!(s.games[0].bots[0].bot, "ada");
+    assert!(s.games[0].bots[0].adjusted.is_none());
+    played[7].seats[0].adjusted = Some(0.6);
+    let s = standings(&played);
+    assert_eq!(s.games[0].basis, ScoreBasis::Adjusted);
+    assert_eq!(s.games[0].bots[0].bot, "bob");
+    // Raw beside adjusted: bob's raw loss rate is 1, his adjusted 0.4.
+    let bob = &s.games[0].bots[0];
+    assert_eq!(bob.loss_rate.unwrap().estimate, 1.0);
+    assert!((bob.adjusted.unwrap().estimate - 0.4).abs() < 1e-12);
 }

@@ -1,0 +1,191 @@
+//! The scheduler's side of a `stop = "settled"` league ([`super::settle`] has the rules):
+//! which open matches to play next, and when the league is over.
+//!
+//! After matches finish (at most every [`MIN_REFRESH`], or ten times what the last reading
+//! took) the league's results are read, its standings computed and the open matches ordered
+//! by [`Plan::priority`]: the rest of every begun set first (a table's seat orders are
+//! played complete), then sets that seat two open neighbours, in schedule order. A new set
+//! starts only if every begun set's remaining matches and the new set's fit in the budget.
+//! The league is over when its order is settled (or no new set fits the budget, or none is
+//! left), nothing of it plays here and no begun set has a match left.
+
+use std::collections::HashSet;
+use std::time::{Duration, Instant};
+
+use knobel_engine::Game;
+
+use super::settle::{Margins, Plan};
+use super::{LeagueConfig, standings_with};
+use crate::store::{OpenLeagueMatch, Store, StoreError};
+
+/// The least time between two readings of a settled league's results.
+pub const MIN_REFRESH: Duration = Duration::from_millis(200);
+
+/// Why a settled league ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ended {
+    /// Every two neighbours of every game are separated or equivalent.
+    Settled,
+    /// No further set fits the budget.
+    Budget,
+    /// Every set that could decide anything was played.
+    Schedule,
+}
+
+impl Ended {
+    /// How the log and the CLI say it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Ended::Settled => "settled",
+            Ended::Budget => "budget",
+            Ended::Schedule => "schedule",
+        }
+    }
+}
+
+/// A settled league as the scheduler plays it.
+#[derive(Debug)]
+pub struct Adaptive {
+    games: Vec<Game>,
+    margins: Margins,
+    budget: u64,
+    plan: Plan,
+    /// The open matches worth playing, in the order to play them.
+    queue: Vec<OpenLeagueMatch>,
+    /// Sets with a match finished or started.
+    begun: HashSet<u32>,
+    /// Matches finished, playing, or left in begun sets: what the budget has given out.
+    committed: u64,
+    /// The finished count the last reading saw, when it was made and how long it took.
+    seen_finished: Option<u64>,
+    at: Instant,
+    took: Duration,
+}
+
+impl Adaptive {
+    /// The adaptive play of a league with file `config` (which says `stop = "settled"`).
+    pub fn new(config: &LeagueConfig) -> Adaptive {
+        Adaptive {
+            games: config.games.iter().map(|g| g.game).collect(),
+            margins: config.margins(),
+            budget: config.budget.map_or(u64::MAX, u64::from),
+            plan: Plan::default(),
+            queue: Vec::new(),
+            begun: HashSet::new(),
+            committed: 0,
+            seen_finished: None,
+            at: Instant::now(),
+            took: Duration::ZERO,
+        }
+    }
+
+    /// Whether the results should be read again: more have finished since the last reading,
+    /// and it is old enough.
+    pub fn due(&self, finished: u64) -> bool {
+        self.seen_finished != Some(finished)
+            && (self.seen_finished.is_none()
+                || self.at.elapsed() >= MIN_REFRESH.max(self.took * 10))
+    }
+
+    /// Reads league `league_id`'s results and open matches again, with `finished` of its
+    /// matches finished (as the league's record says) and `playing` playing here.
+    pub async fn refresh(
+        &mut self,
+        store: &Store,
+        league_id: i64,
+        finished: u64,
+        playing: usize,
+    ) -> Result<(), StoreError> {
+        let start = Instant::now();
+        let results = store.league_results(league_id).await?;
+        let open = store
+            .open_league_matches(league_id, super::MAX_MATCHES as u32)
+            .await?;
+        let (games, margins) = (self.games.clone(), self.margins);
+        let (plan, results) = tokio::task::spawn_blocking(move || {
+            let standings = standings_with(&results, &margins);
+            (Plan::new(&standings, &games), results)
+        })
+        .await
+        .map_err(|e| StoreError::Corrupt {
+            what: format!("computing a settled league's standings: {e}"),
+        })?;
+        // Sets of matches playing here were marked begun when they started.
+        self.begun.extend(results.iter().map(|m| m.set));
+        let left_in_begun = open.iter().filter(|m| self.begun.contains(&m.set)).count();
+        self.committed = (results.len() + playing + left_in_begun) as u64;
+        let mut queue: Vec<(u8, OpenLeagueMatch)> = open
+            .into_iter()
+            .filter_map(|m| {
+                let begun = self.begun.contains(&m.set);
+                plan.priority(m.rules.game(), &m.seats, begun)
+                    .map(|p| (p, m))
+            })
+            .collect();
+        queue.sort_by_key(|(p, m)| (*p, m.ordinal));
+        self.queue = queue.into_iter().map(|(_, m)| m).collect();
+        self.plan = plan;
+        self.seen_finished = Some(finished);
+        self.at = Instant::now();
+        self.took = start.elapsed();
+        Ok(())
+    }
+
+    /// Up to `free` matches to try now, in order, skipping those in `in_flight`: begun sets'
+    /// first, then new sets that fit the budget (none once the order is settled).
+    pub fn candidates(&self, free: usize, in_flight: &HashSet<u32>) -> Vec<OpenLeagueMatch> {
+        let mut out = Vec::new();
+        let mut reserved = self.committed;
+        let mut new_sets = HashSet::new();
+        for m in &self.queue {
+            if out.len() == free {
+                break;
+            }
+            if in_flight.contains(&m.ordinal) {
+                continue;
+            }
+            if !self.begun.contains(&m.set) && !new_sets.contains(&m.set) {
+                let size = self.set_left(m.set);
+                if self.plan.settled || reserved + size > self.budget {
+                    continue;
+                }
+                reserved += size;
+                new_sets.insert(m.set);
+            }
+            out.push(m.clone());
+        }
+        out
+    }
+
+    /// The matches of set `set` still open.
+    fn set_left(&self, set: u32) -> u64 {
+        self.queue.iter().filter(|m| m.set == set).count() as u64
+    }
+
+    /// Match `m` (one of [`Adaptive::candidates`]) started here.
+    pub fn started(&mut self, m: &OpenLeagueMatch) {
+        if self.begun.insert(m.set) {
+            self.committed += self.set_left(m.set);
+        }
+        self.queue.retain(|o| o.ordinal != m.ordinal);
+    }
+
+    /// Whether the league is over, and why, with `playing` matches of it playing here and
+    /// `finished` finished: only on a reading of every finished result.
+    pub fn ended(&self, finished: u64, playing: usize) -> Option<Ended> {
+        if self.seen_finished != Some(finished) || playing > 0 {
+            return None;
+        }
+        if self.queue.iter().any(|m| self.begun.contains(&m.set)) {
+            return None;
+        }
+        if self.plan.settled {
+            return Some(Ended::Settled);
+        }
+        match self.candidates(1, &HashSet::new()).is_empty() {
+            false => None,
+            true if self.queue.is_empty() => Some(Ended::Schedule),
+            true => Some(Ended::Budget),
+        }
+    }
+}
