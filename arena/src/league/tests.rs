@@ -484,6 +484,7 @@ fn the_ratings_over_time_end_at_the_standings_ratings() {
         bot: bot.to_owned(),
         place,
         chips,
+        adjusted: None,
     };
     // Given out of schedule order: the history replays them in order, as the standings do.
     let played = vec![
