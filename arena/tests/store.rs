@@ -1224,12 +1224,13 @@ async fn seat_results_and_results_for_bot(db: TestDb) {
     assert_eq!(
         rows,
         [
-            // match, seat, bot, place, strikes, timeouts, forfeit, tokens, chips, bot id
-            ["m-1", "0", "alice", "2", "0", "0", "", "0", "", ""],
-            ["m-1", "1", "bob", "1", "0", "0", "", "0", "", ""],
-            ["m-1", "2", "alice", "3", "0", "0", "", "0", "", ""],
-            ["m-2", "0", "bob", "1", "0", "0", "", "", "0", ""],
-            ["m-2", "1", "alice", "1", "0", "0", "", "", "0", ""],
+            // match, seat, bot, place, strikes, timeouts, forfeit, tokens, chips, bot id,
+            // adjusted score (none: not league matches)
+            ["m-1", "0", "alice", "2", "0", "0", "", "0", "", "", ""],
+            ["m-1", "1", "bob", "1", "0", "0", "", "0", "", "", ""],
+            ["m-1", "2", "alice", "3", "0", "0", "", "0", "", "", ""],
+            ["m-2", "0", "bob", "1", "0", "0", "", "", "0", "", ""],
+            ["m-2", "1", "alice", "1", "0", "0", "", "", "0", "", ""],
         ]
     );
 
@@ -1975,7 +1976,8 @@ async fn seat_results_carry_bot_ids(db: TestDb) {
         .unwrap();
     let mut rows = db.raw_rows("seat_results").await;
     rows.sort();
-    // match, seat, bot, place, strikes, timeouts, forfeit, tokens, chips, bot id
+    // match, seat, bot, place, strikes, timeouts, forfeit, tokens, chips, bot id, adjusted
+    // score
     assert_eq!(
         rows,
         [
@@ -1989,7 +1991,8 @@ async fn seat_results_carry_bot_ids(db: TestDb) {
                 String::new(),
                 "0".into(),
                 String::new(),
-                alice.id.to_string()
+                alice.id.to_string(),
+                String::new()
             ],
             vec![
                 "m-1".to_owned(),
@@ -2000,6 +2003,7 @@ async fn seat_results_carry_bot_ids(db: TestDb) {
                 "0".into(),
                 String::new(),
                 "0".into(),
+                String::new(),
                 String::new(),
                 String::new()
             ],

@@ -200,7 +200,8 @@ fn check_outcome(finished: &FinishedMatch) -> Result<(), StoreError> {
 
 /// The `seat_results` rows of a finished match of `game`, given its stored seat names and
 /// bot ids: none for a match started without seat names. Tokens are kept for Schocken and
-/// Sjokken, chips for Zokken (NULL where the game has none). Gives
+/// Sjokken, chips for Zokken (NULL where the game has none), and the luck-adjusted scores
+/// given with it ([`FinishedMatch::adjusted`]; NULL without). Gives
 /// [`StoreError::PlacingsMismatch`] if the placings do not fit the seats.
 fn seat_results<'a>(
     finished: &'a FinishedMatch,
@@ -280,7 +281,8 @@ impl Store {
     ///
     /// Unless the match was started without seat names, the outcome must have one place per
     /// seat, and each seat's result is also written to `seat_results` (for ratings, see
-    /// [`Store::results_for_bot`], and [`Store::seat_results`]). Everything is written in one
+    /// [`Store::results_for_bot`], and [`Store::seat_results`]), without luck-adjusted scores
+    /// (a [`MatchWrite`] can carry them: [`FinishedMatch::adjusted`]). Everything is written in one
     /// transaction: either all of it is stored or nothing is. Gives
     /// [`StoreError::MatchNotRunning`] if the match is unknown or already over,
     /// [`StoreError::PlacingsMismatch`] if the counts differ and
@@ -548,8 +550,8 @@ impl Store {
                      timeouts, forfeit_reason, tokens, chips, bot_id, adjusted_score) ",
                 );
                 insert.push_values(rows, |mut row, r| {
-                    let (id, seat, bot_name, place, strikes, timeouts, forfeit, tokens, chips, bot_id,
-                        adjusted) = r;
+                    let (id, seat, bot_name, place, strikes, timeouts, forfeit, tokens, chips,
+                        bot_id, adjusted) = r;
                     row.push_bind(*id)
                         .push_bind(*seat)
                         .push_bind(bot_name.as_str())
