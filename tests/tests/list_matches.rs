@@ -74,7 +74,6 @@ async fn add(store: &Store, i: usize, id: &str, started_at_ms: i64) {
             reason: "a test".to_owned(),
             log_json: None,
             finished_at_ms: started_at_ms + 10,
-            adjusted: None,
         })),
         _ => {}
     }
