@@ -315,6 +315,8 @@ store_tests!(
     league_archives_verify_and_tampering_is_named,
     the_largest_league_is_created,
     a_failed_league_creation_leaves_nothing,
+    league_adjusted_scores_follow_the_luck_version,
+    recorded_adjusted_scores_are_the_luck_of_the_stored_log,
 );
 
 // ----------------------------------------------------------------------------------------------
@@ -1003,6 +1005,7 @@ async fn list_matches_by_bot(db: TestDb) {
                 log_json: "{}".to_owned(),
                 outcome: placed(&[1, 2]),
                 finished_at_ms: 7_000,
+                adjusted: None,
             }),
         ])
         .await;
@@ -1221,12 +1224,13 @@ async fn seat_results_and_results_for_bot(db: TestDb) {
     assert_eq!(
         rows,
         [
-            // match, seat, bot, place, strikes, timeouts, forfeit, tokens, chips, bot id
-            ["m-1", "0", "alice", "2", "0", "0", "", "0", "", ""],
-            ["m-1", "1", "bob", "1", "0", "0", "", "0", "", ""],
-            ["m-1", "2", "alice", "3", "0", "0", "", "0", "", ""],
-            ["m-2", "0", "bob", "1", "0", "0", "", "", "0", ""],
-            ["m-2", "1", "alice", "1", "0", "0", "", "", "0", ""],
+            // match, seat, bot, place, strikes, timeouts, forfeit, tokens, chips, bot id,
+            // adjusted score (none: not league matches)
+            ["m-1", "0", "alice", "2", "0", "0", "", "0", "", "", ""],
+            ["m-1", "1", "bob", "1", "0", "0", "", "0", "", "", ""],
+            ["m-1", "2", "alice", "3", "0", "0", "", "0", "", "", ""],
+            ["m-2", "0", "bob", "1", "0", "0", "", "", "0", "", ""],
+            ["m-2", "1", "alice", "1", "0", "0", "", "", "0", "", ""],
         ]
     );
 
@@ -1297,6 +1301,7 @@ fn finish(id: &str, placings: &[u8], finished_at_ms: i64) -> MatchWrite {
         log_json: format!(r#"{{"match":"{id}"}}"#),
         outcome: placed(placings),
         finished_at_ms,
+        adjusted: None,
     })
 }
 
@@ -1474,12 +1479,14 @@ async fn full_outcomes_are_stored_and_listed(db: TestDb) {
             log_json: "{}".into(),
             outcome: schocken_forfeit(),
             finished_at_ms: 3_000,
+            adjusted: None,
         }),
         MatchWrite::Finish(FinishedMatch {
             id: "z".into(),
             log_json: "{}".into(),
             outcome: zokken_absent(),
             finished_at_ms: 3_000,
+            adjusted: None,
         }),
     ];
     for result in store.write_matches(&writes).await {
@@ -1616,12 +1623,14 @@ async fn outcomes_that_do_not_fit_are_refused(db: TestDb) {
                 log_json: "{}".into(),
                 outcome,
                 finished_at_ms: 2_000,
+                adjusted: None,
             }),
             MatchWrite::Finish(FinishedMatch {
                 id: "ok".into(),
                 log_json: "{}".into(),
                 outcome: zokken_absent(),
                 finished_at_ms: 2_000,
+                adjusted: None,
             }),
         ])
         .await;
@@ -1967,7 +1976,8 @@ async fn seat_results_carry_bot_ids(db: TestDb) {
         .unwrap();
     let mut rows = db.raw_rows("seat_results").await;
     rows.sort();
-    // match, seat, bot, place, strikes, timeouts, forfeit, tokens, chips, bot id
+    // match, seat, bot, place, strikes, timeouts, forfeit, tokens, chips, bot id, adjusted
+    // score
     assert_eq!(
         rows,
         [
@@ -1981,7 +1991,8 @@ async fn seat_results_carry_bot_ids(db: TestDb) {
                 String::new(),
                 "0".into(),
                 String::new(),
-                alice.id.to_string()
+                alice.id.to_string(),
+                String::new()
             ],
             vec![
                 "m-1".to_owned(),
@@ -1992,6 +2003,7 @@ async fn seat_results_carry_bot_ids(db: TestDb) {
                 "0".into(),
                 String::new(),
                 "0".into(),
+                String::new(),
                 String::new(),
                 String::new()
             ],
@@ -2425,6 +2437,18 @@ async fn play_league_match(
     id: &str,
     placings: &[u8],
 ) {
+    play_league_match_adjusted(store, league_id, m, id, placings, None).await;
+}
+
+/// [`play_league_match`] with the seats' luck-adjusted scores `adjusted`.
+async fn play_league_match_adjusted(
+    store: &Store,
+    league_id: i64,
+    m: &ScheduledMatch,
+    id: &str,
+    placings: &[u8],
+    adjusted: Option<Vec<f64>>,
+) {
     let mut start = new_match(
         id,
         "zokken",
@@ -2447,6 +2471,7 @@ async fn play_league_match(
         log_json: "{}".into(),
         outcome,
         finished_at_ms: 2,
+        adjusted,
     };
     let slot = LeagueSlot {
         league_id,
@@ -2731,6 +2756,7 @@ async fn play_fair_league(
             log_json: game.log().unwrap().to_json(),
             outcome: game.outcome().unwrap(),
             finished_at_ms: 2,
+            adjusted: None,
         };
         let results = store
             .write_matches(&[MatchWrite::FinishLeague(finished, slot)])
@@ -2970,4 +2996,149 @@ async fn a_failed_league_creation_leaves_nothing(db: TestDb) {
         db.count("league_matches").await,
         small_schedule.len() as i64
     );
+}
+
+// ----------------------------------------------------------------------------------------------
+// Luck-adjusted scores
+// ----------------------------------------------------------------------------------------------
+
+/// Creates league "l1" of [`league_schedule`] and starts it; its id and schedule.
+async fn running_league(store: &Store) -> (i64, Vec<ScheduledMatch>) {
+    let (bots, schedule, dice) = league_schedule();
+    let new = NewLeague {
+        name: "l1",
+        config_toml: LEAGUE_FILE,
+        bots: &bots,
+        schedule: &schedule,
+        dice: &dice,
+        seed_source: SeedSource::Secret,
+    };
+    let league = store.create_league(&new).await.unwrap();
+    assert!(
+        store
+            .set_league_status("l1", &[LeagueStatus::Created], LeagueStatus::Running)
+            .await
+            .unwrap()
+    );
+    (league.id, schedule)
+}
+
+/// Every seat's adjusted score in `league_id`'s results, match by match.
+async fn adjusted_results(store: &Store, league_id: i64) -> Vec<Vec<Option<f64>>> {
+    let results = store.league_results(league_id).await.unwrap();
+    results
+        .iter()
+        .map(|m| m.seats.iter().map(|s| s.adjusted).collect())
+        .collect()
+}
+
+/// A league is created with the arena's luck version; its recorded adjusted scores are read
+/// back while its version is the arena's, and not at all under another version or none (a
+/// league created before). Scores that do not fit the seats are left out, and the result is
+/// recorded all the same.
+async fn league_adjusted_scores_follow_the_luck_version(db: TestDb) {
+    let store = db.store().await;
+    let (league_id, schedule) = running_league(&store).await;
+    let version = knobel_engine::LUCK_VERSION;
+    assert_eq!(
+        db.scalar(&format!(
+            "SELECT COUNT(*) FROM leagues WHERE luck_version = '{version}'"
+        ))
+        .await,
+        1
+    );
+    let scores = [Some(vec![0.25, -0.75]), None, Some(vec![1.0, 2.0, 3.0])];
+    for (m, adjusted) in schedule.iter().zip(scores) {
+        let id = format!("m-{}", m.ordinal);
+        assert!(
+            store
+                .claim_league_match(league_id, m.ordinal, &id, Some("me"))
+                .await
+                .unwrap()
+                .is_some()
+        );
+        play_league_match_adjusted(&store, league_id, m, &id, &[1, 2], adjusted).await;
+    }
+    let current = vec![
+        vec![Some(0.25), Some(-0.75)],
+        vec![None, None],
+        vec![None, None],
+    ];
+    assert_eq!(adjusted_results(&store, league_id).await, current);
+    let unadjusted = vec![vec![None, None]; 3];
+    db.execute("UPDATE leagues SET luck_version = 'luck-0'")
+        .await;
+    assert_eq!(adjusted_results(&store, league_id).await, unadjusted);
+    db.execute("UPDATE leagues SET luck_version = NULL").await;
+    assert_eq!(adjusted_results(&store, league_id).await, unadjusted);
+    db.execute(&format!("UPDATE leagues SET luck_version = '{version}'"))
+        .await;
+    assert_eq!(adjusted_results(&store, league_id).await, current);
+    // Other matches' results have no adjusted score.
+    store
+        .insert_match(&new_match("pick-up", "zokken", &["ann", "ben"], 3))
+        .await
+        .unwrap();
+    store
+        .finish_match("pick-up", "{}", &placed(&[1, 2]), 4)
+        .await
+        .unwrap();
+    assert_eq!(
+        db.scalar("SELECT COUNT(*) FROM seat_results WHERE adjusted_score IS NOT NULL")
+            .await,
+        2
+    );
+}
+
+/// A league match played out in-process and recorded with the adjusted scores the lobby
+/// computes ([`knobel_arena::league::luck::adjusted_scores_blocking`]) reads back the
+/// engine's `match_luck` of its stored log, exactly.
+async fn recorded_adjusted_scores_are_the_luck_of_the_stored_log(db: TestDb) {
+    use knobel_arena::league::luck::adjusted_scores_blocking;
+    use knobel_arena::league::simulate::play_match_with_log;
+    let store = db.store().await;
+    let (league_id, schedule) = running_league(&store).await;
+    let heuristic = |_: &str, seed: u64| knobel_engine::policy::by_name("heuristic", seed).unwrap();
+    for m in &schedule[..2] {
+        let id = format!("m-{}", m.ordinal);
+        let slot = LeagueSlot {
+            league_id,
+            ordinal: m.ordinal,
+        };
+        store
+            .claim_league_match(league_id, m.ordinal, &id, Some("me"))
+            .await
+            .unwrap()
+            .unwrap();
+        let (_, log) = play_match_with_log(m, &heuristic);
+        let outcome = log.replay().unwrap().outcome().unwrap();
+        let mut start = new_match(&id, "zokken", &["ann", "ben"], 1);
+        start.seat_names = m.seats.clone();
+        start.league = Some(slot);
+        store.insert_match(&start).await.unwrap();
+        let finished = FinishedMatch {
+            id: id.clone(),
+            log_json: log.to_json(),
+            outcome,
+            finished_at_ms: 2,
+            adjusted: adjusted_scores_blocking(&id, log).await,
+        };
+        let written = store
+            .write_matches(&[MatchWrite::FinishLeague(finished, slot)])
+            .await;
+        assert!(written.iter().all(Result::is_ok), "{written:?}");
+    }
+    let results = store.league_results(league_id).await.unwrap();
+    assert_eq!(results.len(), 2);
+    for m in &results {
+        let id = format!("m-{}", m.ordinal);
+        let (_, stored) = store.match_log(&id).await.unwrap().unwrap();
+        let log = knobel_engine::MatchLog::from_json(&stored.unwrap()).unwrap();
+        let luck = knobel_engine::match_luck(&log).unwrap();
+        let read: Vec<Option<f64>> = m.seats.iter().map(|s| s.adjusted).collect();
+        assert_eq!(
+            read,
+            luck.adjusted.into_iter().map(Some).collect::<Vec<_>>()
+        );
+    }
 }

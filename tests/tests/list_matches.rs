@@ -67,6 +67,7 @@ async fn add(store: &Store, i: usize, id: &str, started_at_ms: i64) {
             log_json: "{}".to_owned(),
             outcome: outcome(game),
             finished_at_ms: started_at_ms + 10,
+            adjusted: None,
         })),
         1 => writes.push(MatchWrite::Abort(knobel_arena::store::AbortedMatch {
             id: id.to_owned(),

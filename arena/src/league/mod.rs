@@ -1,8 +1,9 @@
 //! Leagues: a league file ([`config`]) expands into a schedule of duplicate sets
 //! ([`schedule`]), in a large league on the tables of a balanced design ([`design`]); its
 //! stored results give standings ([`standings`]) with Weng-Lin ratings
-//! ([`ratings`]) and confidence intervals. [`simulate`] plays a schedule in-process with
-//! engine policies. `docs/leagues.md` is the reference.
+//! ([`ratings`]) and confidence intervals; a match's luck-adjusted scores ([`luck`]) are
+//! recorded with its result. [`simulate`] plays a schedule in-process with engine policies.
+//! `docs/leagues.md` is the reference.
 
 pub mod adaptive;
 pub mod archive;
@@ -11,6 +12,7 @@ pub mod config;
 pub mod design;
 pub mod dice;
 pub mod export;
+pub mod luck;
 pub mod ratings;
 pub mod schedule;
 pub mod scheduler;

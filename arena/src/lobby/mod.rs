@@ -26,6 +26,7 @@ use tracing::{info, warn};
 
 mod league;
 
+use crate::league::luck::adjusted_scores_blocking;
 use crate::metrics::Metrics;
 use crate::referee::{AbsentBot, BotLink, MatchInfo, MatchReport, Player, TimeControl, run_match};
 use crate::settings::PresetRules;
@@ -451,11 +452,17 @@ impl Lobby {
         let match_id = info.match_id.clone();
         let write = if let Some(outcome) = &report.outcome {
             info!(match_id = %info.match_id, bot_ids = ?info.seat_bot_ids, placings = ?outcome.placings, forfeits = ?outcome.forfeits, strikes = ?outcome.strikes, "match finished");
+            // Only league matches: their standings read them (crate::league::luck).
+            let adjusted = match league {
+                Some(_) => adjusted_scores_blocking(&match_id, report.log.clone()).await,
+                None => None,
+            };
             let finished = FinishedMatch {
                 id: match_id,
                 log_json,
                 outcome: outcome.clone(),
                 finished_at_ms: now_ms(),
+                adjusted,
             };
             match league {
                 Some(slot) => MatchWrite::FinishLeague(finished, slot),

@@ -175,8 +175,19 @@ fn corrupt(what: String) -> StoreError {
     StoreError::Corrupt { what }
 }
 
-/// A league result row: ordinal, game, set, rules JSON, seat, bot name, place, chips.
-type ResultRow = (i32, String, i32, String, i32, String, i32, Option<i64>);
+/// A league result row: ordinal, game, set, rules JSON, seat, bot name, place, chips,
+/// luck-adjusted score.
+type ResultRow = (
+    i32,
+    String,
+    i32,
+    String,
+    i32,
+    String,
+    i32,
+    Option<i64>,
+    Option<f64>,
+);
 
 type LeagueRow = (
     i64,
@@ -290,8 +301,8 @@ where
     let bots_json = serde_json::to_string(new.bots).expect("names serialize");
     let inserted = sqlx::query_scalar::<DB, i64>(
         "INSERT INTO leagues (name, config_toml, bots_json, status, created_at_ms, \
-         total_matches, dice, seed_source, dice_secret) \
-         VALUES ($1, $2, $3, 'created', $4, $5, $6, $7, $8) RETURNING id",
+         total_matches, dice, seed_source, dice_secret, luck_version) \
+         VALUES ($1, $2, $3, 'created', $4, $5, $6, $7, $8, $9) RETURNING id",
     )
     .bind(new.name)
     .bind(new.config_toml)
@@ -301,6 +312,7 @@ where
     .bind(new.dice.mode.as_str())
     .bind(new.seed_source.as_str())
     .bind(new.dice.secret.to_hex())
+    .bind(knobel_engine::LUCK_VERSION)
     .fetch_one(&mut **tx)
     .await;
     let id = match inserted {
@@ -540,22 +552,29 @@ impl Store {
     /// The finished matches of league `league_id` with their seats' results, in schedule
     /// order: what its standings are computed from. Each league match counts once: with the
     /// result of the match its row names.
+    ///
+    /// A seat's luck-adjusted score ([`PlayedSeat::adjusted`]) is read only if the league's
+    /// luck version is this arena's [`knobel_engine::LUCK_VERSION`] (else `None`: scores of
+    /// different versions are never mixed, and a league created before has no version).
     pub async fn league_results(&self, league_id: i64) -> Result<Vec<PlayedMatch>, StoreError> {
         let rows: Vec<ResultRow> = with_pool!(self, pool => {
             sqlx::query_as(
                 "SELECT lm.ordinal, lm.game, lm.set_index, lm.rules_json, s.seat, s.bot_name, \
-                        s.place, s.chips \
+                        s.place, s.chips, \
+                        CASE WHEN l.luck_version = $2 THEN s.adjusted_score END \
                  FROM league_matches lm JOIN seat_results s ON s.match_id = lm.match_id \
+                 JOIN leagues l ON l.id = lm.league_id \
                  WHERE lm.league_id = $1 AND lm.status = 'finished' \
                  ORDER BY lm.ordinal, s.seat",
             )
             .bind(league_id)
+            .bind(knobel_engine::LUCK_VERSION)
             .fetch_all(pool)
             .await
         })
         .map_err(StoreError::db("reading a league's results"))?;
         let mut played: Vec<PlayedMatch> = Vec::new();
-        for (ordinal, game, set, rules_json, _seat, bot, place, chips) in rows {
+        for (ordinal, game, set, rules_json, _seat, bot, place, chips, adjusted) in rows {
             let ordinal = ordinal as u32;
             if played.last().is_none_or(|m| m.ordinal != ordinal) {
                 let game: Game = game
@@ -585,7 +604,7 @@ impl Store {
                     corrupt(format!("league {league_id} match {ordinal}: place {place}"))
                 })?,
                 chips,
-                adjusted: None,
+                adjusted,
             });
         }
         Ok(played)

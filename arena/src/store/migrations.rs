@@ -57,6 +57,10 @@ pub(crate) const SQLITE: &[Embedded] = &[
         "0011_outcomes_without_zero_fill.sql",
         include_str!("../../migrations/sqlite/0011_outcomes_without_zero_fill.sql"),
     ),
+    (
+        "0012_luck_adjusted_scores.sql",
+        include_str!("../../migrations/sqlite/0012_luck_adjusted_scores.sql"),
+    ),
 ];
 
 /// The PostgreSQL migrations, oldest first.
@@ -100,6 +104,10 @@ pub(crate) const POSTGRES: &[Embedded] = &[
     (
         "0011_outcomes_without_zero_fill.sql",
         include_str!("../../migrations/postgres/0011_outcomes_without_zero_fill.sql"),
+    ),
+    (
+        "0012_luck_adjusted_scores.sql",
+        include_str!("../../migrations/postgres/0012_luck_adjusted_scores.sql"),
     ),
 ];
 

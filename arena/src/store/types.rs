@@ -55,7 +55,7 @@ pub struct NewMatch {
 
 /// The end of a running match to record (see
 /// [`Store::finish_match`](super::Store::finish_match)).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct FinishedMatch {
     /// The match id.
     pub id: String,
@@ -67,6 +67,12 @@ pub struct FinishedMatch {
     pub outcome: Outcome,
     /// When the match finished, in unix milliseconds.
     pub finished_at_ms: i64,
+    /// Every seat's luck-adjusted score, in seat order ([`knobel_engine::match_luck`] of the
+    /// log, computed by [`crate::league::luck::adjusted_scores`] for league matches), stored
+    /// in `seat_results.adjusted_score`; `None` stores NULL (not a league match, a match
+    /// with a forfeit, a log whose luck could not be computed), and so does a list that
+    /// does not have one score per seat.
+    pub adjusted: Option<Vec<f64>>,
 }
 
 /// The early end of a running match to record (see
@@ -85,7 +91,7 @@ pub struct AbortedMatch {
 
 /// One write to the matches of the store: several of them can be committed together
 /// (see [`Store::write_matches`](super::Store::write_matches)).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum MatchWrite {
     /// A match starts: see [`Store::insert_match`](super::Store::insert_match).
     Start(NewMatch),

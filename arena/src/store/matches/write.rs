@@ -10,11 +10,11 @@ use crate::store::{
 
 use super::{corrupt, parse_seat_names};
 
-/// Seat results written by one `INSERT` (ten parameters each: 10 000 per statement).
+/// Seat results written by one `INSERT` (eleven parameters each: 11 000 per statement).
 const SEAT_ROWS_PER_STATEMENT: usize = 1_000;
 
 /// One `seat_results` row to write: match id, seat, bot name, place, strikes, timeouts,
-/// forfeit reason, tokens, chips, bot id (`None`: a built-in player).
+/// forfeit reason, tokens, chips, bot id (`None`: a built-in player), luck-adjusted score.
 type SeatRow<'a> = (
     &'a str,
     i32,
@@ -26,6 +26,7 @@ type SeatRow<'a> = (
     Option<i64>,
     Option<i64>,
     Option<i64>,
+    Option<f64>,
 );
 
 /// A [`MatchWrite`] with its values encoded for the database, ready to be bound.
@@ -199,7 +200,8 @@ fn check_outcome(finished: &FinishedMatch) -> Result<(), StoreError> {
 
 /// The `seat_results` rows of a finished match of `game`, given its stored seat names and
 /// bot ids: none for a match started without seat names. Tokens are kept for Schocken and
-/// Sjokken, chips for Zokken (NULL where the game has none). Gives
+/// Sjokken, chips for Zokken (NULL where the game has none), and the luck-adjusted scores
+/// given with it ([`FinishedMatch::adjusted`]; NULL without). Gives
 /// [`StoreError::PlacingsMismatch`] if the placings do not fit the seats.
 fn seat_results<'a>(
     finished: &'a FinishedMatch,
@@ -226,6 +228,7 @@ fn seat_results<'a>(
         });
     }
     let zokken = game == knobel_engine::Game::Zokken.name();
+    let adjusted = adjusted_scores(finished, seat_names.len());
     Ok(seat_names
         .into_iter()
         .enumerate()
@@ -242,9 +245,26 @@ fn seat_results<'a>(
                 (!zokken).then_some(o.tokens[i]),
                 zokken.then_some(o.chips[i]),
                 seat_bot_ids.get(i).copied().flatten(),
+                adjusted.and_then(|scores| scores.get(i).copied()),
             )
         })
         .collect())
+}
+
+/// The luck-adjusted scores of a finished match with `seats` seats, if it has one per seat
+/// (else none, with a warning: a result is never refused for its adjusted scores).
+fn adjusted_scores(finished: &FinishedMatch, seats: usize) -> Option<&[f64]> {
+    let scores = finished.adjusted.as_deref()?;
+    if scores.len() != seats {
+        tracing::warn!(
+            match_id = %finished.id,
+            scores = scores.len(),
+            seats,
+            "the luck-adjusted scores do not fit the seats: stored without them"
+        );
+        return None;
+    }
+    Some(scores)
 }
 
 impl Store {
@@ -261,7 +281,8 @@ impl Store {
     ///
     /// Unless the match was started without seat names, the outcome must have one place per
     /// seat, and each seat's result is also written to `seat_results` (for ratings, see
-    /// [`Store::results_for_bot`], and [`Store::seat_results`]). Everything is written in one
+    /// [`Store::results_for_bot`], and [`Store::seat_results`]), without luck-adjusted scores
+    /// (a [`MatchWrite`] can carry them: [`FinishedMatch::adjusted`]). Everything is written in one
     /// transaction: either all of it is stored or nothing is. Gives
     /// [`StoreError::MatchNotRunning`] if the match is unknown or already over,
     /// [`StoreError::PlacingsMismatch`] if the counts differ and
@@ -278,6 +299,7 @@ impl Store {
             log_json: log_json.to_owned(),
             outcome: outcome.clone(),
             finished_at_ms,
+            adjusted: None,
         }))
         .await
     }
@@ -525,11 +547,11 @@ impl Store {
             for rows in seat_rows.chunks(SEAT_ROWS_PER_STATEMENT) {
                 let mut insert = sqlx::QueryBuilder::new(
                     "INSERT INTO seat_results (match_id, seat, bot_name, place, strikes, \
-                     timeouts, forfeit_reason, tokens, chips, bot_id) ",
+                     timeouts, forfeit_reason, tokens, chips, bot_id, adjusted_score) ",
                 );
                 insert.push_values(rows, |mut row, r| {
-                    let (id, seat, bot_name, place, strikes, timeouts, forfeit, tokens, chips, bot_id) =
-                        r;
+                    let (id, seat, bot_name, place, strikes, timeouts, forfeit, tokens, chips,
+                        bot_id, adjusted) = r;
                     row.push_bind(*id)
                         .push_bind(*seat)
                         .push_bind(bot_name.as_str())
@@ -539,7 +561,8 @@ impl Store {
                         .push_bind(*forfeit)
                         .push_bind(*tokens)
                         .push_bind(*chips)
-                        .push_bind(*bot_id);
+                        .push_bind(*bot_id)
+                        .push_bind(*adjusted);
                 });
                 insert.build().execute(&mut *tx).await.map_err(StoreError::db(FINISH))?;
             }
