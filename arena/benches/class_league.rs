@@ -123,7 +123,8 @@ async fn connect_bots(
             .into_inner()
             .token;
         for stream in 0..o.streams {
-            let config = BotConfig::new(addr.to_owned(), Token::new(token.clone()), name, Game::ALL);
+            let config =
+                BotConfig::new(addr.to_owned(), Token::new(token.clone()), name, Game::ALL);
             let policy: Box<dyn Policy + Send> = Box::new(NoisyHeuristicPolicy::new(
                 "ladder",
                 share(o, i),
@@ -136,7 +137,12 @@ async fn connect_bots(
 }
 
 /// Plays the league; the time it took and its league info at the end.
-async fn play(o: &Options, store: Store, file: &str, bots: &[String]) -> (Duration, pb::LeagueInfo) {
+async fn play(
+    o: &Options,
+    store: Store,
+    file: &str,
+    bots: &[String],
+) -> (Duration, pb::LeagueInfo) {
     let admin_token = generate_token();
     let config = ServerConfig {
         admin_token: Some(AdminToken::new(&admin_token)),
@@ -189,7 +195,11 @@ async fn play(o: &Options, store: Store, file: &str, bots: &[String]) -> (Durati
             break info;
         }
         if last_report.elapsed() > Duration::from_secs(30) {
-            println!("  {:>4.0} s: {} matches", began.elapsed().as_secs_f64(), info.finished_matches);
+            println!(
+                "  {:>4.0} s: {} matches",
+                began.elapsed().as_secs_f64(),
+                info.finished_matches
+            );
             last_report = Instant::now();
         }
         tokio::time::sleep(Duration::from_millis(200)).await;
@@ -214,7 +224,9 @@ fn spearman(ranks: &[usize]) -> f64 {
 
 /// Per game: the order against the ladder.
 fn agreement(standings: &knobel_arena::league::Standings, bots: &[String]) {
-    println!("| game | matches | basis | neighbours separated / equivalent / open | wrong-order neighbours | of them not equivalent | Spearman |");
+    println!(
+        "| game | matches | basis | neighbours separated / equivalent / open | wrong-order neighbours | of them not equivalent | Spearman |"
+    );
     println!("|---|---|---|---|---|---|---|");
     for g in &standings.games {
         let ranks: Vec<usize> = g
@@ -223,11 +235,7 @@ fn agreement(standings: &knobel_arena::league::Standings, bots: &[String]) {
             .map(|b| bots.iter().position(|x| *x == b.bot).expect("a ladder bot"))
             .collect();
         let count = |v| g.neighbours.iter().filter(|n| n.verdict == v).count();
-        let wrong: Vec<_> = g
-            .neighbours
-            .iter()
-            .filter(|n| n.above > n.below)
-            .collect();
+        let wrong: Vec<_> = g.neighbours.iter().filter(|n| n.above > n.below).collect();
         let claimed_wrong = wrong
             .iter()
             .filter(|n| n.verdict != PairVerdict::Equivalent)
@@ -266,7 +274,11 @@ async fn main() {
         info.finished_matches,
         info.total_matches
     );
-    let league = store.league("class").await.expect("read").expect("the league");
+    let league = store
+        .league("class")
+        .await
+        .expect("read")
+        .expect("the league");
     let results = store.league_results(league.id).await.expect("results");
     let standings = standings_with(&results, &config.margins());
     agreement(&standings, &bots);
