@@ -261,8 +261,9 @@ pub async fn run(args: DemoArgs) -> Result<()> {
         .and_then(|r| r.into_inner().matches.into_iter().next())
         .map(|m| m.match_id);
     println!(
-        "\nRanked by mean place (Zokken: by chips per 100 rounds); ratings are Weng-Lin (mu ± sd),"
+        "\nRanked by the luck-adjusted score where every match has one (docs/luck.md), else by mean"
     );
+    println!("place (Zokken: by chips per 100 rounds); ratings are Weng-Lin (mu ± sd),");
     println!(
         "computed in schedule order; intervals are 95%. Luck is shared: each table played the"
     );

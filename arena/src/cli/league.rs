@@ -455,6 +455,25 @@ fn waiting_for(league: &pb::LeagueInfo) -> String {
 fn print_status(league: &pb::LeagueInfo, since: Option<(Duration, u32)>) {
     println!("{}", progress_line(league, since));
     println!("  {}", super::fair_play::dice_line(league));
+    if let Some(stop) = stop_line(league) {
+        println!("{stop}");
+    }
+}
+
+/// "  stop: settled, budget 400 matches": when the league ends (`None` from an arena that
+/// does not say).
+fn stop_line(league: &pb::LeagueInfo) -> Option<String> {
+    let line = match (league.stop.as_str(), league.budget) {
+        ("", _) => return None,
+        ("fixed", _) => "fixed (every scheduled match is played)".to_owned(),
+        (stop, Some(budget)) => format!(
+            "{stop} (when every two neighbours are separated or equivalent), budget {budget} matches"
+        ),
+        (stop, None) => format!(
+            "{stop} (when every two neighbours are separated or equivalent), no budget: at most the whole schedule"
+        ),
+    };
+    Some(format!("  stop: {line}"))
 }
 
 fn game_name(game: i32) -> &'static str {
@@ -479,141 +498,265 @@ fn interval(i: &Option<pb::Interval>, percent: bool) -> String {
 
 /// Standings in `format`.
 pub fn render(s: &pb::GetStandingsResponse, format: Format) -> String {
-    let mut out = String::new();
     match format {
-        Format::Table => {
-            if let Some(league) = &s.league {
-                let _ = writeln!(out, "{}\n", progress_line(league, None));
-            }
-            for g in &s.games {
-                let zokken = game_name(g.game) == "zokken";
-                let score = if zokken {
-                    "chips/100 rounds [95% CI]"
-                } else {
-                    "loss rate [95% CI]"
-                };
-                let _ = writeln!(out, "{} ({} matches)", game_name(g.game), g.matches);
-                let _ = writeln!(
-                    out,
-                    "{:<4} {:<24} {:>7} {:>10} {:>14} {:>10}  {}",
-                    "rank", "bot", "matches", "mean place", "rating mu±sd", "mu-3sd", score
-                );
-                for (i, b) in g.bots.iter().enumerate() {
-                    let figure = if zokken {
-                        interval(&b.chips_per_100_rounds, false)
-                    } else {
-                        format!(
-                            "{} (average {:.1}%)",
-                            interval(&b.loss_rate, true),
-                            100.0 * b.average_loss_rate.unwrap_or_default()
-                        )
-                    };
-                    let _ = writeln!(
-                        out,
-                        "{:<4} {:<24} {:>7} {:>10.3} {:>14} {:>10.2}  {}",
-                        i + 1,
-                        b.bot,
-                        b.matches,
-                        b.mean_place,
-                        format!("{:.1}±{:.1}", b.mu, b.sigma),
-                        b.conservative,
-                        figure
-                    );
-                }
-                out.push('\n');
-            }
-            if !s.overall.is_empty() {
-                let _ = writeln!(out, "overall (one rating over every match)");
-                for (i, b) in s.overall.iter().enumerate() {
-                    let _ = writeln!(
-                        out,
-                        "{:<4} {:<24} {:>7} {:>10.3} {:>14} {:>10.2}",
-                        i + 1,
-                        b.bot,
-                        b.matches,
-                        b.mean_place,
-                        format!("{:.1}±{:.1}", b.mu, b.sigma),
-                        b.conservative
-                    );
-                }
-            }
+        Format::Table => render_table(s),
+        Format::Csv => render_csv(s),
+        Format::Json => render_json(s),
+    }
+}
+
+/// The name of a game's score basis ("adjusted", "raw"; "" from an arena that sends none).
+fn basis_name(basis: i32) -> &'static str {
+    match pb::ScoreBasis::try_from(basis) {
+        Ok(pb::ScoreBasis::Adjusted) => "adjusted",
+        Ok(pb::ScoreBasis::Raw) => "raw",
+        _ => "",
+    }
+}
+
+/// The name of a verdict: "separated", "equivalent" or "open".
+fn verdict_name(verdict: i32) -> &'static str {
+    match pb::PairVerdict::try_from(verdict) {
+        Ok(pb::PairVerdict::Separated) => "separated",
+        Ok(pb::PairVerdict::Equivalent) => "equivalent",
+        Ok(pb::PairVerdict::Open) => "open",
+        _ => "unknown",
+    }
+}
+
+/// The standings as aligned columns: per game its bots and its neighbours, then overall.
+fn render_table(s: &pb::GetStandingsResponse) -> String {
+    let mut out = String::new();
+    if let Some(league) = &s.league {
+        let _ = writeln!(out, "{}", progress_line(league, None));
+        if let Some(stop) = stop_line(league) {
+            let _ = writeln!(out, "{stop}");
         }
-        Format::Csv => {
+        out.push('\n');
+    }
+    for g in &s.games {
+        game_table(&mut out, g);
+        neighbours_table(&mut out, g);
+        out.push('\n');
+    }
+    if !s.overall.is_empty() {
+        let _ = writeln!(out, "overall (one rating over every match)");
+        for (i, b) in s.overall.iter().enumerate() {
             let _ = writeln!(
                 out,
-                "game,rank,bot,matches,mu,sigma,conservative,mean_place,losses,loss_rate,loss_rate_low,loss_rate_high,chips_per_100_rounds,chips_low,chips_high"
-            );
-            let rows = s
-                .games
-                .iter()
-                .map(|g| (game_name(g.game), &g.bots))
-                .chain(std::iter::once(("overall", &s.overall)));
-            for (game, bots) in rows {
-                for (i, b) in bots.iter().enumerate() {
-                    let iv = |i: &Option<pb::Interval>| {
-                        i.as_ref().map_or(",,".to_owned(), |i| {
-                            format!("{},{},{}", i.estimate, i.low, i.high)
-                        })
-                    };
-                    let _ = writeln!(
-                        out,
-                        "{game},{},{},{},{},{},{},{},{},{},{}",
-                        i + 1,
-                        b.bot,
-                        b.matches,
-                        b.mu,
-                        b.sigma,
-                        b.conservative,
-                        b.mean_place,
-                        b.losses.map(|l| l.to_string()).unwrap_or_default(),
-                        iv(&b.loss_rate),
-                        iv(&b.chips_per_100_rounds)
-                    );
-                }
-            }
-        }
-        Format::Json => {
-            let iv = |i: &Option<pb::Interval>| {
-                i.as_ref().map(|i| serde_json::json!({"estimate": finite(i.estimate), "low": finite(i.low), "high": finite(i.high)}))
-            };
-            let bot = |b: &pb::BotStanding| {
-                serde_json::json!({
-                    "bot": b.bot, "matches": b.matches, "mu": b.mu, "sigma": b.sigma,
-                    "conservative": b.conservative, "mean_place": b.mean_place, "losses": b.losses,
-                    "loss_rate": iv(&b.loss_rate), "average_loss_rate": b.average_loss_rate,
-                    "chips_per_100_rounds": iv(&b.chips_per_100_rounds),
-                })
-            };
-            let league = s.league.as_ref().map(|l| {
-                serde_json::json!({"name": l.name, "status": status_name(l.status), "bots": l.bots,
-                    "total_matches": l.total_matches, "finished_matches": l.finished_matches,
-                    "dice": l.dice, "public_dice": l.public_dice,
-                    "dice_commitment": l.dice_commitment, "dice_secret": l.dice_secret})
-            });
-            let games: Vec<_> = s
-                .games
-                .iter()
-                .map(|g| {
-                    serde_json::json!({
-                        "game": game_name(g.game), "matches": g.matches,
-                        "bots": g.bots.iter().map(bot).collect::<Vec<_>>(),
-                        "pairs": g.pairs.iter().map(|p| serde_json::json!({
-                            "a": p.a, "b": p.b, "matches": p.matches, "a_above": p.a_above,
-                            "b_above": p.b_above, "sets": p.sets,
-                            "paired_difference": iv(&p.paired_difference),
-                        })).collect::<Vec<_>>(),
-                    })
-                })
-                .collect();
-            let value = serde_json::json!({"league": league, "games": games, "overall": s.overall.iter().map(bot).collect::<Vec<_>>()});
-            let _ = writeln!(
-                out,
-                "{}",
-                serde_json::to_string_pretty(&value).expect("JSON values serialize")
+                "{:<4} {:<24} {:>7} {:>10.3} {:>14} {:>10.2}",
+                i + 1,
+                b.bot,
+                b.matches,
+                b.mean_place,
+                format!("{:.1}±{:.1}", b.mu, b.sigma),
+                b.conservative
             );
         }
     }
     out
+}
+
+/// A game's bots, best first: rating, mean place, the raw score and the adjusted one.
+fn game_table(out: &mut String, g: &pb::GameStandings) {
+    let zokken = game_name(g.game) == "zokken";
+    let score = if zokken {
+        "chips/100 rounds [95% CI]"
+    } else {
+        "loss rate [95% CI]"
+    };
+    let basis = match basis_name(g.score_basis) {
+        "" => String::new(),
+        name => format!(", ordered by {name} scores"),
+    };
+    let _ = writeln!(out, "{} ({} matches{basis})", game_name(g.game), g.matches);
+    let _ = writeln!(
+        out,
+        "{:<4} {:<24} {:>7} {:>10} {:>14} {:>10}  {:<34}  adjusted [95% CI]",
+        "rank", "bot", "matches", "mean place", "rating mu±sd", "mu-3sd", score
+    );
+    for (i, b) in g.bots.iter().enumerate() {
+        let figure = if zokken {
+            interval(&b.chips_per_100_rounds, false)
+        } else {
+            format!(
+                "{} (average {:.1}%)",
+                interval(&b.loss_rate, true),
+                100.0 * b.average_loss_rate.unwrap_or_default()
+            )
+        };
+        let adjusted = match &b.adjusted {
+            Some(_) => interval(&b.adjusted, !zokken),
+            None => "-".to_owned(),
+        };
+        let _ = writeln!(
+            out,
+            "{:<4} {:<24} {:>7} {:>10.3} {:>14} {:>10.2}  {:<34}  {}",
+            i + 1,
+            b.bot,
+            b.matches,
+            b.mean_place,
+            format!("{:.1}±{:.1}", b.mu, b.sigma),
+            b.conservative,
+            figure,
+            adjusted
+        );
+    }
+}
+
+/// A game's neighbours: each bot and the next below it, how much better the one above
+/// scored, the confidence sequence on it and the verdict; with the margin.
+fn neighbours_table(out: &mut String, g: &pb::GameStandings) {
+    if g.neighbours.is_empty() {
+        return;
+    }
+    // Loss rates in percentage points; chips as they are.
+    let (scale, unit) = if game_name(g.game) == "zokken" {
+        (1.0, "chips per 100 rounds")
+    } else {
+        (100.0, "percentage points of loss rate")
+    };
+    let settled = if g.settled { "settled" } else { "not settled" };
+    let _ = writeln!(
+        out,
+        "neighbours (difference: how much better the one above scored, in {unit}; margin ±{:.1}; {settled})",
+        scale * g.margin
+    );
+    let _ = writeln!(
+        out,
+        "  {:<24} {:<24} {:>5} {:>10}  {:<26} verdict",
+        "above", "below", "sets", "difference", "95% sequence"
+    );
+    for n in &g.neighbours {
+        let sequence = n.sequence.unwrap_or(pb::Bounds {
+            low: f64::NEG_INFINITY,
+            high: f64::INFINITY,
+        });
+        let _ = writeln!(
+            out,
+            "  {:<24} {:<24} {:>5} {:>10}  {:<26} {}",
+            n.above,
+            n.below,
+            n.sets,
+            signed_or_dash(scale * n.difference),
+            format!(
+                "[{}, {}]",
+                signed_or_dash(scale * sequence.low),
+                signed_or_dash(scale * sequence.high)
+            ),
+            verdict_name(n.verdict)
+        );
+    }
+}
+
+/// `x` with a sign and one decimal; "-inf" and "+inf" for the infinities, "-" for NaN.
+fn signed_or_dash(x: f64) -> String {
+    if x.is_nan() {
+        "-".to_owned()
+    } else if x.is_infinite() {
+        if x > 0.0 { "+inf" } else { "-inf" }.to_owned()
+    } else {
+        format!("{x:+.1}")
+    }
+}
+
+/// The standings as CSV, one row per game and bot (the basis and the adjusted score last).
+fn render_csv(s: &pb::GetStandingsResponse) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "game,rank,bot,matches,mu,sigma,conservative,mean_place,losses,loss_rate,loss_rate_low,loss_rate_high,chips_per_100_rounds,chips_low,chips_high,basis,adjusted,adjusted_low,adjusted_high"
+    );
+    let rows = s
+        .games
+        .iter()
+        .map(|g| (game_name(g.game), basis_name(g.score_basis), &g.bots))
+        .chain(std::iter::once(("overall", "", &s.overall)));
+    let iv = |i: &Option<pb::Interval>| {
+        i.as_ref().map_or(",,".to_owned(), |i| {
+            format!("{},{},{}", i.estimate, i.low, i.high)
+        })
+    };
+    for (game, basis, bots) in rows {
+        for (i, b) in bots.iter().enumerate() {
+            let _ = writeln!(
+                out,
+                "{game},{},{},{},{},{},{},{},{},{},{},{basis},{}",
+                i + 1,
+                b.bot,
+                b.matches,
+                b.mu,
+                b.sigma,
+                b.conservative,
+                b.mean_place,
+                b.losses.map(|l| l.to_string()).unwrap_or_default(),
+                iv(&b.loss_rate),
+                iv(&b.chips_per_100_rounds),
+                iv(&b.adjusted)
+            );
+        }
+    }
+    out
+}
+
+/// An interval as JSON (unbounded ends are null).
+fn json_interval(i: &Option<pb::Interval>) -> Option<serde_json::Value> {
+    i.as_ref().map(|i| {
+        serde_json::json!({"estimate": finite(i.estimate), "low": finite(i.low), "high": finite(i.high)})
+    })
+}
+
+/// Bounds as JSON (unbounded ends are null).
+fn json_bounds(b: &Option<pb::Bounds>) -> Option<serde_json::Value> {
+    b.as_ref()
+        .map(|b| serde_json::json!({"low": finite(b.low), "high": finite(b.high)}))
+}
+
+fn json_bot(b: &pb::BotStanding) -> serde_json::Value {
+    serde_json::json!({
+        "bot": b.bot, "matches": b.matches, "mu": b.mu, "sigma": b.sigma,
+        "conservative": b.conservative, "mean_place": b.mean_place, "losses": b.losses,
+        "loss_rate": json_interval(&b.loss_rate), "average_loss_rate": b.average_loss_rate,
+        "chips_per_100_rounds": json_interval(&b.chips_per_100_rounds),
+        "adjusted": json_interval(&b.adjusted),
+    })
+}
+
+fn json_game(g: &pb::GameStandings) -> serde_json::Value {
+    serde_json::json!({
+        "game": game_name(g.game), "matches": g.matches,
+        "score_basis": basis_name(g.score_basis), "margin": g.margin, "settled": g.settled,
+        "bots": g.bots.iter().map(json_bot).collect::<Vec<_>>(),
+        "pairs": g.pairs.iter().map(|p| serde_json::json!({
+            "a": p.a, "b": p.b, "matches": p.matches, "a_above": p.a_above,
+            "b_above": p.b_above, "sets": p.sets,
+            "paired_difference": json_interval(&p.paired_difference),
+            "sequence": json_bounds(&p.sequence),
+        })).collect::<Vec<_>>(),
+        "neighbours": g.neighbours.iter().map(|n| serde_json::json!({
+            "above": n.above, "below": n.below, "sets": n.sets,
+            "difference": finite(n.difference), "sequence": json_bounds(&n.sequence),
+            "verdict": verdict_name(n.verdict),
+        })).collect::<Vec<_>>(),
+    })
+}
+
+/// The standings as JSON, as GetStandings answers (enums by name, infinities null).
+fn render_json(s: &pb::GetStandingsResponse) -> String {
+    let league = s.league.as_ref().map(|l| {
+        serde_json::json!({"name": l.name, "status": status_name(l.status), "bots": l.bots,
+            "total_matches": l.total_matches, "finished_matches": l.finished_matches,
+            "dice": l.dice, "public_dice": l.public_dice,
+            "dice_commitment": l.dice_commitment, "dice_secret": l.dice_secret,
+            "stop": l.stop, "budget": l.budget})
+    });
+    let games: Vec<_> = s.games.iter().map(json_game).collect();
+    let overall: Vec<_> = s.overall.iter().map(json_bot).collect();
+    let value = serde_json::json!({"league": league, "games": games, "overall": overall});
+    format!(
+        "{}\n",
+        serde_json::to_string_pretty(&value).expect("JSON values serialize")
+    )
 }
 
 /// JSON has no infinities: an unbounded interval end is null.
@@ -648,4 +791,143 @@ pub async fn run_match(command: MatchCommand) -> Result<()> {
     };
     print!("{}", knobel_arena::match_text::describe(&parsed, &names)?);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn standings() -> pb::GetStandingsResponse {
+        let interval = |estimate: f64, low: f64, high: f64| {
+            Some(pb::Interval {
+                estimate,
+                low,
+                high,
+            })
+        };
+        let bot = |name: &str, adjusted: Option<pb::Interval>| pb::BotStanding {
+            bot: name.to_owned(),
+            matches: 40,
+            loss_rate: interval(0.25, 0.1, 0.4),
+            average_loss_rate: Some(0.5),
+            adjusted,
+            ..Default::default()
+        };
+        pb::GetStandingsResponse {
+            league: Some(pb::LeagueInfo {
+                name: "cup".to_owned(),
+                stop: "settled".to_owned(),
+                budget: Some(400),
+                ..Default::default()
+            }),
+            games: vec![pb::GameStandings {
+                game: pb::Game::Schocken as i32,
+                matches: 40,
+                bots: vec![
+                    bot("ada", interval(0.2, 0.1, 0.3)),
+                    bot("bob", interval(0.7, 0.6, 0.8)),
+                    bot("cleo", None),
+                ],
+                score_basis: pb::ScoreBasis::Raw as i32,
+                margin: 0.02,
+                settled: false,
+                neighbours: vec![
+                    pb::Neighbours {
+                        above: "ada".to_owned(),
+                        below: "bob".to_owned(),
+                        sets: 20,
+                        difference: 0.5,
+                        sequence: Some(pb::Bounds {
+                            low: 0.25,
+                            high: 0.75,
+                        }),
+                        verdict: pb::PairVerdict::Separated as i32,
+                    },
+                    pb::Neighbours {
+                        above: "bob".to_owned(),
+                        below: "cleo".to_owned(),
+                        sets: 3,
+                        difference: 0.0,
+                        sequence: Some(pb::Bounds {
+                            low: f64::NEG_INFINITY,
+                            high: f64::INFINITY,
+                        }),
+                        verdict: pb::PairVerdict::Open as i32,
+                    },
+                ],
+                ..Default::default()
+            }],
+            overall: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn the_table_shows_the_adjusted_score_the_basis_the_neighbours_and_the_stop() {
+        let text = render(&standings(), Format::Table);
+        assert!(
+            text.contains("  stop: settled (when every two neighbours are separated or equivalent), budget 400 matches"),
+            "{text}"
+        );
+        assert!(
+            text.contains("schocken (40 matches, ordered by raw scores)"),
+            "{text}"
+        );
+        let line = |bot: &str| {
+            text.lines()
+                .find(|l| l.split_whitespace().nth(1) == Some(bot))
+                .unwrap_or_else(|| panic!("no line of {bot} in {text}"))
+        };
+        assert!(line("ada").ends_with("  20.0% [10.0, 30.0]"), "{text}");
+        assert!(line("cleo").ends_with("  -"), "{text}");
+        assert!(
+            text.contains("in percentage points of loss rate; margin ±2.0; not settled)"),
+            "{text}"
+        );
+        let pair = text
+            .lines()
+            .find(|l| l.trim_start().starts_with("ada "))
+            .expect("the pair ada, bob");
+        let words: Vec<&str> = pair.split_whitespace().collect();
+        assert_eq!(
+            words,
+            [
+                "ada",
+                "bob",
+                "20",
+                "+50.0",
+                "[+25.0,",
+                "+75.0]",
+                "separated"
+            ]
+        );
+        assert!(
+            text.contains("[-inf, +inf]") && text.trim_end().ends_with("open"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn csv_and_json_carry_the_basis_adjusted_scores_and_verdicts() {
+        let s = standings();
+        let csv = render(&s, Format::Csv);
+        assert!(
+            csv.lines()
+                .next()
+                .unwrap()
+                .ends_with(",basis,adjusted,adjusted_low,adjusted_high")
+        );
+        assert!(csv.contains(",raw,0.2,0.1,0.3\n"), "{csv}");
+        assert!(csv.contains(",raw,,,\n"), "cleo has none: {csv}");
+        let json: serde_json::Value = serde_json::from_str(&render(&s, Format::Json)).unwrap();
+        let game = &json["games"][0];
+        assert_eq!(game["score_basis"], "raw");
+        assert_eq!(game["neighbours"][0]["verdict"], "separated");
+        assert_eq!(
+            game["neighbours"][1]["sequence"]["low"],
+            serde_json::Value::Null
+        );
+        assert_eq!(game["bots"][2]["adjusted"], serde_json::Value::Null);
+        assert_eq!(json["league"]["stop"], "settled");
+        assert_eq!(json["league"]["budget"], 400);
+    }
 }

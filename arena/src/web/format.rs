@@ -1,5 +1,6 @@
 //! Numbers, intervals and times as the pages show them.
 
+use crate::league::confidence::Bounds;
 use crate::league::standings::Interval;
 
 /// `x` with two decimals ("–" for not a number).
@@ -29,23 +30,39 @@ pub(super) fn signed(i: Interval, scale: f64) -> String {
     if i.estimate.is_nan() {
         return "–".to_owned();
     }
-    let end = |x: f64| {
-        if x.is_infinite() {
-            if x > 0.0 {
-                "+∞".to_owned()
-            } else {
-                "−∞".to_owned()
-            }
-        } else {
-            format!("{:+.1}", scale * x)
-        }
-    };
     format!(
         "{:+.1} ({}…{})",
         scale * i.estimate,
-        end(i.low),
-        end(i.high)
+        end(i.low, scale),
+        end(i.high, scale)
     )
+}
+
+/// A range without an estimate: "+1.0…+23.6"; an unbounded end is "∞".
+pub(super) fn bounds(b: Bounds, scale: f64) -> String {
+    format!("{}…{}", end(b.low, scale), end(b.high, scale))
+}
+
+/// A signed number, one decimal ("–" for not a number).
+pub(super) fn signed_number(x: f64, scale: f64) -> String {
+    if x.is_nan() {
+        "–".to_owned()
+    } else {
+        format!("{:+.1}", scale * x)
+    }
+}
+
+/// One end of an interval, scaled: "+1.0", or "+∞", "−∞".
+fn end(x: f64, scale: f64) -> String {
+    if x.is_infinite() {
+        if x > 0.0 {
+            "+∞".to_owned()
+        } else {
+            "−∞".to_owned()
+        }
+    } else {
+        format!("{:+.1}", scale * x)
+    }
 }
 
 /// Unix milliseconds as "2026-12-02 13:48:47 UTC".

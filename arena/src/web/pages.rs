@@ -11,13 +11,13 @@ use axum::response::IntoResponse;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use knobel_engine::Game;
 
-use super::format::{num, percent, signed, time};
+use super::format::{bounds, num, percent, signed, signed_number, time};
 use super::query::{self, one_of, params};
 use super::svg;
 use super::{PageResult, Web, WebError, html};
 use crate::league::LeagueConfig;
 use crate::league::service::{Forfeits, LeagueView};
-use crate::league::standings::{BotStanding, GameStandings, rating_history};
+use crate::league::standings::{BotStanding, GameStandings, ScoreBasis, rating_history};
 use crate::server::read_only::{EndedLog, ended_log, logs_busy, withheld};
 use crate::store::{BotTotals, MatchCursor, MatchFilter};
 
@@ -123,8 +123,30 @@ struct StandingRow {
     conservative: String,
     mean_place: String,
     stat: String,
+    /// The luck-adjusted score with its interval ("–" without one).
+    adjusted: String,
     matches: u64,
     forfeits: u64,
+}
+
+/// Two neighbours of a game's standings and their verdict.
+struct NeighbourRow {
+    above: String,
+    below: String,
+    sets: u64,
+    difference: String,
+    sequence: String,
+    /// "separated", "equivalent" or "open".
+    verdict: &'static str,
+}
+
+/// A game's neighbours: how far its order is known.
+struct NeighbourTable {
+    /// "percentage points of loss rate" or "chips per 100 rounds".
+    unit: &'static str,
+    margin: String,
+    settled: bool,
+    rows: Vec<NeighbourRow>,
 }
 
 struct Matrix {
@@ -138,8 +160,11 @@ struct Section {
     title: String,
     matches: u64,
     stat_header: &'static str,
+    /// What the section is ranked by.
+    ranked_by: &'static str,
     rows: Vec<StandingRow>,
     matrix: Option<Matrix>,
+    neighbours: Option<NeighbourTable>,
 }
 
 /// The part of the standings page that live updates replace.
@@ -168,6 +193,11 @@ fn rows(bots: &[BotStanding], game: Option<Game>, forfeits: &Forfeits) -> Vec<St
                 (Some(rate), _) => percent(rate),
                 (_, Some(chips)) => signed(chips, 1.0),
                 _ => String::new(),
+            },
+            adjusted: match (b.adjusted, b.chips_per_100_rounds) {
+                (None, _) => "–".to_owned(),
+                (Some(adjusted), None) => percent(adjusted),
+                (Some(adjusted), Some(_)) => signed(adjusted, 1.0),
             },
             matches: b.matches,
             forfeits: forfeits.get(&(game, b.bot.clone())).copied().unwrap_or(0),
@@ -201,6 +231,49 @@ fn matrix(g: &GameStandings) -> Matrix {
     Matrix { bots, rows }
 }
 
+/// The scale a game's differences are shown on, and its unit: percentage points of loss
+/// rate, or chips per 100 rounds.
+fn difference_unit(game: Game) -> (f64, &'static str) {
+    match game {
+        Game::Zokken => (1.0, "chips per 100 rounds"),
+        Game::Schocken | Game::Sjokken => (100.0, "percentage points of loss rate"),
+    }
+}
+
+fn neighbour_table(g: &GameStandings) -> Option<NeighbourTable> {
+    if g.neighbours.is_empty() {
+        return None;
+    }
+    let (scale, unit) = difference_unit(g.game);
+    Some(NeighbourTable {
+        unit,
+        margin: format!("±{:.1}", scale * g.margin),
+        settled: g.settled(),
+        rows: g
+            .neighbours
+            .iter()
+            .map(|n| NeighbourRow {
+                above: n.above.clone(),
+                below: n.below.clone(),
+                sets: n.sets,
+                difference: signed_number(n.difference, scale),
+                sequence: bounds(n.sequence, scale),
+                verdict: n.verdict.name(),
+            })
+            .collect(),
+    })
+}
+
+/// What a game's standings are ranked by, as the page's caption says it.
+fn ranked_by(g: &GameStandings) -> &'static str {
+    match (g.basis, g.game) {
+        (ScoreBasis::Adjusted, Game::Zokken) => "luck-adjusted net chips per 100 rounds",
+        (ScoreBasis::Adjusted, _) => "luck-adjusted loss rate",
+        (ScoreBasis::Raw, Game::Zokken) => "net chips per 100 rounds",
+        (ScoreBasis::Raw, _) => "mean place",
+    }
+}
+
 /// The live part of a league's standings page, rendered (also what live updates send).
 pub(super) fn live_section(view: &LeagueView) -> Result<String, WebError> {
     let forfeits = &view.played.forfeits;
@@ -217,8 +290,10 @@ pub(super) fn live_section(view: &LeagueView) -> Result<String, WebError> {
                 Game::Zokken => "Net chips per 100 rounds (95% CI)",
                 _ => "Loss rate (95% CI)",
             },
+            ranked_by: ranked_by(g),
             rows: rows(&g.bots, Some(g.game), forfeits),
             matrix: Some(matrix(g)),
+            neighbours: neighbour_table(g),
         })
         .collect();
     if !view.played.standings.overall.is_empty() {
@@ -227,8 +302,10 @@ pub(super) fn live_section(view: &LeagueView) -> Result<String, WebError> {
             title: "Overall".to_owned(),
             matches: view.played.results.len() as u64,
             stat_header: "",
+            ranked_by: "mean place",
             rows: rows(&view.played.standings.overall, None, forfeits),
             matrix: None,
+            neighbours: None,
         });
     }
     Ok(LiveSection {
@@ -746,8 +823,10 @@ mod template_tests {
             title: "Schocken".to_owned(),
             matches,
             stat_header: "Loss rate (95% CI)",
+            ranked_by: "mean place",
             rows: Vec::new(),
             matrix: None,
+            neighbours: None,
         }
     }
 

@@ -136,3 +136,97 @@ fn a_match_view_is_one_of_its_legal_ones_and_hidden_dice_need_the_full_log() {
         );
     }
 }
+
+/// A league view of `played`, as the standings page gets it.
+fn league_view(played: Vec<crate::league::PlayedMatch>) -> crate::league::service::LeagueView {
+    use crate::league::service::{LeagueView, Played};
+    use crate::store::{LeagueRecord, LeagueStatus};
+    let record = LeagueRecord {
+        id: 1,
+        name: "cup".to_owned(),
+        config_toml: String::new(),
+        bots: vec!["ada".to_owned(), "bob".to_owned(), "cleo".to_owned()],
+        status: LeagueStatus::Running,
+        created_at_ms: 0,
+        total_matches: played.len() as u64,
+        finished_matches: played.len() as u64,
+        dice: crate::league::DiceMode::Independent,
+        seed_source: crate::league::SeedSource::LeagueFile,
+        commitment: None,
+        secret: None,
+    };
+    LeagueView {
+        record,
+        info: knobel_proto::v1::LeagueInfo::default(),
+        played: std::sync::Arc::new(Played {
+            standings: crate::league::standings(&played),
+            results: played,
+            forfeits: Default::default(),
+        }),
+    }
+}
+
+#[test]
+fn the_standings_show_adjusted_scores_and_each_neighbours_verdict() {
+    use crate::league::{PlayedMatch, PlayedSeat};
+    use knobel_engine::Game;
+    // Schocken at tables of two: ada beats bob in every set (adjusted 0.3 or 0.4 against
+    // 0.7 or 0.6); cleo played bob twice, without adjusted scores.
+    let duel = |ordinal: u32, (winner, loser): (&str, &str), adjusted: Option<(f64, f64)>| {
+        let seat = |bot: &str, place: u8, adjusted: Option<f64>| PlayedSeat {
+            bot: bot.to_owned(),
+            place,
+            chips: None,
+            adjusted,
+        };
+        PlayedMatch {
+            ordinal,
+            game: Game::Schocken,
+            set: ordinal,
+            rounds: 1,
+            seats: vec![
+                seat(winner, 1, adjusted.map(|a| a.0)),
+                seat(loser, 2, adjusted.map(|a| a.1)),
+            ],
+        }
+    };
+    let separated: Vec<PlayedMatch> = (0..40)
+        .map(|i| {
+            let luck = [0.0, 0.1][i as usize % 2];
+            duel(i, ("ada", "bob"), Some((0.3 + luck, 0.7 - luck)))
+        })
+        .collect();
+    let page = super::pages::live_section(&league_view(separated.clone())).unwrap();
+    assert!(page.contains("ranked by luck-adjusted loss rate"), "{page}");
+    assert!(page.contains("<th scope=\"col\">Luck-adjusted (95% CI)</th>"));
+    let row = |bot: &str| {
+        let start = page
+            .find(&format!("<tr class=\"standing\" data-bot=\"{bot}\""))
+            .unwrap_or_else(|| panic!("no row of {bot}: {page}"));
+        &page[start..start + page[start..].find("</tr>").unwrap()]
+    };
+    assert!(
+        row("ada").contains("<td class=\"adjusted\">35.0% ("),
+        "{}",
+        row("ada")
+    );
+    let neighbours =
+        r#"<tr class="neighbour" data-above="ada" data-below="bob" data-verdict="separated">"#;
+    assert!(page.contains(neighbours), "{page}");
+    assert!(page.contains("data-settled=\"true\""), "{page}");
+    assert!(page.contains("margin ±2.0"), "{page}");
+
+    // Matches without adjusted scores: ranked by mean place (ada, cleo, bob), "–" for the
+    // adjusted score, and cleo and bob have too few sets for a verdict.
+    let mut mixed = separated;
+    mixed.push(duel(40, ("bob", "cleo"), None));
+    mixed.push(duel(41, ("cleo", "bob"), None));
+    let page = super::pages::live_section(&league_view(mixed)).unwrap();
+    assert!(page.contains("ranked by mean place"), "{page}");
+    assert!(page.contains("<td class=\"adjusted\">–</td>"), "{page}");
+    assert!(
+        page.contains(r#"data-above="cleo" data-below="bob" data-verdict="open">"#),
+        "{page}"
+    );
+    assert!(page.contains("data-settled=\"false\""), "{page}");
+}
