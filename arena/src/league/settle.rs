@@ -71,6 +71,13 @@ pub enum PairVerdict {
 }
 
 impl PairVerdict {
+    /// Every verdict.
+    pub const ALL: [PairVerdict; 3] = [
+        PairVerdict::Separated,
+        PairVerdict::Equivalent,
+        PairVerdict::Open,
+    ];
+
     /// The verdict on a difference whose confidence sequence is `sequence`, with
     /// equivalence margin `margin`; open unless `enough` observations were made.
     pub fn of(enough: bool, sequence: Bounds, margin: f64) -> PairVerdict {

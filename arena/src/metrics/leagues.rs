@@ -36,7 +36,8 @@ use crate::league::PlayedMatch;
 use crate::league::config::LeagueConfig;
 use crate::league::ratings::Rating;
 use crate::league::service::{Leagues, Played, RUNNING_STANDINGS_MAX_AGE};
-use crate::league::standings::BotStanding;
+use crate::league::settle::PairVerdict;
+use crate::league::standings::{BotStanding, GameStandings};
 use crate::store::{LeagueRecord, LeagueStatus};
 
 /// Leagues that have series of their own.
@@ -65,6 +66,8 @@ pub(crate) struct LeagueGauges {
     loss_ratio: GaugeVec,
     chips: GaugeVec,
     placings: IntGaugeVec,
+    neighbours: IntGaugeVec,
+    settled: IntGaugeVec,
 }
 
 impl LeagueGauges {
@@ -95,9 +98,10 @@ impl LeagueGauges {
             rank: r.gauge(
                 "league_rank",
                 "A bot's place in a league's standings (1 is best), per game and overall, as \
-                 GetStandings orders them: by mean place (Zokken: by net chips per 100 rounds), \
-                 then conservative rating, then name; bots yet to play a game of it after those \
-                 that have, by name.",
+                 GetStandings orders them: by the luck-adjusted score where every match of the \
+                 game has one, else by mean place (Zokken: by net chips per 100 rounds), then \
+                 conservative rating, then name; bots yet to play a game of it after those that \
+                 have, by name.",
                 &standing,
             ),
             mu: r.float_gauge(
@@ -144,6 +148,19 @@ impl LeagueGauges {
                 "Matches a bot finished at each place in a league, per game (every place of \
                  the game's tables, from 0).",
                 &["league", "game", "bot", "place"],
+            ),
+            neighbours: r.gauge(
+                "league_neighbours",
+                "Adjacent pairs of a game's standings (each bot and the next below it) by \
+                 verdict: separated (their order is known), equivalent (they play alike, within \
+                 the game's margin) or open.",
+                &["league", "game", "verdict"],
+            ),
+            settled: r.gauge(
+                "league_settled",
+                "1 if a game's standings are settled (no two neighbours open), else 0 (also \
+                 before it has results).",
+                &["league", "game"],
             ),
             registry,
         }
@@ -223,6 +240,31 @@ impl LeagueGauges {
         }
     }
 
+    /// Sets the verdict series of `game` in `league` from its standings (`None`: no results
+    /// yet, so no pair and not settled).
+    fn set_verdicts(&self, league: &str, game: Game, standings: Option<&GameStandings>) {
+        let neighbours = standings.map_or(&[][..], |g| &g.neighbours[..]);
+        for verdict in PairVerdict::ALL {
+            let pairs = neighbours.iter().filter(|n| n.verdict == verdict).count();
+            self.neighbours
+                .with_label_values(&[league, game.name(), verdict.name()])
+                .set(pairs as i64);
+        }
+        self.settled
+            .with_label_values(&[league, game.name()])
+            .set(i64::from(standings.is_some_and(GameStandings::settled)));
+    }
+
+    /// Removes the verdict series of `game` in `league`.
+    fn remove_verdicts(&self, league: &str, game: &str) {
+        for verdict in PairVerdict::ALL {
+            let _ = self
+                .neighbours
+                .remove_label_values(&[league, game, verdict.name()]);
+        }
+        let _ = self.settled.remove_label_values(&[league, game]);
+    }
+
     /// Removes the series of `bot` in `league` and `game` (placings apart).
     fn remove_line(&self, league: &str, game: &str, bot: &str) {
         let labels = [league, game, bot];
@@ -263,6 +305,9 @@ impl LeagueGauges {
                 .placings
                 .remove_label_values(&[league, game, bot, place]);
         }
+        for game in &shown.games {
+            self.remove_verdicts(league, game);
+        }
     }
 }
 
@@ -277,6 +322,8 @@ struct Shown {
     standings: HashSet<(String, String)>,
     /// (game, bot, place) of its placings.
     placings: HashSet<(String, String, String)>,
+    /// The games of its verdict series.
+    games: HashSet<String>,
 }
 
 /// One bot's series in one game of a league (or overall).
@@ -489,11 +536,9 @@ fn set_standings(
     let mut places = HashSet::new();
     let no_bots = Vec::new();
     for &(game, table_size) in &games {
-        let ranked = s
-            .games
-            .iter()
-            .find(|g| g.game == game)
-            .map_or(&no_bots, |g| &g.bots);
+        let of_game = s.games.iter().find(|g| g.game == game);
+        gauges.set_verdicts(name, game, of_game);
+        let ranked = of_game.map_or(&no_bots, |g| &g.bots);
         for line in lines(ranked, &league.bots) {
             gauges.set_line(name, game.name(), &line);
             standings.insert((game.name().to_owned(), line.bot.to_owned()));
@@ -530,8 +575,13 @@ fn set_standings(
             .placings
             .remove_label_values(&[name, game, bot, place]);
     }
+    let shown_games: HashSet<String> = games.iter().map(|(g, _)| g.name().to_owned()).collect();
+    for game in series.games.difference(&shown_games) {
+        gauges.remove_verdicts(name, game);
+    }
     series.standings = standings;
     series.placings = places;
+    series.games = shown_games;
 }
 
 #[cfg(test)]
@@ -755,6 +805,74 @@ mod tests {
             bots_in(&text, "league_rank", "sjokken").is_empty(),
             "not its game"
         );
+    }
+
+    #[test]
+    fn each_game_counts_its_neighbours_by_verdict_and_says_whether_it_is_settled() {
+        let metrics = Metrics::default();
+        let gauges = metrics.leagues().unwrap();
+        let bots: Vec<String> = ["ada", "bert", "crook"].map(str::to_owned).to_vec();
+        let league = record(
+            &bots,
+            "[games.schocken]\ntable_size = 3\n[games.zokken]\ntable_size = 2\n",
+        );
+        // Schocken: ada, bert and crook place in that order in every set, and their adjusted
+        // scores (0.1 or 0.2 apart) say so too; Zokken has no results.
+        let results: Vec<PlayedMatch> = (0..40)
+            .map(|i| {
+                let mut m = schocken(i, ["ada", "bert", "crook"]);
+                let luck = [0.0, 0.1][i as usize % 2];
+                for (seat, adjusted) in m.seats.iter_mut().zip([0.1, 0.4, 0.9]) {
+                    seat.adjusted = Some(adjusted + luck);
+                }
+                m
+            })
+            .collect();
+        let mut shown = Shown::default();
+        set_standings(gauges, "big", &league, &played(results.clone()), &mut shown);
+        let text = metrics.render();
+        let pairs = |game: &str, verdict: &str| {
+            let series = format!(
+                r#"knobel_league_neighbours{{game="{game}",league="big",verdict="{verdict}"}}"#
+            );
+            value(&text, &series)
+        };
+        let settled = |game: &str| {
+            value(
+                &text,
+                &format!(r#"knobel_league_settled{{game="{game}",league="big"}}"#),
+            )
+        };
+        assert_eq!(pairs("schocken", "separated"), Some(2.0), "{text}");
+        assert_eq!(pairs("schocken", "equivalent"), Some(0.0));
+        assert_eq!(pairs("schocken", "open"), Some(0.0));
+        assert_eq!(settled("schocken"), Some(1.0));
+        // A game without results: no pairs, not settled.
+        for verdict in ["separated", "equivalent", "open"] {
+            assert_eq!(pairs("zokken", verdict), Some(0.0), "{verdict}");
+        }
+        assert_eq!(settled("zokken"), Some(0.0));
+        // Overall has no verdicts, and no game outside the league has series.
+        assert_eq!(settled("overall"), None);
+        assert_eq!(settled("sjokken"), None);
+
+        // Fewer sets than a verdict needs: both pairs open, not settled.
+        set_standings(
+            gauges,
+            "big",
+            &league,
+            &played(results[..4].to_vec()),
+            &mut shown,
+        );
+        let text = metrics.render();
+        let series = r#"knobel_league_neighbours{game="schocken",league="big",verdict="open"}"#;
+        assert_eq!(value(&text, series), Some(2.0), "{text}");
+        let series = r#"knobel_league_settled{game="schocken",league="big"}"#;
+        assert_eq!(value(&text, series), Some(0.0));
+
+        gauges.forget("big", &shown);
+        let text = metrics.render();
+        assert!(!text.contains("league=\"big\""), "{text}");
     }
 
     #[test]
