@@ -293,6 +293,86 @@ impl Arena {
     pub async fn matches(&self) -> Vec<pb::MatchSummary> {
         every_match(&mut self.client().await, pb::ListMatchesRequest::default()).await
     }
+
+    /// Plays [`SETTLED_DUEL`] on this arena (started with `KNOBEL_ADMIN_TOKEN` =
+    /// `admin_token`): registers `ace` and `fumble`, creates and starts the league, runs
+    /// each bot with two streams and waits (at most `within`) until the league is over. Its
+    /// standings then, and the bot processes (killed when dropped).
+    pub async fn play_settled_duel(
+        &self,
+        admin_token: &str,
+        within: Duration,
+    ) -> (pb::GetStandingsResponse, Vec<Child>) {
+        let mut bots = Vec::new();
+        for (name, strategy) in [("ace", "heuristic"), ("fumble", "random")] {
+            let token = self.add_bot(name).await;
+            for _ in 0..2 {
+                let args = ["--strategy", strategy, "--games", "zokken"];
+                bots.push(self.bot(&token, &args));
+            }
+        }
+        let mut admin = self.admin(admin_token).await;
+        admin
+            .create_league(pb::CreateLeagueRequest {
+                config_toml: SETTLED_DUEL.to_owned(),
+            })
+            .await
+            .expect("create the league");
+        admin
+            .start_league(pb::LeagueRequest {
+                name: "duel".to_owned(),
+            })
+            .await
+            .expect("start the league");
+        let standings = league_over(&mut self.client().await, "duel", within).await;
+        (standings, bots)
+    }
+}
+
+/// A `stop = "settled"` league of Zokken (10 rounds) between `ace` (heuristic) and `fumble`
+/// (random): far apart, so it stops once their neighbours are separated (16 sets at the
+/// least), long before its budget of 200 matches ([`Arena::play_settled_duel`]).
+pub const SETTLED_DUEL: &str = r#"
+name = "duel"
+bots = ["ace", "fumble"]
+repetitions = 200
+stop = "settled"
+budget = 200
+concurrency = 4
+
+[games.zokken]
+settings = { rounds = 10 }
+"#;
+
+/// Waits until league `name` is over (finished or cancelled), reading GetStandings every
+/// 100 ms for at most `within`: its standings then.
+pub async fn league_over(
+    client: &mut ArenaClient<Channel>,
+    name: &str,
+    within: Duration,
+) -> pb::GetStandingsResponse {
+    let deadline = std::time::Instant::now() + within;
+    loop {
+        let standings = client
+            .get_standings(pb::GetStandingsRequest {
+                league: name.to_owned(),
+            })
+            .await
+            .expect("GetStandings")
+            .into_inner();
+        let status = standings.league.as_ref().map_or(0, |l| l.status);
+        if status == pb::LeagueStatus::Finished as i32
+            || status == pb::LeagueStatus::Cancelled as i32
+        {
+            return standings;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "league {name} not over within {within:?}: {:?}",
+            standings.league
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 }
 
 /// Every match ListMatches lists with the filters of `filter`, newest first: every page, 500

@@ -403,3 +403,91 @@ async fn the_largest_league_is_created_and_a_larger_one_is_refused() {
     );
     assert!(arena.stop().await.success());
 }
+
+/// A `stop = "settled"` league of two bots far apart: `league standings` shows the adjusted
+/// score beside the raw one, what the game is ordered by, and the neighbours with their
+/// difference, confidence sequence, verdict and margin; `league status` shows the stop rule
+/// and the budget; the metrics count the pair as separated and the game as settled.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn league_standings_show_the_neighbours_verdicts_and_status_the_stop_rule() {
+    let admin_token = "an-admin-token-of-some-length";
+    let arena = Arena::start_with_env(
+        ArenaOptions::default(),
+        &[("KNOBEL_ADMIN_TOKEN", admin_token)],
+    )
+    .await;
+    let (standings, bots) = arena
+        .play_settled_duel(admin_token, Duration::from_secs(300))
+        .await;
+    drop(bots);
+    let info = standings.league.expect("the league");
+    assert_eq!(info.status, knobel_proto::v1::LeagueStatus::Finished as i32);
+    assert!(info.finished_matches < 200, "{info:?}");
+    let url = arena.url.as_str();
+
+    let (ok, out, err) = knobel(&["league", "standings", "duel", "--arena", url]).await;
+    assert!(ok, "{err}");
+    let heading = format!(
+        "zokken ({} matches, ordered by adjusted scores)",
+        info.finished_matches
+    );
+    assert!(out.contains(&heading), "{out}");
+    assert!(out.contains("  adjusted [95% CI]"), "{out}");
+    let ace = out
+        .lines()
+        .find(|l| l.starts_with("1    ace "))
+        .unwrap_or_else(|| panic!("ace is first: {out}"));
+    // The raw chips and the adjusted ones, both with intervals.
+    assert_eq!(ace.matches(" [").count(), 2, "{ace}");
+    assert!(
+        out.contains("in chips per 100 rounds; margin ±10.0; settled)"),
+        "{out}"
+    );
+    let pair = out
+        .lines()
+        .find(|l| l.trim_start().starts_with("ace "))
+        .unwrap_or_else(|| panic!("no neighbours line: {out}"));
+    let words: Vec<&str> = pair.split_whitespace().collect();
+    assert_eq!(words[..2], ["ace", "fumble"], "{pair}");
+    let sets: u32 = words[2].parse().unwrap();
+    assert!(sets >= 16 && sets * 2 == info.finished_matches, "{pair}");
+    assert!(words[3].starts_with('+'), "ace scored more: {pair}");
+    assert!(
+        words[4].starts_with("[+"),
+        "the sequence is above zero: {pair}"
+    );
+    assert_eq!(words.last(), Some(&"separated"), "{pair}");
+
+    let (ok, out, err) = knobel(&["league", "status", "duel", "--arena", url]).await;
+    assert!(ok, "{err}");
+    assert!(
+        out.contains(
+            "  stop: settled (when every two neighbours are separated or equivalent), budget 200 matches"
+        ),
+        "{out}"
+    );
+
+    // The metrics say so too, once their refresh (every second) has seen the league end.
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        let text = knobel_e2e::scrape(&arena.metrics_url).await;
+        let series = |name: &str, labels: &str| {
+            knobel_e2e::metric(
+                &text,
+                &format!("{name}{{game=\"zokken\",league=\"duel\"{labels}}}"),
+            )
+        };
+        let separated = series("knobel_league_neighbours", ",verdict=\"separated\"");
+        if separated == 1.0 && series("knobel_league_settled", "") == 1.0 {
+            assert_eq!(series("knobel_league_neighbours", ",verdict=\"open\""), 0.0);
+            assert_eq!(
+                series("knobel_league_neighbours", ",verdict=\"equivalent\""),
+                0.0
+            );
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "{text}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert!(arena.stop().await.success());
+}

@@ -1034,6 +1034,7 @@ async fn standing_numbers(
          for (const t of document.querySelectorAll('table.standings')) {
            out[t.dataset.game] = [...t.querySelectorAll('tr.standing')].map(r =>
              [r.dataset.bot, r.querySelector('.stat') ? r.querySelector('.stat').textContent : '',
+              r.querySelector('.adjusted') ? r.querySelector('.adjusted').textContent : '',
               r.querySelector('.matches').textContent, r.querySelector('.forfeits').textContent]);
          }
          const h2h = {};
@@ -1041,11 +1042,17 @@ async fn standing_numbers(
            h2h[t.dataset.game] = [...t.querySelectorAll('tbody tr')].map(r =>
              [r.dataset.bot, ...[...r.querySelectorAll('td')].map(c => c.textContent)]);
          }
-         return [out, h2h];",
+         const neighbours = {};
+         for (const t of document.querySelectorAll('table.neighbours')) {
+           neighbours[t.dataset.game] = [t.dataset.settled, ...[...t.querySelectorAll('tr.neighbour')].map(r =>
+             [r.dataset.above, r.dataset.below, r.querySelector('.sets').textContent, r.dataset.verdict])];
+         }
+         return [out, h2h, neighbours];",
     )
     .await;
     let mut rows = serde_json::Map::new();
     let mut h2h = serde_json::Map::new();
+    let mut neighbours = serde_json::Map::new();
     let mut forfeited = 0;
     for g in &wire.games {
         let line = |b: &pb::BotStanding| {
@@ -1054,8 +1061,19 @@ async fn standing_numbers(
                 (_, Some(chips)) => signed(chips, 1.0),
                 _ => String::new(),
             };
+            let adjusted = match (&b.adjusted, &b.chips_per_100_rounds) {
+                (None, _) => "–".to_owned(),
+                (Some(adjusted), None) => percent(adjusted),
+                (Some(adjusted), Some(_)) => signed(adjusted, 1.0),
+            };
             let forfeits = forfeits_of(matches, Some(g.game), &b.bot);
-            json!([b.bot, stat, b.matches.to_string(), forfeits.to_string()])
+            json!([
+                b.bot,
+                stat,
+                adjusted,
+                b.matches.to_string(),
+                forfeits.to_string()
+            ])
         };
         forfeited += g
             .bots
@@ -1088,6 +1106,17 @@ async fn standing_numbers(
             })
             .collect();
         h2h.insert(game_id(g.game).into(), Value::Array(matrix));
+        let verdicts = g.neighbours.iter().map(|n| {
+            let verdict = pb::PairVerdict::try_from(n.verdict).unwrap().as_str_name();
+            let verdict = verdict.trim_start_matches("PAIR_VERDICT_").to_lowercase();
+            json!([n.above, n.below, n.sets.to_string(), verdict])
+        });
+        neighbours.insert(
+            game_id(g.game).into(),
+            std::iter::once(json!(g.settled.to_string()))
+                .chain(verdicts)
+                .collect(),
+        );
     }
     rows.insert(
         "overall".into(),
@@ -1096,6 +1125,7 @@ async fn standing_numbers(
             .map(|b| {
                 json!([
                     b.bot,
+                    "",
                     "",
                     b.matches.to_string(),
                     forfeits_of(matches, None, &b.bot).to_string()
@@ -1109,6 +1139,11 @@ async fn standing_numbers(
         "intervals, matches and forfeits"
     );
     assert_eq!(page[1], Value::Object(h2h), "the head-to-head matrices");
+    assert_eq!(
+        page[2],
+        Value::Object(neighbours),
+        "the neighbours and their verdicts"
+    );
     let league = wire.league.as_ref().unwrap();
     if league.name == "web-rogue" {
         assert!(forfeited > 0, "the rogue forfeited: {page}");
@@ -1849,4 +1884,67 @@ async fn log_of(rpc: &mut ArenaClient<tonic::transport::Channel>, id: &str) -> S
 async fn click(client: &Client, at: Locator<'_>) {
     let element = client.find(at).await.unwrap();
     element.click().await.unwrap();
+}
+
+/// A `stop = "settled"` league of two bots far apart, read over plain HTTP (no browser): the
+/// standings page shows the luck-adjusted score beside the raw one, what the game is ranked
+/// by, the neighbours table with the verdict GetStandings gives, and the legend.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_standings_page_shows_each_neighbours_verdict() {
+    let arena = Arena::start_with_env(
+        ArenaOptions::default(),
+        &[("KNOBEL_ADMIN_TOKEN", ADMIN_TOKEN)],
+    )
+    .await;
+    let (standings, bots) = arena.play_settled_duel(ADMIN_TOKEN, PATIENCE).await;
+    drop(bots);
+    let zokken = &standings.games[0];
+    let wire = &zokken.neighbours[0];
+    assert_eq!(wire.verdict, pb::PairVerdict::Separated as i32, "{wire:?}");
+    assert!(zokken.bots.iter().all(|b| b.adjusted.is_some()));
+
+    let (status, page) = http_get(&format!("{}leagues/duel", arena.web_url)).await;
+    assert_eq!(status, 200, "{page}");
+    assert!(
+        page.contains("Zokken: ranked by luck-adjusted net chips per 100 rounds"),
+        "{page}"
+    );
+    assert!(
+        page.contains("<th scope=\"col\">Luck-adjusted (95% CI)</th>"),
+        "{page}"
+    );
+    let ace = &page[page
+        .find("<tr class=\"standing\" data-bot=\"ace\"")
+        .expect("ace's row")..];
+    let ace = &ace[..ace.find("</tr>").unwrap()];
+    assert!(ace.contains("<td class=\"adjusted\">+"), "{ace}");
+    assert!(
+        page.contains(r#"<table class="neighbours" data-game="zokken" data-settled="true">"#),
+        "{page}"
+    );
+    let row =
+        r#"<tr class="neighbour" data-above="ace" data-below="fumble" data-verdict="separated">"#;
+    let row = &page[page
+        .find(row)
+        .unwrap_or_else(|| panic!("no neighbours row: {page}"))..];
+    let row = &row[..row.find("</tr>").unwrap()];
+    assert!(
+        row.contains(&format!("<td class=\"sets\">{}</td>", wire.sets)),
+        "{row}"
+    );
+    assert!(
+        row.contains("<td class=\"verdict verdict-separated\">separated</td>"),
+        "{row}"
+    );
+    assert!(
+        page.contains("margin ±10.0; the order is settled"),
+        "{page}"
+    );
+    for verdict in ["separated", "equivalent", "open"] {
+        assert!(
+            page.contains(&format!("<dt class=\"verdict-{verdict}\">{verdict}</dt>")),
+            "the legend explains {verdict}: {page}"
+        );
+    }
+    assert!(arena.stop().await.success());
 }
