@@ -280,11 +280,18 @@ async fn a_league_over_grpc_gives_standings_that_recompute_from_the_store() {
         for m in &ms {
             rate(&mut ratings, &m.4);
         }
-        // Rows ordered by mean score: net chips per 100 rounds (Zokken, highest first) or
-        // mean place (lowest first); ties by the conservative rating.
-        let key = |b: &pb::BotStanding| match &b.chips_per_100_rounds {
-            Some(c) => -c.estimate,
-            None => b.mean_place,
+        // Rows ordered by the game's score basis: where every match has luck-adjusted
+        // scores (league matches record them), the adjusted loss rate (lowest first) or
+        // adjusted chips (Zokken, highest first); else net chips per 100 rounds or mean
+        // place. Ties by the conservative rating.
+        let adjusted = g.score_basis == pb::ScoreBasis::Adjusted as i32;
+        assert!(adjusted, "{name}: every league match has adjusted scores");
+        let key = |b: &pb::BotStanding| {
+            let score = b.adjusted.as_ref().expect("an adjusted score").estimate;
+            match &b.chips_per_100_rounds {
+                Some(_) => -score,
+                None => score,
+            }
         };
         assert!(g.bots.windows(2).all(|w| key(&w[0]) < key(&w[1])
             || (key(&w[0]) == key(&w[1]) && w[0].conservative >= w[1].conservative)));
