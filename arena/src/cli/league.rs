@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand, ValueEnum};
+use knobel_arena::league::confidence::MIN_OBSERVATIONS;
 use knobel_arena::league::config::MAX_BOTS;
 use knobel_arena::league::{BotSelection, LeagueConfig, scheduled_matches};
 use knobel_bots::{BearerAuth, Token};
@@ -639,14 +640,23 @@ fn neighbours_table(out: &mut String, g: &pb::GameStandings) {
             n.below,
             n.sets,
             signed_or_dash(scale * n.difference),
-            format!(
-                "[{}, {}]",
-                signed_or_dash(scale * sequence.low),
-                signed_or_dash(scale * sequence.high)
-            ),
+            sequence_text(sequence, scale),
             verdict_name(n.verdict)
         );
     }
+}
+
+/// A neighbours' confidence sequence, scaled: "[+1.0, +23.6]"; one unbounded at both ends
+/// has drawn nothing yet (fewer than 16 sets): "none before 16 sets".
+fn sequence_text(sequence: pb::Bounds, scale: f64) -> String {
+    if sequence.low == f64::NEG_INFINITY && sequence.high == f64::INFINITY {
+        return format!("none before {MIN_OBSERVATIONS} sets");
+    }
+    format!(
+        "[{}, {}]",
+        signed_or_dash(scale * sequence.low),
+        signed_or_dash(scale * sequence.high)
+    )
 }
 
 /// `x` with a sign and one decimal; "-inf" and "+inf" for the infinities, "-" for NaN.
@@ -901,7 +911,7 @@ mod tests {
             ]
         );
         assert!(
-            text.contains("[-inf, +inf]") && text.trim_end().ends_with("open"),
+            text.contains("none before 16 sets") && text.trim_end().ends_with("open"),
             "{text}"
         );
     }

@@ -1,6 +1,6 @@
 //! Numbers, intervals and times as the pages show them.
 
-use crate::league::confidence::Bounds;
+use crate::league::confidence::{Bounds, MIN_OBSERVATIONS};
 use crate::league::standings::Interval;
 
 /// `x` with two decimals ("–" for not a number).
@@ -38,8 +38,12 @@ pub(super) fn signed(i: Interval, scale: f64) -> String {
     )
 }
 
-/// A range without an estimate: "+1.0…+23.6"; an unbounded end is "∞".
+/// A range without an estimate: "+1.0…+23.6"; an unbounded end is "∞". A confidence
+/// sequence unbounded at both ends has drawn nothing yet: "none before 16 sets".
 pub(super) fn bounds(b: Bounds, scale: f64) -> String {
+    if b.low == f64::NEG_INFINITY && b.high == f64::INFINITY {
+        return format!("none before {MIN_OBSERVATIONS} sets");
+    }
     format!("{}…{}", end(b.low, scale), end(b.high, scale))
 }
 

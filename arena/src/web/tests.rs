@@ -1,5 +1,5 @@
 use super::WebError;
-use super::format::{percent, signed, time};
+use super::format::{bounds, percent, signed, time};
 use super::query::{one_of, params};
 use super::svg::{escape, rating_chart, table_die};
 use crate::league::standings::Interval;
@@ -63,6 +63,11 @@ fn numbers_and_times_read_well() {
     assert_eq!(percent(i), "12.5% (8.0–20.0)");
     assert_eq!(signed(i, 100.0), "+12.5 (+8.0…+20.0)");
     assert_eq!(signed(Interval::mean(&[3.0]), 1.0), "+3.0 (−∞…+∞)");
+    let sequence = |low, high| crate::league::confidence::Bounds { low, high };
+    assert_eq!(bounds(sequence(0.01, 0.2), 100.0), "+1.0…+20.0");
+    assert_eq!(bounds(sequence(f64::NEG_INFINITY, 0.2), 100.0), "−∞…+20.0");
+    let unbounded = sequence(f64::NEG_INFINITY, f64::INFINITY);
+    assert_eq!(bounds(unbounded, 1.0), "none before 16 sets");
 }
 
 #[test]
