@@ -13,7 +13,7 @@
 //! played complete), then the tables that seat two open neighbours, in schedule order;
 //! tables that would decide nothing wait.
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 use knobel_engine::Game;
 
@@ -141,8 +141,10 @@ pub struct Plan {
     pub settled: bool,
     /// Per game, the open neighbours (names in order).
     open: HashSet<(Game, String, String)>,
-    /// Games with a verdict yet to come (no results, or an open pair).
+    /// Games with a verdict yet to come (no results, an open pair, or a bot still to play).
     unsettled: BTreeSet<u8>,
+    /// Per game, the bots with results in it.
+    played: HashMap<Game, HashSet<String>>,
 }
 
 impl Plan {
@@ -155,6 +157,8 @@ impl Plan {
                     plan.unsettled.insert(game as u8);
                 }
                 Some(g) => {
+                    let bots = g.bots.iter().map(|b| b.bot.clone());
+                    plan.played.entry(game).or_default().extend(bots);
                     for n in g
                         .neighbours
                         .iter()
@@ -170,17 +174,33 @@ impl Plan {
         plan
     }
 
+    /// Takes the league's open matches, as (game, seats): a game in which one of them
+    /// seats a bot with no results yet is not settled (its place in the order is unknown),
+    /// whatever the verdicts of the bots that have played say.
+    pub fn note_unplayed<'a>(&mut self, open: impl IntoIterator<Item = (Game, &'a [String])>) {
+        for (game, seats) in open {
+            if self.seats_unplayed(game, seats) {
+                self.unsettled.insert(game as u8);
+                self.settled = false;
+            }
+        }
+    }
+
     /// The open neighbours, as (game, a, b) with `a < b`.
     pub fn open_pairs(&self) -> impl Iterator<Item = &(Game, String, String)> {
         self.open.iter()
     }
 
     /// When a match of `game` at a table of `seats` in a set that `begun` says was begun
-    /// should be played: 0 (first) if its set was begun, 1 if its table seats two open
-    /// neighbours or its game has no results yet, `None` if it would decide nothing.
+    /// should be played: 0 (first) if its set was begun, 1 if its table seats a bot with no
+    /// results in `game` yet (every table of a game without results) or two open
+    /// neighbours, `None` if it would decide nothing.
     pub fn priority(&self, game: Game, seats: &[String], begun: bool) -> Option<u8> {
         if begun {
             return Some(0);
+        }
+        if self.seats_unplayed(game, seats) {
+            return Some(1);
         }
         if !self.unsettled.contains(&(game as u8)) {
             return None;
@@ -190,8 +210,13 @@ impl Plan {
                 .iter()
                 .any(|b| self.open.contains(&pair(game, a, b)))
         });
-        let no_results = !self.open.iter().any(|(g, _, _)| *g == game);
-        (has_open_pair || no_results).then_some(1)
+        has_open_pair.then_some(1)
+    }
+
+    /// Whether `seats` holds a bot with no results in `game` yet.
+    fn seats_unplayed(&self, game: Game, seats: &[String]) -> bool {
+        let played = self.played.get(&game);
+        seats.iter().any(|b| !played.is_some_and(|p| p.contains(b)))
     }
 }
 
@@ -206,6 +231,7 @@ fn pair(game: Game, x: &str, y: &str) -> (Game, String, String) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::league::{PlayedMatch, PlayedSeat, standings};
 
     #[test]
     fn a_verdict_needs_enough_observations_and_a_decided_sequence() {
@@ -247,5 +273,62 @@ mod tests {
             e.contains("\"sometimes\"") && e.contains("\"settled\""),
             "{e}"
         );
+    }
+
+    /// A Zokken match of `a` against `b` in set `set` that `a` wins by 100 chips.
+    fn zokken_match(set: u32, a: &str, b: &str) -> PlayedMatch {
+        let seat = |bot: &str, place, chips: i64| PlayedSeat {
+            bot: bot.to_owned(),
+            place,
+            chips: Some(chips),
+            adjusted: Some(chips as f64),
+        };
+        PlayedMatch {
+            ordinal: set,
+            game: Game::Zokken,
+            set,
+            rounds: 100,
+            seats: vec![seat(a, 1, 100), seat(b, 2, -100)],
+        }
+    }
+
+    fn seats(bots: &[&str]) -> Vec<String> {
+        bots.iter().map(|b| (*b).to_owned()).collect()
+    }
+
+    #[test]
+    fn a_table_seating_a_bot_without_results_is_deciding() {
+        let games = [Game::Zokken];
+        // Only ada and bob have played, once: their pair is open.
+        let open = standings(&[zokken_match(0, "ada", "bob")]);
+        let plan = Plan::new(&open, &games);
+        assert!(!plan.settled);
+        let p = |bots: &[&str]| plan.priority(Game::Zokken, &seats(bots), false);
+        assert_eq!(p(&["ada", "bob"]), Some(1));
+        // cy has no results: her tables decide, though they seat no open pair.
+        assert_eq!(p(&["ada", "cy"]), Some(1));
+        assert_eq!(p(&["cy", "dan"]), Some(1));
+        // ada and bob separated (a clear difference, over enough sets): their standings
+        // alone look settled, but cy and dan are still to play.
+        let played: Vec<PlayedMatch> = (0..20).map(|i| zokken_match(i, "ada", "bob")).collect();
+        let mut plan = Plan::new(&standings(&played), &games);
+        assert!(plan.settled);
+        assert_eq!(
+            plan.priority(Game::Zokken, &seats(&["ada", "bob"]), false),
+            None
+        );
+        let cy = seats(&["bob", "cy"]);
+        plan.note_unplayed([(Game::Zokken, cy.as_slice())]);
+        assert!(!plan.settled);
+        assert_eq!(plan.priority(Game::Zokken, &cy, false), Some(1));
+        assert_eq!(
+            plan.priority(Game::Zokken, &seats(&["ada", "bob"]), false),
+            None
+        );
+        // Tables of bots that all played tell nothing new: the plan stays settled.
+        let mut plan = Plan::new(&standings(&played), &games);
+        let ab = seats(&["bob", "ada"]);
+        plan.note_unplayed([(Game::Zokken, ab.as_slice())]);
+        assert!(plan.settled);
     }
 }
