@@ -1,17 +1,19 @@
 //! Leagues that stop when their order is settled (`stop = "settled"` in the league file).
 //!
 //! Each two neighbours of a game's standings get a verdict from the anytime-valid
-//! confidence sequence on their score difference ([`super::confidence`]): **separated** (the
-//! sequence excludes zero: their order is known), **equivalent** (it lies within the game's
-//! margin: they play alike, to within the margin) or **open**. A game is settled when no two
+//! confidence sequence on their score difference over the sets both played
+//! ([`super::confidence`]): **separated** (the sequence lies above zero: the one above is
+//! known to be better), **equivalent** (it lies within the game's margin: they play alike,
+//! to within the margin) or **open** (neither, or the sequence lies below zero: the order
+//! by mean score over all matches contradicts the pair's own sets). A game is settled when no two
 //! neighbours are open; a settled league stops when every game is settled, or when it has
 //! played its budget. Because the sequences hold at every moment at once, stopping as soon as
 //! they say so keeps their 95% guarantee.
 //!
 //! While it runs, the schedule is played adaptively ([`Plan::priority`]): first the
 //! remaining seat orders of every table already begun (a table's seat orders are always
-//! played complete), then the tables that seat two open neighbours, in schedule order;
-//! tables that would decide nothing wait.
+//! played complete), then the tables that seat a bot with no results yet or two open
+//! neighbours, in schedule order; tables that would decide nothing wait.
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
@@ -62,21 +64,26 @@ impl std::str::FromStr for Stop {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum PairVerdict {
-    /// Their difference is known to be not zero: their order is settled.
+    /// The one above is known to be better: their order is settled.
     Separated,
     /// Their difference is known to lie within the margin.
     Equivalent,
-    /// Neither yet.
+    /// Neither yet (or the one below is known to be better: the order shown is wrong, and
+    /// stays open until the standings agree).
     Open,
 }
 
 impl PairVerdict {
-    /// The verdict on a difference whose confidence sequence is `sequence`, with
-    /// equivalence margin `margin`; open unless `enough` observations were made.
+    /// The verdict on how much better the bot above did than the bot below (positive: the
+    /// order shown is right), whose confidence sequence is `sequence`, with equivalence
+    /// margin `margin`; open unless `enough` observations were made. A sequence below zero
+    /// says the order shown is wrong (the standings order by mean score over all matches,
+    /// the sequence reads the pair's shared sets): open, not separated, unless it lies
+    /// within the margin.
     pub fn of(enough: bool, sequence: Bounds, margin: f64) -> PairVerdict {
         if !enough {
             PairVerdict::Open
-        } else if sequence.low > 0.0 || sequence.high < 0.0 {
+        } else if sequence.low > 0.0 {
             PairVerdict::Separated
         } else if sequence.low >= -margin && sequence.high <= margin {
             PairVerdict::Equivalent
@@ -241,9 +248,14 @@ mod tests {
             PairVerdict::of(true, b(0.1, 0.2), 0.02),
             PairVerdict::Separated
         );
+        // The pair's own sets say the bot below is better: the order shown is wrong.
         assert_eq!(
             PairVerdict::of(true, b(-0.2, -0.1), 0.02),
-            PairVerdict::Separated
+            PairVerdict::Open
+        );
+        assert_eq!(
+            PairVerdict::of(true, b(-0.015, -0.001), 0.02),
+            PairVerdict::Equivalent
         );
         assert_eq!(
             PairVerdict::of(true, b(-0.01, 0.02), 0.02),
