@@ -4,8 +4,8 @@
 //! After matches finish (at most every [`MIN_REFRESH`], or ten times what the last reading
 //! took) the league's results are read, its standings computed and the open matches ordered
 //! by [`Plan::priority`]: the rest of every begun set first (a table's seat orders are
-//! played complete), then sets that seat a bot with no results yet or two open neighbours,
-//! in schedule order. A new set
+//! played complete), then sets that seat a bot with no results yet, then sets that seat
+//! open neighbours (the most pairs first), in schedule order. A new set
 //! starts only if every begun set's remaining matches and the new set's fit in the budget.
 //! The league is over when its order is settled (or no new set fits the budget, or none is
 //! left), nothing of it plays here and no begun set has a match left.

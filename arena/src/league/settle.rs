@@ -12,8 +12,9 @@
 //!
 //! While it runs, the schedule is played adaptively ([`Plan::priority`]): first the
 //! remaining seat orders of every table already begun (a table's seat orders are always
-//! played complete), then the tables that seat a bot with no results yet or two open
-//! neighbours, in schedule order; tables that would decide nothing wait.
+//! played complete), then the tables that seat a bot with no results yet, then those that
+//! seat open neighbours, the most pairs of open neighbours first, each in schedule order;
+//! tables that would decide nothing wait.
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
@@ -199,9 +200,10 @@ impl Plan {
     }
 
     /// When a match of `game` at a table of `seats` in a set that `begun` says was begun
-    /// should be played: 0 (first) if its set was begun, 1 if its table seats a bot with no
-    /// results in `game` yet (every table of a game without results) or two open
-    /// neighbours, `None` if it would decide nothing.
+    /// should be played, lower first: 0 if its set was begun, 1 if its table seats a bot
+    /// with no results in `game` yet (every table of a game without results), `255 - n` if
+    /// it seats `n` pairs of open neighbours (the more, the sooner: one set then tells about
+    /// each of them), `None` if it would decide nothing.
     pub fn priority(&self, game: Game, seats: &[String], begun: bool) -> Option<u8> {
         if begun {
             return Some(0);
@@ -212,12 +214,17 @@ impl Plan {
         if !self.unsettled.contains(&(game as u8)) {
             return None;
         }
-        let has_open_pair = seats.iter().enumerate().any(|(i, a)| {
-            seats[i + 1..]
-                .iter()
-                .any(|b| self.open.contains(&pair(game, a, b)))
-        });
-        has_open_pair.then_some(1)
+        let open_pairs: usize = seats
+            .iter()
+            .enumerate()
+            .map(|(i, a)| {
+                seats[i + 1..]
+                    .iter()
+                    .filter(|b| self.open.contains(&pair(game, a, b)))
+                    .count()
+            })
+            .sum();
+        (open_pairs > 0).then(|| u8::MAX - open_pairs.min(253) as u8)
     }
 
     /// Whether `seats` holds a bot with no results in `game` yet.
@@ -316,7 +323,7 @@ mod tests {
         let plan = Plan::new(&open, &games);
         assert!(!plan.settled);
         let p = |bots: &[&str]| plan.priority(Game::Zokken, &seats(bots), false);
-        assert_eq!(p(&["ada", "bob"]), Some(1));
+        assert_eq!(p(&["ada", "bob"]), Some(254));
         // cy has no results: her tables decide, though they seat no open pair.
         assert_eq!(p(&["ada", "cy"]), Some(1));
         assert_eq!(p(&["cy", "dan"]), Some(1));
@@ -342,5 +349,38 @@ mod tests {
         let ab = seats(&["bob", "ada"]);
         plan.note_unplayed([(Game::Zokken, ab.as_slice())]);
         assert!(plan.settled);
+    }
+
+    #[test]
+    fn tables_seating_more_open_pairs_come_first() {
+        // Four bots at a table of four, in one set each: every pair has too few sets, so
+        // all three neighbour pairs are open.
+        let seat = |bot: &str, place| PlayedSeat {
+            bot: bot.to_owned(),
+            place,
+            chips: None,
+            adjusted: Some(f64::from(place)),
+        };
+        let played = PlayedMatch {
+            ordinal: 0,
+            game: Game::Schocken,
+            set: 0,
+            rounds: 0,
+            seats: vec![seat("a", 1), seat("b", 2), seat("c", 3), seat("d", 4)],
+        };
+        let plan = Plan::new(&standings(&[played]), &[Game::Schocken]);
+        let p = |bots: &[&str]| plan.priority(Game::Schocken, &seats(bots), false);
+        assert_eq!(
+            p(&["a", "b", "c", "d"]),
+            Some(252),
+            "three open pairs: a-b, b-c, c-d"
+        );
+        assert_eq!(p(&["a", "b", "d", "c"]), Some(252), "in any seat order");
+        assert_eq!(p(&["a", "b"]), Some(254));
+        assert_eq!(p(&["a", "c"]), None, "not neighbours");
+        assert_eq!(
+            plan.priority(Game::Schocken, &seats(&["a", "c"]), true),
+            Some(0)
+        );
     }
 }
