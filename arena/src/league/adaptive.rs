@@ -4,7 +4,8 @@
 //! After matches finish (at most every [`MIN_REFRESH`], or ten times what the last reading
 //! took) the league's results are read, its standings computed and the open matches ordered
 //! by [`Plan::priority`]: the rest of every begun set first (a table's seat orders are
-//! played complete), then sets that seat two open neighbours, in schedule order. A new set
+//! played complete), then sets that seat a bot with no results yet, then sets that seat
+//! open neighbours (the most pairs first), in schedule order. A new set
 //! starts only if every begun set's remaining matches and the new set's fit in the budget.
 //! The league is over when its order is settled (or no new set fits the budget, or none is
 //! left), nothing of it plays here and no begun set has a match left.
@@ -15,7 +16,7 @@ use std::time::{Duration, Instant};
 use knobel_engine::Game;
 
 use super::settle::{Margins, Plan};
-use super::{LeagueConfig, standings_with};
+use super::{LeagueConfig, PlayedMatch, standings_with};
 use crate::store::{OpenLeagueMatch, Store, StoreError};
 
 /// The least time between two readings of a settled league's results.
@@ -65,10 +66,20 @@ pub struct Adaptive {
 impl Adaptive {
     /// The adaptive play of a league with file `config` (which says `stop = "settled"`).
     pub fn new(config: &LeagueConfig) -> Adaptive {
+        Adaptive::with(
+            config.games.iter().map(|g| g.game).collect(),
+            config.margins(),
+            config.budget.map(u64::from),
+        )
+    }
+
+    /// The adaptive play of a league of `games` with `margins` and `budget` matches (`None`:
+    /// its whole schedule).
+    pub fn with(games: Vec<Game>, margins: Margins, budget: Option<u64>) -> Adaptive {
         Adaptive {
-            games: config.games.iter().map(|g| g.game).collect(),
-            margins: config.margins(),
-            budget: config.budget.map_or(u64::MAX, u64::from),
+            games,
+            margins,
+            budget: budget.unwrap_or(u64::MAX),
             plan: Plan::default(),
             queue: Vec::new(),
             begun: HashSet::new(),
@@ -102,14 +113,35 @@ impl Adaptive {
             .open_league_matches(league_id, super::MAX_MATCHES as u32)
             .await?;
         let (games, margins) = (self.games.clone(), self.margins);
-        let (plan, results) = tokio::task::spawn_blocking(move || {
-            let standings = standings_with(&results, &margins);
-            (Plan::new(&standings, &games), results)
-        })
-        .await
-        .map_err(|e| StoreError::Corrupt {
-            what: format!("computing a settled league's standings: {e}"),
-        })?;
+        let (plan, results) =
+            tokio::task::spawn_blocking(move || (plan_of(&results, &games, &margins), results))
+                .await
+                .map_err(|e| StoreError::Corrupt {
+                    what: format!("computing a settled league's standings: {e}"),
+                })?;
+        self.read(plan, &results, open, playing, finished);
+        self.took = start.elapsed();
+        Ok(())
+    }
+
+    /// The plan of this league with `results`.
+    pub fn plan(&self, results: &[PlayedMatch]) -> Plan {
+        plan_of(results, &self.games, &self.margins)
+    }
+
+    /// Takes a reading: `plan`, made from the standings of the league's `results`, its
+    /// `open` matches (in schedule order), `playing` of them playing here, and `finished`
+    /// as the league's record says. [`Adaptive::refresh`] reads them from the store;
+    /// `simulate::play_settled` plays a league in-process with the same steps.
+    pub fn read(
+        &mut self,
+        mut plan: Plan,
+        results: &[PlayedMatch],
+        open: Vec<OpenLeagueMatch>,
+        playing: usize,
+        finished: u64,
+    ) {
+        plan.note_unplayed(open.iter().map(|m| (m.rules.game(), m.seats.as_slice())));
         // Sets of matches playing here were marked begun when they started.
         self.begun.extend(results.iter().map(|m| m.set));
         let left_in_begun = open.iter().filter(|m| self.begun.contains(&m.set)).count();
@@ -127,8 +159,6 @@ impl Adaptive {
         self.plan = plan;
         self.seen_finished = Some(finished);
         self.at = Instant::now();
-        self.took = start.elapsed();
-        Ok(())
     }
 
     /// Up to `free` matches to try now, in order, skipping those in `in_flight`: begun sets'
@@ -188,4 +218,9 @@ impl Adaptive {
             true => Some(Ended::Budget),
         }
     }
+}
+
+/// The plan of a league of `games` with `margins` and `results`.
+fn plan_of(results: &[PlayedMatch], games: &[Game], margins: &Margins) -> Plan {
+    Plan::new(&standings_with(results, margins), games)
 }

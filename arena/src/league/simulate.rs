@@ -1,12 +1,19 @@
 //! Plays a league schedule in-process with engine policies, without bots, network or store:
 //! for benchmarks and for measuring built-in players. Each match is played to its end with
-//! [`play_out`] and turned into the [`PlayedMatch`] the standings read.
+//! [`play_out`] and turned into the [`PlayedMatch`] the standings read. [`play_settled`]
+//! plays a `stop = "settled"` league as the arena's scheduler does ([`Adaptive`]).
+
+use std::collections::{BTreeMap, HashSet};
 
 use knobel_engine::policy::{Policy, play_out};
 use knobel_engine::{Game, Match, MatchLog, Rules};
 
+use super::adaptive::{Adaptive, Ended};
+use super::config::LeagueConfig;
 use super::schedule::{ScheduledMatch, mix};
+use super::settle::Margins;
 use super::standings::{PlayedMatch, PlayedSeat};
+use crate::store::OpenLeagueMatch;
 
 /// Makes the player for a bot name and a seed (e.g. [`knobel_engine::policy::by_name`]).
 pub type PlayerFactory<'a> = &'a (dyn Fn(&str, u64) -> Box<dyn Policy + Send> + Sync);
@@ -97,6 +104,101 @@ pub fn play_schedule(schedule: &[ScheduledMatch], players: PlayerFactory<'_>) ->
     schedule.iter().map(|m| play_match(m, players)).collect()
 }
 
+/// What a settled league is played with: what its league file's `stop = "settled"` sets.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SettledOptions {
+    /// The league's games.
+    pub games: Vec<Game>,
+    /// The equivalence margins of its standings.
+    pub margins: Margins,
+    /// The most matches it plays (`None`: its whole schedule).
+    pub budget: Option<u64>,
+}
+
+impl SettledOptions {
+    /// The options of league file `config`.
+    pub fn of(config: &LeagueConfig) -> SettledOptions {
+        SettledOptions {
+            games: config.games.iter().map(|g| g.game).collect(),
+            margins: config.margins(),
+            budget: config.budget.map(u64::from),
+        }
+    }
+}
+
+/// A settled league played in-process.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SettledLeague {
+    /// The matches played, in the order they were played.
+    pub played: Vec<PlayedMatch>,
+    /// Why it stopped.
+    pub ended: Ended,
+}
+
+/// Plays league `config` (`stop = "settled"`) with schedule `schedule` as the arena's
+/// scheduler does, with luck-adjusted scores as the arena records them
+/// ([`play_match_adjusted`]); see [`play_settled_with`].
+pub fn play_settled(
+    config: &LeagueConfig,
+    schedule: &[ScheduledMatch],
+    players: PlayerFactory<'_>,
+) -> SettledLeague {
+    play_settled_with(schedule, &SettledOptions::of(config), &mut |m| {
+        play_match_adjusted(m, players)
+    })
+}
+
+/// Plays a settled league of `schedule` with `options`, each match with `play`, by the
+/// steps of the arena's scheduler ([`Adaptive`]) with one match playing at a time: read the
+/// standings, stop if the league is over ([`Ended`]: settled, budget, schedule), else start
+/// the first candidate (a set that seats a bot with no results yet or two open neighbours,
+/// in schedule order, whose matches fit the budget) and play the rest of its set; then read
+/// again. Every set it begins is played complete. Deterministic if `play` is.
+pub fn play_settled_with(
+    schedule: &[ScheduledMatch],
+    options: &SettledOptions,
+    play: &mut dyn FnMut(&ScheduledMatch) -> PlayedMatch,
+) -> SettledLeague {
+    let mut adaptive = Adaptive::with(options.games.clone(), options.margins, options.budget);
+    let mut open: BTreeMap<u32, (&ScheduledMatch, OpenLeagueMatch)> = schedule
+        .iter()
+        .map(|m| (m.ordinal, (m, open_match(m))))
+        .collect();
+    let mut played = Vec::new();
+    loop {
+        let finished = played.len() as u64;
+        let plan = adaptive.plan(&played);
+        let open_now = open.values().map(|(_, o)| o.clone()).collect();
+        adaptive.read(plan, &played, open_now, 0, finished);
+        if let Some(ended) = adaptive.ended(finished, 0) {
+            return SettledLeague { played, ended };
+        }
+        let mut next_set = None;
+        while let Some(m) = adaptive.candidates(1, &HashSet::new()).pop() {
+            if next_set.is_some_and(|set| set != m.set) {
+                break;
+            }
+            next_set = Some(m.set);
+            adaptive.started(&m);
+            let (scheduled, _) = open.remove(&m.ordinal).expect("a candidate is open");
+            played.push(play(scheduled));
+        }
+    }
+}
+
+/// Scheduled match `m` as the store lists it while it is open.
+fn open_match(m: &ScheduledMatch) -> OpenLeagueMatch {
+    OpenLeagueMatch {
+        league_id: 0,
+        ordinal: m.ordinal,
+        preset: m.preset.clone(),
+        rules: m.rules.clone(),
+        set: m.set,
+        seats: m.seats.clone(),
+        seed: m.seed,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use crate::league::public_dice;
@@ -162,5 +264,104 @@ mod tests {
             play_schedule(&schedule, &builtin),
             play_schedule(&schedule, &builtin)
         );
+    }
+
+    /// A settled Zokken league of `bots` at tables of 2, 10 rounds a match, `repetitions`
+    /// sets per table, with `budget`, and its schedule.
+    fn settled_league(
+        bots: &[&str],
+        repetitions: u32,
+        budget: Option<u32>,
+    ) -> (LeagueConfig, Vec<ScheduledMatch>) {
+        let names: Vec<String> = bots.iter().map(|b| format!("\"{b}\"")).collect();
+        let budget = budget.map_or(String::new(), |b| format!("budget = {b}\n"));
+        let config = LeagueConfig::from_toml(&format!(
+            "name = \"settled\"\nseed = 5\nbots = [{}]\nrepetitions = {repetitions}\n\
+             stop = \"settled\"\n{budget}[games.zokken]\nsettings = {{ rounds = 10 }}\n",
+            names.join(", ")
+        ))
+        .unwrap();
+        let bots: Vec<String> = bots.iter().map(|b| (*b).to_owned()).collect();
+        let schedule = expand(&config, &bots, &public_dice(&config)).unwrap();
+        (config, schedule)
+    }
+
+    /// Every set of `league` was played complete: as many of its matches as `schedule` has.
+    fn assert_sets_complete(league: &SettledLeague, schedule: &[ScheduledMatch]) {
+        let count = |sets: &mut BTreeMap<u32, usize>, set| *sets.entry(set).or_default() += 1;
+        let (mut played, mut scheduled) = (BTreeMap::new(), BTreeMap::new());
+        league.played.iter().for_each(|m| count(&mut played, m.set));
+        schedule.iter().for_each(|m| count(&mut scheduled, m.set));
+        for (set, n) in &played {
+            assert_eq!(*n, scheduled[set], "set {set} played incomplete");
+        }
+    }
+
+    #[test]
+    fn a_settled_league_of_clearly_different_bots_stops_when_settled() {
+        let (config, schedule) = settled_league(&["heuristic", "handicap-2", "timid"], 60, None);
+        let league = play_settled(&config, &schedule, &builtin);
+        let s = crate::league::standings_with(&league.played, &config.margins());
+        assert_eq!(league.ended, Ended::Settled, "{:?}", s.games[0].neighbours);
+        assert!(league.played.len() < schedule.len(), "stopped early");
+        assert!(
+            league
+                .played
+                .iter()
+                .all(|m| m.seats.iter().all(|s| s.adjusted.is_some()))
+        );
+        assert_sets_complete(&league, &schedule);
+        assert!(s.games.iter().all(|g| g.settled()));
+        let order: Vec<&str> = s.games[0].bots.iter().map(|b| b.bot.as_str()).collect();
+        assert_eq!(order, ["heuristic", "handicap-2", "timid"]);
+        // Deterministic.
+        assert_eq!(play_settled(&config, &schedule, &builtin), league);
+    }
+
+    #[test]
+    fn a_settled_league_of_identical_bots_stops_at_its_budget() {
+        let (config, schedule) = settled_league(&["ada", "bob"], 100, Some(41));
+        let same = |_: &str, seed: u64| builtin("heuristic", seed);
+        let league = play_settled(&config, &schedule, &same);
+        assert_eq!(league.ended, Ended::Budget);
+        // Sets of two: 20 fit in 41 matches, the 21st would not.
+        assert_eq!(league.played.len(), 40);
+        assert_sets_complete(&league, &schedule);
+    }
+
+    #[test]
+    fn a_settled_league_plays_every_bot_before_it_can_stop() {
+        // Synthetic results: the better bot (by name) loses no chips. One set at a time, the
+        // first set's two bots alone would have an open pair; the tables of the others must
+        // be played all the same.
+        let (config, schedule) = settled_league(&["a", "b", "c", "d"], 40, None);
+        let mut play = |m: &ScheduledMatch| {
+            let winner = usize::from(m.seats[1] < m.seats[0]);
+            let seats = m.seats.iter().enumerate().map(|(i, bot)| {
+                let chips = if i == winner { 50 } else { -50 };
+                PlayedSeat {
+                    bot: bot.clone(),
+                    place: if i == winner { 1 } else { 2 },
+                    chips: Some(chips),
+                    adjusted: Some(chips as f64 * 10.0 + f64::from(m.ordinal % 7)),
+                }
+            });
+            PlayedMatch {
+                ordinal: m.ordinal,
+                game: m.game,
+                set: m.set,
+                rounds: 10,
+                seats: seats.collect(),
+            }
+        };
+        let league = play_settled_with(&schedule, &SettledOptions::of(&config), &mut play);
+        assert_eq!(league.ended, Ended::Settled);
+        assert_sets_complete(&league, &schedule);
+        let first_sets: Vec<u32> = league.played.iter().map(|m| m.set).take(12).collect();
+        // The six tables of the first repetition first, in schedule order.
+        assert_eq!(first_sets, [0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5]);
+        let s = crate::league::standings(&league.played);
+        let order: Vec<&str> = s.games[0].bots.iter().map(|b| b.bot.as_str()).collect();
+        assert_eq!(order, ["a", "b", "c", "d"]);
     }
 }
