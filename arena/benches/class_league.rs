@@ -14,7 +14,8 @@
 //! falls with the random share, so the ladder's order is the true order; neighbours differ
 //! by little, so many are equivalent within the margin rather than separated.
 //! **The league**: round robin, Schocken and Sjokken at tables of 4, Zokken at tables of 2
-//! (20 rounds), independent secret dice, `stop = "settled"`. **Over gRPC**: the arena
+//! (20 rounds), 40 repetitions (174,000 matches scheduled: 100 would pass the 200,000-match
+//! cap), independent secret dice, `stop = "settled"`. **Over gRPC**: the arena
 //! in-process on 127.0.0.1:0 with a fresh store (luck-adjusted scores computed as each
 //! result is recorded), each bot connected with S Play streams as a `knobel_bots::Bot`.
 //! **Agreement**: per game, the standings' order (adjusted scores) against the ladder: the
@@ -93,7 +94,7 @@ fn league_file(o: &Options, bots: &[String]) -> String {
     let names: Vec<String> = bots.iter().map(|b| format!("\"{b}\"")).collect();
     let (shake, zokken) = o.margins;
     format!(
-        "name = \"class\"\nbots = [{}]\nstop = \"settled\"\nbudget = {}\nrepetitions = 100\n\
+        "name = \"class\"\nbots = [{}]\nstop = \"settled\"\nbudget = {}\nrepetitions = 40\n\
          concurrency = {}\n[time]\ndecision_ms = 10000\n\
          [games.schocken]\nmargin = {shake}\n[games.sjokken]\nmargin = {shake}\n\
          [games.zokken]\nmargin = {zokken}\nsettings = {{ rounds = 20 }}\n",
