@@ -36,10 +36,10 @@
 use std::collections::{BTreeMap, HashMap};
 use std::time::Instant;
 
-use knobel_arena::league::adaptive::Ended;
+use knobel_arena::league::adaptive::{Ended, SettledOptions};
 use knobel_arena::league::confidence::MIN_OBSERVATIONS;
-use knobel_arena::league::simulate::{SettledOptions, play_match_adjusted, play_settled_with};
-use knobel_arena::league::standings::GameStandings;
+use knobel_arena::league::simulate::{play_match_adjusted, play_settled_with};
+use knobel_arena::league::standings::{GameStandings, score as raw_score};
 use knobel_arena::league::{Margins, PairVerdict, PlayedMatch, ScheduledMatch, standings};
 use knobel_engine::Game;
 use knobel_engine::policy::{Policy, by_name};
@@ -249,19 +249,6 @@ impl Moments {
 
     fn variance(&self) -> f64 {
         (self.squares - self.sum * self.sum / self.n) / (self.n - 1.0)
-    }
-}
-
-/// Seat `i`'s raw score in `m` on the scale of the adjusted one: 1 if it lost (Schocken,
-/// Sjokken), its net chips per 100 rounds (Zokken).
-fn raw_score(m: &PlayedMatch, i: usize) -> f64 {
-    match m.game {
-        Game::Zokken => m.seats[i].chips.unwrap_or(0) as f64 * 100.0 / f64::from(m.rounds),
-        _ => {
-            let worst = m.seats.iter().map(|s| s.place).max().unwrap_or(0);
-            let best = m.seats.iter().map(|s| s.place).min().unwrap_or(0);
-            f64::from(u8::from(worst > best && m.seats[i].place == worst))
-        }
     }
 }
 

@@ -63,23 +63,40 @@ pub struct Adaptive {
     took: Duration,
 }
 
+/// What a settled league is played with: what its league file's `stop = "settled"` sets.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SettledOptions {
+    /// The league's games.
+    pub games: Vec<Game>,
+    /// The equivalence margins of its standings.
+    pub margins: Margins,
+    /// The most matches it plays (`None`: its whole schedule).
+    pub budget: Option<u64>,
+}
+
+impl SettledOptions {
+    /// The options of league file `config`.
+    pub fn of(config: &LeagueConfig) -> SettledOptions {
+        SettledOptions {
+            games: config.games.iter().map(|g| g.game).collect(),
+            margins: config.margins(),
+            budget: config.budget.map(u64::from),
+        }
+    }
+}
+
 impl Adaptive {
     /// The adaptive play of a league with file `config` (which says `stop = "settled"`).
     pub fn new(config: &LeagueConfig) -> Adaptive {
-        Adaptive::with(
-            config.games.iter().map(|g| g.game).collect(),
-            config.margins(),
-            config.budget.map(u64::from),
-        )
+        Adaptive::with(&SettledOptions::of(config))
     }
 
-    /// The adaptive play of a league of `games` with `margins` and `budget` matches (`None`:
-    /// its whole schedule).
-    pub fn with(games: Vec<Game>, margins: Margins, budget: Option<u64>) -> Adaptive {
+    /// The adaptive play of a league with `options`.
+    pub fn with(options: &SettledOptions) -> Adaptive {
         Adaptive {
-            games,
-            margins,
-            budget: budget.unwrap_or(u64::MAX),
+            games: options.games.clone(),
+            margins: options.margins,
+            budget: options.budget.unwrap_or(u64::MAX),
             plan: Plan::default(),
             queue: Vec::new(),
             begun: HashSet::new(),

@@ -201,11 +201,6 @@ impl Plan {
         }
     }
 
-    /// The open neighbours, as (game, a, b) with `a < b`.
-    pub fn open_pairs(&self) -> impl Iterator<Item = &(Game, String, String)> {
-        self.open.iter()
-    }
-
     /// When a match of `game` at a table of `seats` in a set that `begun` says was begun
     /// should be played, lower first: 0 if its set was begun, 1 if its table seats a bot
     /// with no results in `game` yet (every table of a game without results), `255 - n` if

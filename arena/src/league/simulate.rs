@@ -8,10 +8,9 @@ use std::collections::{BTreeMap, HashSet};
 use knobel_engine::policy::{Policy, play_out};
 use knobel_engine::{Game, Match, MatchLog, Rules};
 
-use super::adaptive::{Adaptive, Ended};
+use super::adaptive::{Adaptive, Ended, SettledOptions};
 use super::config::LeagueConfig;
 use super::schedule::{ScheduledMatch, mix};
-use super::settle::Margins;
 use super::standings::{PlayedMatch, PlayedSeat};
 use crate::store::OpenLeagueMatch;
 
@@ -104,28 +103,6 @@ pub fn play_schedule(schedule: &[ScheduledMatch], players: PlayerFactory<'_>) ->
     schedule.iter().map(|m| play_match(m, players)).collect()
 }
 
-/// What a settled league is played with: what its league file's `stop = "settled"` sets.
-#[derive(Clone, Debug, PartialEq)]
-pub struct SettledOptions {
-    /// The league's games.
-    pub games: Vec<Game>,
-    /// The equivalence margins of its standings.
-    pub margins: Margins,
-    /// The most matches it plays (`None`: its whole schedule).
-    pub budget: Option<u64>,
-}
-
-impl SettledOptions {
-    /// The options of league file `config`.
-    pub fn of(config: &LeagueConfig) -> SettledOptions {
-        SettledOptions {
-            games: config.games.iter().map(|g| g.game).collect(),
-            margins: config.margins(),
-            budget: config.budget.map(u64::from),
-        }
-    }
-}
-
 /// A settled league played in-process.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SettledLeague {
@@ -159,7 +136,7 @@ pub fn play_settled_with(
     options: &SettledOptions,
     play: &mut dyn FnMut(&ScheduledMatch) -> PlayedMatch,
 ) -> SettledLeague {
-    let mut adaptive = Adaptive::with(options.games.clone(), options.margins, options.budget);
+    let mut adaptive = Adaptive::with(options);
     let mut open: BTreeMap<u32, (&ScheduledMatch, OpenLeagueMatch)> = schedule
         .iter()
         .map(|m| (m.ordinal, (m, open_match(m))))

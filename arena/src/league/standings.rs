@@ -291,8 +291,10 @@ fn lost(m: &PlayedMatch, i: usize) -> bool {
     worst > best && m.seats[i].place == worst
 }
 
-/// The per-match score the paired difference uses.
-fn score(m: &PlayedMatch, i: usize) -> f64 {
+/// Seat `i`'s raw score in `m`, the one the paired difference and the confidence sequences
+/// read: 1 if it lost the match, else 0 (Schocken, Sjokken); its net chips per 100 rounds
+/// (Zokken). The luck-adjusted score is on the same scale.
+pub fn score(m: &PlayedMatch, i: usize) -> f64 {
     match m.game {
         Game::Zokken => chips_per_100(m, i),
         Game::Schocken | Game::Sjokken => f64::from(u8::from(lost(m, i))),
