@@ -21,7 +21,7 @@ use knobel_arena::store::{
     MatchFilter, MatchStatus, MatchSummary, MatchWrite, NewMatch, Recorded, Recorder, SeatResult,
     Store, StoreError, now_ms,
 };
-use knobel_arena::store::{LeagueSlot, LeagueStatus, NewLeague};
+use knobel_arena::store::{LeagueRecord, LeagueSlot, LeagueStatus, NewLeague};
 use knobel_engine::{ForfeitReason, Outcome};
 use sqlx::{AssertSqlSafe, Connection, PgConnection, Row};
 
@@ -317,6 +317,7 @@ store_tests!(
     a_failed_league_creation_leaves_nothing,
     league_adjusted_scores_follow_the_luck_version,
     recorded_adjusted_scores_are_the_luck_of_the_stored_log,
+    unplayable_league_matches_are_read_as_corrupt,
 );
 
 // ----------------------------------------------------------------------------------------------
@@ -2483,6 +2484,44 @@ async fn play_league_match_adjusted(
     assert!(results.iter().all(Result::is_ok), "{results:?}");
 }
 
+/// A stored league match whose rules cannot be played by its seats (a row edited by hand,
+/// or rules a newer engine bounds more tightly) is read as corrupt, naming the match, not
+/// handed to a referee that would fail only after the match's start was written.
+async fn unplayable_league_matches_are_read_as_corrupt(db: TestDb) {
+    let store = db.store().await;
+    let (league, schedule) = created_league(&store, "edited").await;
+    let open = async || store.open_league_matches(league.id, 100).await;
+    assert_eq!(open().await.unwrap().len(), 6);
+    for (edit, says) in [
+        (r#"seats_json = '["ann"]'"#, "cannot seat 1 players"),
+        (
+            r#"rules_json = replace(rules_json, '"rounds":5', '"rounds":1000000')"#,
+            "out of bounds",
+        ),
+    ] {
+        db.execute(&format!(
+            "UPDATE league_matches SET {edit} WHERE league_id = {} AND ordinal = 3",
+            league.id
+        ))
+        .await;
+        let error = open().await.unwrap_err();
+        assert!(matches!(error, StoreError::Corrupt { .. }), "{error:?}");
+        let text = error.to_string();
+        assert!(text.contains("match 3") && text.contains(says), "{text}");
+        // Back as scheduled.
+        let m = &schedule[3];
+        db.execute(&format!(
+            "UPDATE league_matches SET seats_json = '{}', rules_json = '{}' \
+             WHERE league_id = {} AND ordinal = 3",
+            serde_json::to_string(&m.seats).unwrap(),
+            serde_json::to_string(&m.rules).unwrap(),
+            league.id
+        ))
+        .await;
+        assert_eq!(open().await.unwrap().len(), 6);
+    }
+}
+
 /// A league is created with its schedule once; its matches are claimed once each, and each
 /// result counts once; the league is finished with its last match.
 async fn league_lifecycle(db: TestDb) {
@@ -3002,18 +3041,23 @@ async fn a_failed_league_creation_leaves_nothing(db: TestDb) {
 // Luck-adjusted scores
 // ----------------------------------------------------------------------------------------------
 
-/// Creates league "l1" of [`league_schedule`] and starts it; its id and schedule.
-async fn running_league(store: &Store) -> (i64, Vec<ScheduledMatch>) {
+/// Creates league `name` of [`league_schedule`] (not started); it and its schedule.
+async fn created_league(store: &Store, name: &str) -> (LeagueRecord, Vec<ScheduledMatch>) {
     let (bots, schedule, dice) = league_schedule();
     let new = NewLeague {
-        name: "l1",
+        name,
         config_toml: LEAGUE_FILE,
         bots: &bots,
         schedule: &schedule,
         dice: &dice,
         seed_source: SeedSource::Secret,
     };
-    let league = store.create_league(&new).await.unwrap();
+    (store.create_league(&new).await.unwrap(), schedule)
+}
+
+/// Creates league "l1" of [`league_schedule`] and starts it; its id and schedule.
+async fn running_league(store: &Store) -> (i64, Vec<ScheduledMatch>) {
+    let (league, schedule) = created_league(store, "l1").await;
     assert!(
         store
             .set_league_status("l1", &[LeagueStatus::Created], LeagueStatus::Running)

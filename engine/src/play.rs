@@ -181,6 +181,20 @@ impl Match {
         Match::create(rules, DiceSource::new(seed), seats, false)
     }
 
+    /// Whether [`Match::new`] would accept `rules` for `seats` players: what a stored match
+    /// is checked with before it is played.
+    pub fn check_setup(rules: &Rules, seats: usize) -> Result<(), SetupError> {
+        if !(MIN_SEATS..=MAX_SEATS).contains(&seats) {
+            return Err(SetupError::Seats {
+                seats,
+                min: MIN_SEATS,
+                max: MAX_SEATS,
+            });
+        }
+        rules.validate()?;
+        Ok(())
+    }
+
     /// Like [`Match::new`], recording a [`MatchLog`].
     pub fn new_with_log(rules: Rules, seed: u64, seats: usize) -> Result<Match, SetupError> {
         Match::create(rules, DiceSource::new(seed), seats, true)
@@ -204,14 +218,7 @@ impl Match {
         seats: usize,
         record: bool,
     ) -> Result<Match, SetupError> {
-        if !(MIN_SEATS..=MAX_SEATS).contains(&seats) {
-            return Err(SetupError::Seats {
-                seats,
-                min: MIN_SEATS,
-                max: MAX_SEATS,
-            });
-        }
-        rules.validate()?;
+        Match::check_setup(&rules, seats)?;
         let mut log = record.then(|| MatchLog {
             format_version: LOG_FORMAT_VERSION,
             rules: rules.clone(),

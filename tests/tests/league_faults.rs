@@ -428,3 +428,82 @@ async fn a_postgres_outage_mid_league_loses_no_result_and_the_league_finishes() 
     );
     assert_eq!(stored_finished, TOTAL as usize);
 }
+
+/// A stored league match that cannot be played as stored (its row edited to seat one bot)
+/// pauses its league, with the match named in the arena's log. Before, the referee panicked
+/// after the match's start was written, and the league match stayed claimed until the arena
+/// restarted. The arena plays on: the league's other matches that started are recorded, and
+/// no match is left running.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_league_match_that_cannot_be_played_as_stored_pauses_its_league() {
+    let env = [("KNOBEL_ADMIN_TOKEN", ADMIN_TOKEN)];
+    let log = tempfile::NamedTempFile::new().unwrap();
+    let mut options = arena_options(&[]);
+    options.log_file = Some(log.path().to_owned());
+    let arena = Arena::start_with_env(options, &env).await;
+    let tokens = register(&arena).await;
+    let mut admin = arena.admin(ADMIN_TOKEN).await;
+    admin
+        .create_league(pb::CreateLeagueRequest {
+            config_toml: league("edited"),
+        })
+        .await
+        .unwrap();
+    let db = sqlx::SqlitePool::connect(&arena.database_url)
+        .await
+        .unwrap();
+    let edited = sqlx::query(
+        "UPDATE league_matches SET seats_json = '[\"ada\"]' WHERE ordinal = 5 \
+         AND league_id = (SELECT id FROM leagues WHERE name = 'edited')",
+    )
+    .execute(&db)
+    .await
+    .unwrap();
+    assert_eq!(edited.rows_affected(), 1);
+    db.close().await;
+    admin
+        .start_league(pb::LeagueRequest {
+            name: "edited".into(),
+        })
+        .await
+        .unwrap();
+    let mut bots = play(&arena, &tokens, None);
+    let paused = wait_for(
+        &arena,
+        "edited",
+        Duration::from_secs(60),
+        "the league was not paused",
+        |i| i.status == pb::LeagueStatus::Paused as i32,
+    )
+    .await;
+    let info = paused.league.unwrap();
+    assert!(info.finished_matches < TOTAL, "{info:?}");
+    // Whatever had started ends and is recorded: nothing stays playing.
+    wait_for(
+        &arena,
+        "edited",
+        Duration::from_secs(60),
+        "matches stayed playing after the pause",
+        |i| i.playing == 0,
+    )
+    .await;
+    bots.abort_all();
+    // Stopped, its folder (and database) kept.
+    let mut arena = arena;
+    assert!(arena.terminate().await.success());
+    let url = arena.database_url.clone();
+    let text = std::fs::read_to_string(log.path()).unwrap();
+    assert!(
+        text.contains("cannot be played: the league is paused") && text.contains("match 5"),
+        "{text}"
+    );
+    assert!(!text.contains("panicked"), "{text}");
+    let (rows, _, all) = stored(&url, "edited").await;
+    let fifth = rows.iter().find(|r| r.0 == 5).unwrap();
+    assert_eq!((fifth.1.as_str(), &fifth.2), ("pending", &None), "{rows:?}");
+    assert!(
+        all.iter()
+            .all(|m| m.status != knobel_arena::store::MatchStatus::Running),
+        "{all:?}"
+    );
+}

@@ -23,7 +23,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::sync::watch;
-use tracing::{debug, info, warn};
+use tracing::{debug, error, info, warn};
 
 use super::LeagueConfig;
 use super::adaptive::{Adaptive, Ended};
@@ -31,7 +31,7 @@ use super::settle::Stop;
 use crate::lobby::Lobby;
 use crate::referee::TimeControl;
 use crate::store::OpenLeagueMatch;
-use crate::store::{LeagueStatus, Store, UNSTARTED_CLAIM_MS};
+use crate::store::{LeagueRecord, LeagueStatus, Store, StoreError, UNSTARTED_CLAIM_MS};
 
 /// How often the scheduler looks for matches to start while a league runs.
 pub const TICK: Duration = Duration::from_millis(50);
@@ -181,165 +181,10 @@ impl Scheduler {
             runs.retain(|id, run| leagues.iter().any(|l| l.id == *id) || !run.in_flight.is_empty());
         }
         for league in &leagues {
-            if league.total_matches > 0 && league.finished_matches >= league.total_matches {
-                // Its last results were committed at once, each seeing the other unfinished.
-                if self.store.finish_league_if_done(league.id).await? {
-                    info!(league = %league.name, "league finished");
-                }
-                continue;
-            }
-            let (free, in_flight, settled) = {
-                let mut runs = self.runs.lock().expect("scheduler lock");
-                let run = runs.entry(league.id).or_insert_with(|| {
-                    let config = LeagueConfig::from_toml(&league.config_toml);
-                    let (concurrency, time_control, settled) = match &config {
-                        Ok(c) => (
-                            c.concurrency as usize,
-                            TimeControl {
-                                decision: Duration::from_millis(c.decision_ms),
-                                bank: Duration::from_millis(c.time_bank_ms),
-                            },
-                            c.stop == Stop::Settled,
-                        ),
-                        Err(e) => {
-                            warn!(league = %league.name, error = %e, "a stored league file does not read: playing one match at a time with the default time control");
-                            (1, TimeControl::default(), false)
-                        }
-                    };
-                    Run {
-                        concurrency,
-                        time_control,
-                        settled,
-                        ..Run::default()
-                    }
-                });
-                (
-                    run.concurrency.saturating_sub(run.in_flight.len()),
-                    run.in_flight.clone(),
-                    run.settled,
-                )
-            };
-            if settled && let Some(ended) = self.settle_step(league, in_flight.len()).await? {
-                if self
-                    .store
-                    .set_league_status(
-                        &league.name,
-                        &[LeagueStatus::Running],
-                        LeagueStatus::Finished,
-                    )
-                    .await?
-                {
-                    info!(league = %league.name, why = ended.name(), finished = league.finished_matches, "league finished");
-                }
-                self.adaptive
-                    .lock()
-                    .expect("scheduler lock")
-                    .remove(&league.id);
-                continue;
-            }
-            let mut waiting_for = BTreeSet::new();
-            if free > 0 {
-                let open = if settled {
-                    self.adaptive
-                        .lock()
-                        .expect("scheduler lock")
-                        .get(&league.id)
-                        .map(|a| a.candidates(free * 8, &in_flight))
-                        .unwrap_or_default()
-                } else {
-                    let look_ahead = (free * 8 + in_flight.len()).min(512) as u32;
-                    self.store
-                        .open_league_matches(league.id, look_ahead)
-                        .await?
-                };
-                let mut started = 0;
-                for m in open {
-                    if started == free {
-                        break;
-                    }
-                    if in_flight.contains(&m.ordinal) {
-                        continue;
-                    }
-                    let time_control =
-                        self.runs.lock().expect("scheduler lock")[&league.id].time_control;
-                    let store = self.store.clone();
-                    let instance = self.instance.clone();
-                    let (league_id, ordinal) = (m.league_id, m.ordinal);
-                    let (dice, set, stored_seed) = (league.dice(), m.set, m.seed);
-                    let claim = move |match_id: &str| -> futures_util::future::BoxFuture<
-                        'static,
-                        Option<u64>,
-                    > {
-                        let match_id = match_id.to_owned();
-                        Box::pin(async move {
-                            match store
-                                .claim_league_match(
-                                    league_id,
-                                    ordinal,
-                                    &match_id,
-                                    instance.as_deref(),
-                                )
-                                .await
-                            {
-                                // Each attempt its own dice (a legacy league: its stored seed).
-                                Ok(Some(attempt)) => Some(dice.map_or(stored_seed, |dice| {
-                                    dice.match_seed(ordinal, set, attempt)
-                                })),
-                                Ok(None) => None,
-                                Err(error) => {
-                                    warn!(league_id, ordinal, error = %error, "cannot claim a league match");
-                                    None
-                                }
-                            }
-                        })
-                    };
-                    let runs = self.runs.clone();
-                    let store = self.store.clone();
-                    let wake = self.wake.clone();
-                    let ended = move |match_id: &str, started: bool| {
-                        if let Some(run) = runs.lock().expect("scheduler lock").get_mut(&league_id)
-                        {
-                            run.in_flight.remove(&ordinal);
-                        }
-                        // Its place goes to the next match now, not at the next tick.
-                        wake.notify_one();
-                        if !started {
-                            tokio::spawn(release(store, league_id, ordinal, match_id.to_owned()));
-                        }
-                    };
-                    // Marked in flight before it can end.
-                    self.mark_in_flight(league.id, m.ordinal, true);
-                    if self
-                        .lobby
-                        .start_league_match(&m, time_control, claim, ended)
-                    {
-                        started += 1;
-                        if settled {
-                            self.settle_started(league.id, &m);
-                        }
-                        debug!(league = %league.name, ordinal = m.ordinal, "league match starting");
-                    } else {
-                        self.mark_in_flight(league.id, m.ordinal, false);
-                        for bot in &m.seats {
-                            if !self.lobby.has_waiting(bot, m.rules.game()) {
-                                waiting_for.insert(bot.clone());
-                            }
-                        }
-                    }
-                }
-            }
-            if let Some(run) = self
-                .runs
-                .lock()
-                .expect("scheduler lock")
-                .get_mut(&league.id)
-            {
-                if run.waiting_for != waiting_for && !waiting_for.is_empty() {
-                    info!(league = %league.name, waiting_for = ?waiting_for, "league waits for bots");
-                }
-                if free > 0 {
-                    run.waiting_for = waiting_for;
-                }
+            match self.tick_league(league).await {
+                Ok(()) => {}
+                Err(StoreError::Corrupt { what }) => self.pause_unplayable(league, &what).await?,
+                Err(error) => return Err(error),
             }
         }
         let busy = !leagues.is_empty()
@@ -350,6 +195,184 @@ impl Scheduler {
                 .values()
                 .any(|run| !run.in_flight.is_empty());
         Ok(busy)
+    }
+}
+
+impl Scheduler {
+    /// Starts what can start of running league `league`.
+    async fn tick_league(&self, league: &LeagueRecord) -> Result<(), StoreError> {
+        if league.total_matches > 0 && league.finished_matches >= league.total_matches {
+            // Its last results were committed at once, each seeing the other unfinished.
+            if self.store.finish_league_if_done(league.id).await? {
+                info!(league = %league.name, "league finished");
+            }
+            return Ok(());
+        }
+        let (free, in_flight, settled) = self.run_of(league);
+        if settled && let Some(ended) = self.settle_step(league, in_flight.len()).await? {
+            if self
+                .store
+                .set_league_status(
+                    &league.name,
+                    &[LeagueStatus::Running],
+                    LeagueStatus::Finished,
+                )
+                .await?
+            {
+                info!(league = %league.name, why = ended.name(), finished = league.finished_matches, "league finished");
+            }
+            self.adaptive
+                .lock()
+                .expect("scheduler lock")
+                .remove(&league.id);
+            return Ok(());
+        }
+        let mut waiting_for = BTreeSet::new();
+        if free > 0 {
+            let open = if settled {
+                self.adaptive
+                    .lock()
+                    .expect("scheduler lock")
+                    .get(&league.id)
+                    .map(|a| a.candidates(free * 8, &in_flight))
+                    .unwrap_or_default()
+            } else {
+                let look_ahead = (free * 8 + in_flight.len()).min(512) as u32;
+                self.store
+                    .open_league_matches(league.id, look_ahead)
+                    .await?
+            };
+            let mut started = 0;
+            for m in open {
+                if started == free {
+                    break;
+                }
+                if in_flight.contains(&m.ordinal) {
+                    continue;
+                }
+                if self.start_match(league, &m) {
+                    started += 1;
+                    if settled {
+                        self.settle_started(league.id, &m);
+                    }
+                    debug!(league = %league.name, ordinal = m.ordinal, "league match starting");
+                } else {
+                    for bot in &m.seats {
+                        if !self.lobby.has_waiting(bot, m.rules.game()) {
+                            waiting_for.insert(bot.clone());
+                        }
+                    }
+                }
+            }
+        }
+        if let Some(run) = self
+            .runs
+            .lock()
+            .expect("scheduler lock")
+            .get_mut(&league.id)
+        {
+            if run.waiting_for != waiting_for && !waiting_for.is_empty() {
+                info!(league = %league.name, waiting_for = ?waiting_for, "league waits for bots");
+            }
+            if free > 0 {
+                run.waiting_for = waiting_for;
+            }
+        }
+        Ok(())
+    }
+
+    /// Starts league match `m` of `league` if its bots wait here (claiming it first);
+    /// whether it starts. It is marked in flight until it ends or does not start.
+    fn start_match(&self, league: &LeagueRecord, m: &OpenLeagueMatch) -> bool {
+        let time_control = self.runs.lock().expect("scheduler lock")[&league.id].time_control;
+        let store = self.store.clone();
+        let instance = self.instance.clone();
+        let (league_id, ordinal) = (m.league_id, m.ordinal);
+        let (dice, set, stored_seed) = (league.dice(), m.set, m.seed);
+        let claim = move |match_id: &str| -> futures_util::future::BoxFuture<'static, Option<u64>> {
+            let match_id = match_id.to_owned();
+            Box::pin(async move {
+                match store
+                    .claim_league_match(league_id, ordinal, &match_id, instance.as_deref())
+                    .await
+                {
+                    // Each attempt its own dice (a legacy league: its stored seed).
+                    Ok(Some(attempt)) => Some(
+                        dice.map_or(stored_seed, |dice| dice.match_seed(ordinal, set, attempt)),
+                    ),
+                    Ok(None) => None,
+                    Err(error) => {
+                        warn!(league_id, ordinal, error = %error, "cannot claim a league match");
+                        None
+                    }
+                }
+            })
+        };
+        let runs = self.runs.clone();
+        let store = self.store.clone();
+        let wake = self.wake.clone();
+        let ended = move |match_id: &str, started: bool| {
+            if let Some(run) = runs.lock().expect("scheduler lock").get_mut(&league_id) {
+                run.in_flight.remove(&ordinal);
+            }
+            // Its place goes to the next match now, not at the next tick.
+            wake.notify_one();
+            if !started {
+                tokio::spawn(release(store, league_id, ordinal, match_id.to_owned()));
+            }
+        };
+        // Marked in flight before it can end.
+        self.mark_in_flight(league.id, m.ordinal, true);
+        let starts = self.lobby.start_league_match(m, time_control, claim, ended);
+        if !starts {
+            self.mark_in_flight(league.id, m.ordinal, false);
+        }
+        starts
+    }
+
+    /// League `league`'s run here (made from its league file when first seen): its free
+    /// places for matches, its matches in flight, and whether it stops when settled.
+    fn run_of(&self, league: &LeagueRecord) -> (usize, HashSet<u32>, bool) {
+        let mut runs = self.runs.lock().expect("scheduler lock");
+        let run = runs.entry(league.id).or_insert_with(|| {
+            let config = LeagueConfig::from_toml(&league.config_toml);
+            let (concurrency, time_control, settled) = match &config {
+                Ok(c) => (
+                    c.concurrency as usize,
+                    TimeControl {
+                        decision: Duration::from_millis(c.decision_ms),
+                        bank: Duration::from_millis(c.time_bank_ms),
+                    },
+                    c.stop == Stop::Settled,
+                ),
+                Err(e) => {
+                    warn!(league = %league.name, error = %e, "a stored league file does not read: playing one match at a time with the default time control");
+                    (1, TimeControl::default(), false)
+                }
+            };
+            Run {
+                concurrency,
+                time_control,
+                settled,
+                ..Run::default()
+            }
+        });
+        (
+            run.concurrency.saturating_sub(run.in_flight.len()),
+            run.in_flight.clone(),
+            run.settled,
+        )
+    }
+
+    /// Pauses running league `league`, a match of which cannot be played as stored
+    /// (`what`): its other matches would finish, but never this one. An operator who
+    /// repairs the row resumes the league; `league cancel` ends it.
+    async fn pause_unplayable(&self, league: &LeagueRecord, what: &str) -> Result<(), StoreError> {
+        error!(league = %league.name, problem = %what, "a stored league match cannot be played: the league is paused");
+        self.store
+            .set_league_status(&league.name, &[LeagueStatus::Running], LeagueStatus::Paused)
+            .await?;
+        Ok(())
     }
 }
 

@@ -374,6 +374,12 @@ impl Lobby {
         league: Option<crate::store::LeagueSlot>,
     ) -> bool {
         let players = claim_all(players, &info.rules, seed).await;
+        if let Err(error) = knobel_engine::Match::check_setup(&info.rules, players.len()) {
+            // The store checks what it reads; this is the last line of defence.
+            tracing::error!(match_id = %info.match_id, error = %error, "match not started: its rules cannot be played by its seats");
+            hand_back(players);
+            return false;
+        }
         if *self.shutdown.borrow() {
             // Shutting down while the streams were being claimed: no new match.
             hand_back(players);
@@ -418,9 +424,25 @@ impl Lobby {
         info!(match_id = %info.match_id, preset = %info.preset, seats = ?info.seat_names, bot_ids = ?info.seat_bot_ids, "match started");
         self.metrics.match_started(game);
         self.count_playing(&info, true);
-        let (report, mut announcement) =
-            run_match(info.clone(), seed, players, self.abort.subscribe()).await;
+        let played = run_match(info.clone(), seed, players, self.abort.subscribe()).await;
         self.count_playing(&info, false);
+        let (report, mut announcement) = match played {
+            Ok(played) => played,
+            Err(error) => {
+                // Checked above: not reached. Were it, the match is aborted, not left running.
+                tracing::error!(match_id = %info.match_id, error = %error, "match aborted: it cannot be set up");
+                let abort = MatchWrite::Abort(AbortedMatch {
+                    id: info.match_id.clone(),
+                    reason: "internal error".to_owned(),
+                    log_json: None,
+                    finished_at_ms: now_ms(),
+                });
+                if let Recorded::Refused(error) = self.recorder.record(abort).await {
+                    warn!(match_id = %info.match_id, error = %error, "cannot record the match's abort");
+                }
+                return true;
+            }
+        };
         let record = self.record(&info, &report, league);
         let mut record = std::pin::pin!(record);
         // The last events ride on the result, unless recording outlasts their delay.

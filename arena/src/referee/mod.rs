@@ -33,7 +33,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::{Context, Poll};
 
-use knobel_engine::{Action, Match, Seat, StrikeReason};
+use knobel_engine::{Action, Match, Seat, SetupError, StrikeReason};
 use tokio::sync::watch;
 use tokio::time::{Instant, Sleep};
 
@@ -62,14 +62,16 @@ pub const MAX_STRIKES: u8 = 3;
 static NEXT_REQUEST_ID: AtomicU64 = AtomicU64::new(1);
 
 /// Plays a match to its end (or until `shutdown` turns true, then it is aborted). Returns
-/// the report, and the result (or abort notice) for the bots, to send once recorded.
+/// the report, and the result (or abort notice) for the bots, to send once recorded; an
+/// error, before anything is sent, if `info`'s rules cannot be played by `players`
+/// ([`Match::check_setup`]).
 pub async fn run_match(
     info: Arc<MatchInfo>,
     seed: u64,
     players: Vec<Player>,
     shutdown: watch::Receiver<bool>,
-) -> (MatchReport, Announcement) {
-    Referee::new(info, seed, players, shutdown).run().await
+) -> Result<(MatchReport, Announcement), SetupError> {
+    Ok(Referee::new(info, seed, players, shutdown)?.run().await)
 }
 
 /// Resolves once `shutdown` turns true (never, if its sender is gone).
@@ -108,16 +110,16 @@ struct Alarms<'a, S> {
 }
 
 impl Referee {
-    /// A referee for a new match of `info`'s rules, its seats played by `players` in order.
+    /// A referee for a new match of `info`'s rules, its seats played by `players` in order;
+    /// an error if the rules cannot be played by that many seats.
     fn new(
         info: Arc<MatchInfo>,
         seed: u64,
         players: Vec<Player>,
         shutdown: watch::Receiver<bool>,
-    ) -> Referee {
+    ) -> Result<Referee, SetupError> {
         let n = players.len();
-        let game = Match::new_with_log(info.rules.clone(), seed, n)
-            .expect("the lobby seats 2..=10 players");
+        let game = Match::new_with_log(info.rules.clone(), seed, n)?;
         let time = info.time_control;
         let readiness = Arc::new(Readiness::default());
         let seats = players
@@ -131,7 +133,7 @@ impl Referee {
                 SeatState::new(player, time.bank, waker)
             })
             .collect();
-        Referee {
+        Ok(Referee {
             info,
             game,
             time,
@@ -141,7 +143,7 @@ impl Referee {
             decisions: 0,
             asked: Vec::new(),
             answers: Vec::new(),
-        }
+        })
     }
 
     /// Plays the match to its end, or aborts it once the arena shuts down.

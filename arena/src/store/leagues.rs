@@ -466,13 +466,26 @@ impl Store {
                         "league {league_id} match {ordinal}: {of} do not read: {e}"
                     ))
                 };
+                let rules: Rules =
+                    serde_json::from_str(&rules_json).map_err(|e| what(e, "rules"))?;
+                let seats: Vec<String> =
+                    serde_json::from_str(&seats_json).map_err(|e| what(e, "seats"))?;
+                // What the referee will be given must be playable: a stored row that is not
+                // would otherwise fail only once its match has started.
+                knobel_engine::Match::check_setup(&rules, seats.len()).map_err(|e| {
+                    corrupt(format!(
+                        "league {league_id} match {ordinal}: its rules and {} seats cannot be \
+                         played: {e}",
+                        seats.len()
+                    ))
+                })?;
                 Ok(OpenLeagueMatch {
                     league_id,
                     ordinal: ordinal as u32,
                     preset,
-                    rules: serde_json::from_str(&rules_json).map_err(|e| what(e, "rules"))?,
+                    rules,
                     set: set as u32,
-                    seats: serde_json::from_str(&seats_json).map_err(|e| what(e, "seats"))?,
+                    seats,
                     seed: seed as u64,
                 })
             })

@@ -88,7 +88,7 @@ async fn events_reach_waiting_seats_within_the_max_delay() {
     });
     let players = vec![slow, fast, Player::Builtin(Box::new(HeuristicPolicy))];
     let (_stop, shutdown) = watch::channel(false);
-    let (report, announcement) = run_match(info, 11, players, shutdown).await;
+    let (report, announcement) = run_match(info, 11, players, shutdown).await.unwrap();
     announcement.send();
     assert!(report.outcome.is_some());
     assert_eq!(report.timeouts, 0);

@@ -78,7 +78,7 @@ async fn play(preset: &str, accept: Option<usize>) -> (MatchReport, Arc<Mutex<In
         Player::Builtin(Box::new(HeuristicPolicy)),
     ];
     let (_stop, shutdown) = watch::channel(false);
-    let (report, announcement) = run_match(info, 3, players, shutdown).await;
+    let (report, announcement) = run_match(info, 3, players, shutdown).await.unwrap();
     announcement.send();
     (report, inbox)
 }
@@ -185,8 +185,42 @@ async fn a_full_queue_forfeits_as_not_reading() {
         Player::Bot(Box::new(AbsentBot)),
     ];
     let (_stop, shutdown) = watch::channel(false);
-    let (report, _) = run_match(info, 5, players, shutdown).await;
+    let (report, _) = run_match(info, 5, players, shutdown).await.unwrap();
     let outcome = report.outcome.unwrap();
     assert_eq!(outcome.forfeits, [None, Some(ForfeitReason::Absent)]);
     assert_eq!(outcome.placings, [1, 2]);
+}
+
+/// Rules a match cannot be played with (here: one seat, as a stored league match edited by
+/// hand might say) are refused before anything is sent, not a panic after the match's start
+/// was recorded.
+#[tokio::test]
+async fn a_match_that_cannot_be_set_up_is_refused() {
+    let inbox = Arc::new(Mutex::new(Inbox::default()));
+    let link = SilentLink {
+        inbox: inbox.clone(),
+        accept: None,
+    };
+    let info = Arc::new(MatchInfo {
+        match_id: "m".to_owned(),
+        preset: "schocken".to_owned(),
+        rules: Rules::preset("schocken").unwrap(),
+        seat_names: vec!["alone".into()],
+        seat_bot_ids: vec![Some(1)],
+        time_control: TimeControl::default(),
+    });
+    let (_stop, shutdown) = watch::channel(false);
+    let refused = run_match(info, 3, vec![Player::Bot(Box::new(link))], shutdown).await;
+    let Err(error) = refused else {
+        panic!("a match of one seat was played");
+    };
+    assert!(
+        error.to_string().contains("cannot seat 1 players"),
+        "{error}"
+    );
+    let inbox = inbox.lock().unwrap();
+    assert!(
+        inbox.events.is_empty() && inbox.messages.is_empty(),
+        "nothing was sent"
+    );
 }
