@@ -4,9 +4,11 @@
 //! variables the arena is given are ones `knobel serve` reads; Prometheus' own `promtool`
 //! accepts the configuration and rules, and the alert rules fire in its unit tests
 //! (deploy/prometheus/tests.yml); every scrape config supplied (compose's, the Kubernetes
-//! PodMonitor) has the job the alerts select; where kubectl is installed, `kubectl apply
-//! --dry-run=client` passes on the manifests, against a stand-in API server (kube_api/).
-//! Docker has no daemon here: the image is not built.
+//! PodMonitor) has the job the alerts select; the manifests pass Kubernetes' own schemas,
+//! strictly (`kubernetes-validate` from PyPI, which carries them offline), and `kubectl
+//! apply --dry-run=client` passes on them against a stand-in API server (kube_api/). Both
+//! tools are installed by .ci/run, and in CI a missing one fails the test rather than
+//! skipping its check. Docker has no daemon here: the image is not built.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -498,14 +500,28 @@ fn the_kubernetes_manifests_agree_with_each_other_and_the_image() {
     assert_eq!(port(str_at(endpoint, "port")), metrics);
     assert_eq!(str_at(endpoint, "path"), "/metrics");
 
-    // kubectl, where it is installed: `apply --dry-run=client` passes on each folder,
-    // against a stand-in API server (kube_api/mod.rs says what it serves, and why without
-    // validation), and says of every object that it would be created.
+    // Kubernetes' schemas: every object of deploy/k8s/ is valid, with no field the schema
+    // does not know (the Prometheus Operator's PodMonitor has none there: it is checked
+    // above).
+    if let Some(validator) = schema_validator() {
+        let files = yaml_files(&deploy().join("k8s"));
+        let output = validate_schemas(&validator, &files);
+        assert!(output.status.success(), "kubernetes-validate: {output:?}");
+    }
+
+    // kubectl: `apply --dry-run=client` passes on each folder, against a stand-in API server
+    // (kube_api/mod.rs says what it serves, and why without validation), and says of every
+    // object that it would be created.
     match Command::new("kubectl")
         .args(["version", "--client"])
         .output()
     {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            assert!(
+                !knobel_e2e::postgres::in_ci(),
+                "kubectl is missing: CI runs the dry run (.ci/run installs Debian's \
+                 kubernetes-client where there is no kubectl)"
+            );
             eprintln!("kubectl is not installed: apply --dry-run=client not run");
         }
         installed => {
@@ -516,6 +532,80 @@ fn the_kubernetes_manifests_agree_with_each_other_and_the_image() {
             kubectl_dry_run(&dir, &objects, false);
             kubectl_dry_run(&dir.join("monitoring"), &monitoring, true);
         }
+    }
+}
+
+/// The Kubernetes version whose schemas the manifests are checked against (the stand-in API
+/// server's, kube_api/).
+const KUBERNETES_VERSION: &str = "1.32.0";
+
+/// `kubernetes-validate` (PyPI): `KNOBEL_KUBERNETES_VALIDATE`, else the one on the PATH;
+/// `None` where there is none (outside CI only: .ci/run installs it, and CI must run it).
+fn schema_validator() -> Option<PathBuf> {
+    let validator = std::env::var_os("KNOBEL_KUBERNETES_VALIDATE")
+        .map_or_else(|| PathBuf::from("kubernetes-validate"), PathBuf::from);
+    match Command::new(&validator).arg("--version").output() {
+        Ok(output) if output.status.success() => Some(validator),
+        other => {
+            assert!(
+                !knobel_e2e::postgres::in_ci(),
+                "{} does not run ({other:?}): CI checks the manifests against Kubernetes' \
+                 schemas (.ci/run installs kubernetes-validate from PyPI)",
+                validator.display()
+            );
+            eprintln!("kubernetes-validate is not installed: the schemas are not checked");
+            None
+        }
+    }
+}
+
+/// `validator --strict` on `files`, against [`KUBERNETES_VERSION`].
+fn validate_schemas(validator: &Path, files: &[PathBuf]) -> std::process::Output {
+    Command::new(validator)
+        .args(["--strict", "--no-warn", "-k", KUBERNETES_VERSION])
+        .args(files)
+        .output()
+        .expect("run kubernetes-validate")
+}
+
+/// The YAML files of `dir` (not of its subfolders).
+fn yaml_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "yaml" || e == "yml"))
+        .collect();
+    files.sort();
+    assert!(!files.is_empty(), "no manifests in {}", dir.display());
+    files
+}
+
+/// The schema check has teeth: a manifest with a misspelt field, or a value of the wrong
+/// type, is refused, naming it.
+#[test]
+fn the_schema_check_refuses_a_misspelt_field_and_a_wrong_type() {
+    let Some(validator) = schema_validator() else {
+        return;
+    };
+    let deployment = read(&deploy().join("k8s/deployment.yaml"));
+    let dir = tempfile::tempdir().unwrap();
+    for (from, to, says) in [
+        ("replicas:", "replicaz:", "replicaz"),
+        ("containerPort: ", "containerPort: port-", "port-"),
+    ] {
+        assert!(deployment.contains(from), "deployment.yaml has {from}");
+        let file = dir.path().join("deployment.yaml");
+        std::fs::write(&file, deployment.replacen(from, to, 1)).unwrap();
+        let output = validate_schemas(&validator, &[file]);
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        assert!(
+            !output.status.success() && text.contains(says),
+            "{to}: {text}"
+        );
     }
 }
 
