@@ -374,15 +374,55 @@ impl Lobby {
         league: Option<crate::store::LeagueSlot>,
     ) -> bool {
         let players = claim_all(players, &info.rules, seed).await;
-        if let Err(error) = knobel_engine::Match::check_setup(&info.rules, players.len()) {
+        if !self.may_start(&info, players.len()) || !self.record_start(&info, seed, league).await {
+            hand_back(players);
+            return false;
+        }
+        let game = info.rules.game();
+        info!(match_id = %info.match_id, preset = %info.preset, seats = ?info.seat_names, bot_ids = ?info.seat_bot_ids, "match started");
+        self.metrics.match_started(game);
+        self.count_playing(&info, true);
+        let played = run_match(info.clone(), seed, players, self.abort.subscribe()).await;
+        self.count_playing(&info, false);
+        let (report, mut announcement) = match played {
+            Ok(played) => played,
+            Err(error) => {
+                // Checked before the start: not reached. Were it, the match is aborted, not
+                // left running.
+                self.abort_unplayable(&info, &error).await;
+                return true;
+            }
+        };
+        let record = self.record(&info, &report, league);
+        let mut record = std::pin::pin!(record);
+        // The last events ride on the result, unless recording outlasts their delay.
+        let recorded = match announcement.events_due() {
+            Some(due) => tokio::select! {
+                () = &mut record => true,
+                () = tokio::time::sleep_until(due) => {
+                    announcement.flush_events();
+                    false
+                }
+            },
+            None => false,
+        };
+        if !recorded {
+            record.await;
+        }
+        announcement.send();
+        true
+    }
+
+    /// Whether a match of `info` for `seats` may start now: its rules can be played by its
+    /// seats, the arena is not shutting down, and the store can take its results.
+    fn may_start(&self, info: &MatchInfo, seats: usize) -> bool {
+        if let Err(error) = knobel_engine::Match::check_setup(&info.rules, seats) {
             // The store checks what it reads; this is the last line of defence.
             tracing::error!(match_id = %info.match_id, error = %error, "match not started: its rules cannot be played by its seats");
-            hand_back(players);
             return false;
         }
         if *self.shutdown.borrow() {
             // Shutting down while the streams were being claimed: no new match.
-            hand_back(players);
             return false;
         }
         if self.recorder.is_full() {
@@ -391,9 +431,19 @@ impl Lobby {
                 pending = self.recorder.pending(),
                 "match not started: the store has too many results waiting to be written"
             );
-            hand_back(players);
             return false;
         }
+        true
+    }
+
+    /// Records the start of match `info` on `seed`; whether it was recorded (if not, its
+    /// bots wait again).
+    async fn record_start(
+        &self,
+        info: &MatchInfo,
+        seed: u64,
+        league: Option<crate::store::LeagueSlot>,
+    ) -> bool {
         let game = info.rules.game();
         let new = NewMatch {
             id: info.match_id.clone(),
@@ -418,49 +468,23 @@ impl Lobby {
                     finished_at_ms: now_ms(),
                 }));
             }
-            hand_back(players);
             return false;
         }
-        info!(match_id = %info.match_id, preset = %info.preset, seats = ?info.seat_names, bot_ids = ?info.seat_bot_ids, "match started");
-        self.metrics.match_started(game);
-        self.count_playing(&info, true);
-        let played = run_match(info.clone(), seed, players, self.abort.subscribe()).await;
-        self.count_playing(&info, false);
-        let (report, mut announcement) = match played {
-            Ok(played) => played,
-            Err(error) => {
-                // Checked above: not reached. Were it, the match is aborted, not left running.
-                tracing::error!(match_id = %info.match_id, error = %error, "match aborted: it cannot be set up");
-                let abort = MatchWrite::Abort(AbortedMatch {
-                    id: info.match_id.clone(),
-                    reason: "internal error".to_owned(),
-                    log_json: None,
-                    finished_at_ms: now_ms(),
-                });
-                if let Recorded::Refused(error) = self.recorder.record(abort).await {
-                    warn!(match_id = %info.match_id, error = %error, "cannot record the match's abort");
-                }
-                return true;
-            }
-        };
-        let record = self.record(&info, &report, league);
-        let mut record = std::pin::pin!(record);
-        // The last events ride on the result, unless recording outlasts their delay.
-        let recorded = match announcement.events_due() {
-            Some(due) => tokio::select! {
-                () = &mut record => true,
-                () = tokio::time::sleep_until(due) => {
-                    announcement.flush_events();
-                    false
-                }
-            },
-            None => false,
-        };
-        if !recorded {
-            record.await;
-        }
-        announcement.send();
         true
+    }
+
+    /// Records match `info`, whose start was recorded, as aborted: it cannot be set up.
+    async fn abort_unplayable(&self, info: &MatchInfo, error: &knobel_engine::SetupError) {
+        tracing::error!(match_id = %info.match_id, error = %error, "match aborted: it cannot be set up");
+        let abort = MatchWrite::Abort(AbortedMatch {
+            id: info.match_id.clone(),
+            reason: "internal error".to_owned(),
+            log_json: None,
+            finished_at_ms: now_ms(),
+        });
+        if let Recorded::Refused(error) = self.recorder.record(abort).await {
+            warn!(match_id = %info.match_id, error = %error, "cannot record the match's abort");
+        }
     }
 
     async fn record(
