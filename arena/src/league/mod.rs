@@ -1,39 +1,29 @@
-//! Leagues: a league file ([`config`]) expands into a schedule of duplicate sets
-//! ([`schedule`]), in a large league on the tables of a balanced design ([`design`]); its
-//! stored results give standings ([`standings`]) with Weng-Lin ratings
-//! ([`ratings`]) and confidence intervals; a match's luck-adjusted scores ([`luck`]) are
-//! recorded with its result. [`simulate`] plays a schedule in-process with engine policies.
-//! `docs/leagues.md` is the reference.
+//! Leagues at run time: the scheduler that plays a league's matches ([`scheduler`]), in a
+//! settled league in the order [`adaptive`] picks; the league service behind the gRPC admin
+//! calls ([`service`]); exports ([`export`]); a schedule played in-process with engine
+//! policies ([`simulate`]); luck-adjusted scores computed off the executor ([`luck`]).
+//! What needs no I/O (the league file, schedules, dice, standings, confidence sequences) is
+//! the crate `knobel-league`, re-exported here. `docs/leagues.md` is the reference.
 
 pub mod adaptive;
-pub mod archive;
-pub mod confidence;
-pub mod config;
-pub mod design;
-pub mod dice;
 pub mod export;
 pub mod luck;
-pub mod ratings;
-pub mod schedule;
 pub mod scheduler;
 pub mod service;
-pub mod settle;
 pub mod simulate;
-pub mod standings;
 
-#[cfg(test)]
-mod design_tests;
+pub use knobel_league::{
+    archive, confidence, config, design, dice, ratings, schedule, settle, standings,
+};
 
 /// The public dice of a test's league file: its seed (1 if it names none) and dice mode.
 #[cfg(test)]
 pub(crate) fn public_dice(config: &LeagueConfig) -> LeagueDice {
     LeagueDice::public(config.seed.unwrap_or(1), config.dice)
 }
-#[cfg(test)]
-mod tests;
 
-pub use config::{BotSelection, Format, GamePlan, LeagueConfig, LeagueConfigError};
-pub use dice::{DiceMode, LeagueDice, LeagueSecret, SeedSource};
-pub use schedule::{MAX_MATCHES, ScheduleError, ScheduledMatch, expand, scheduled_matches};
-pub use settle::{Margins, PairVerdict, Plan, Stop};
-pub use standings::{PlayedMatch, PlayedSeat, Standings, standings, standings_with};
+pub use knobel_league::{
+    BotSelection, DiceMode, Format, GamePlan, LeagueConfig, LeagueConfigError, LeagueDice,
+    LeagueSecret, MAX_MATCHES, Margins, PairVerdict, Plan, PlayedMatch, PlayedSeat, ScheduleError,
+    ScheduledMatch, SeedSource, Standings, Stop, expand, scheduled_matches, standings_with,
+};

@@ -16,8 +16,9 @@ use super::standings::{
     BotStanding, GameStandings, Interval, Neighbours, PairComparison, ScoreBasis, Standings,
 };
 use super::{LeagueConfig, LeagueDice, PlayedMatch, expand, standings_with};
-use crate::metrics::Metrics;
-use crate::store::{LeagueRecord, LeagueStatus, NewLeague, Store, StoreError};
+use crate::store::{
+    LeagueRecord, LeagueStatus, NewLeague, Store, StoreError, StoreObserver, StoreOperation,
+};
 
 /// How old a running league's standings may be for the web pages and the metrics
 /// ([`Leagues::league_standings_within`]): computing them reads every result of the league,
@@ -245,9 +246,13 @@ impl Leagues {
     /// These league operations with their store calls that fail because the database is
     /// unavailable counted under `operation` (see [`Store::counting_errors`]); the kept
     /// standings are shared with `self`.
-    pub fn counting_errors(&self, metrics: &Metrics, operation: &'static str) -> Leagues {
+    pub fn counting_errors<O: StoreObserver + Clone>(
+        &self,
+        observer: &O,
+        operation: StoreOperation,
+    ) -> Leagues {
         Leagues {
-            store: self.store.clone().counting_errors(metrics, operation),
+            store: self.store.clone().counting_errors(observer, operation),
             ..self.clone()
         }
     }

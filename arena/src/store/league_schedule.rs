@@ -7,7 +7,7 @@ use std::time::Duration;
 use knobel_engine::Rules;
 use sqlx::{PgConnection, SqliteConnection};
 
-use crate::league::ScheduledMatch;
+use knobel_league::ScheduledMatch;
 
 /// A `league_matches` row to write: ordinal, game, preset, rules (an index into
 /// [`ScheduleRows::rules_json`]), set, rotation, seats JSON, seed.

@@ -16,7 +16,7 @@ use knobel_engine::{Game, Rules};
 
 use super::league_schedule::{InsertSchedule, ScheduleRows, league_creation_timeout};
 use super::{Store, StoreError, now_ms};
-use crate::league::{
+use knobel_league::{
     DiceMode, LeagueDice, LeagueSecret, PlayedMatch, PlayedSeat, ScheduledMatch, SeedSource,
 };
 
@@ -90,7 +90,7 @@ pub struct NewLeague<'a> {
     pub config_toml: &'a str,
     /// The bots it resolved to.
     pub bots: &'a [String],
-    /// Its schedule ([`crate::league::expand`]).
+    /// Its schedule ([`knobel_league::expand`]).
     pub schedule: &'a [ScheduledMatch],
     /// The dice its schedule was expanded with.
     pub dice: &'a LeagueDice,

@@ -68,7 +68,7 @@ pub struct FinishedMatch {
     /// When the match finished, in unix milliseconds.
     pub finished_at_ms: i64,
     /// Every seat's luck-adjusted score, in seat order ([`knobel_engine::match_luck`] of the
-    /// log, computed by [`crate::league::luck::adjusted_scores`] for league matches), stored
+    /// log, computed by [`knobel_league::luck::adjusted_scores`] for league matches), stored
     /// in `seat_results.adjusted_score`; `None` stores NULL (not a league match, a match
     /// with a forfeit, a log whose luck could not be computed), and so does a list that
     /// does not have one score per seat.

@@ -247,7 +247,7 @@ fn pair(game: Game, x: &str, y: &str) -> (Game, String, String) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::league::{PlayedMatch, PlayedSeat, standings};
+    use crate::{PlayedMatch, PlayedSeat, standings};
 
     #[test]
     fn a_verdict_needs_enough_observations_and_a_decided_sequence() {
