@@ -19,8 +19,7 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 use tracing::{error, info, warn};
 
-use crate::metrics::Metrics;
-use crate::store::{InstanceId, Store, StoreError, now_ms};
+use crate::store::{InstanceId, Store, StoreError, StoreObserver, StoreOperation, now_ms};
 
 /// Why a sweep aborts a match.
 pub const ORPHAN_REASON: &str =
@@ -81,8 +80,18 @@ impl Instance {
     }
 
     /// Renews the lease every third of its length, and sweeps after each renewal, until
-    /// `stop` turns true. Failures are logged and counted, never fatal.
-    pub async fn heartbeat(self, store: Store, metrics: Metrics, mut stop: watch::Receiver<bool>) {
+    /// `stop` turns true. Failures are logged, counted by `observer` where the database is
+    /// unavailable, and never fatal.
+    pub async fn heartbeat(
+        self,
+        store: Store,
+        observer: impl StoreObserver + Clone,
+        mut stop: watch::Receiver<bool>,
+    ) {
+        let sweeping = store
+            .clone()
+            .counting_errors(&observer, StoreOperation::Sweep);
+        let store = store.counting_errors(&observer, StoreOperation::Heartbeat);
         let every = self.lease / 3;
         let mut renewed = Instant::now();
         let mut lapsed = false;
@@ -105,15 +114,11 @@ impl Instance {
                     }
                     renewed = Instant::now();
                     lapsed = false;
-                    if let Err(error) = self.sweep(&store).await {
-                        if error.is_unavailable() {
-                            metrics.store_error("sweep");
-                        }
+                    if let Err(error) = self.sweep(&sweeping).await {
                         warn!(error = %error, "cannot abort the matches of arenas that are gone");
                     }
                 }
                 Err(error) => {
-                    metrics.store_error("heartbeat");
                     let since = renewed.elapsed();
                     warn!(
                         instance = %self.id,

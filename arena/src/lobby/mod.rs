@@ -163,7 +163,7 @@ impl Lobby {
     ) -> Arc<Lobby> {
         Arc::new(Lobby {
             config,
-            recorder: Recorder::spawn_with_metrics(store, metrics.clone()),
+            recorder: Recorder::spawn_observed(store, metrics.clone()),
             metrics,
             shutdown,
             abort: watch::channel(false).0,

@@ -588,9 +588,8 @@ fn set_standings(
 mod tests {
     use super::*;
     use crate::league::{PlayedSeat, standings};
-    use crate::metrics::STORE_OPERATIONS;
     use crate::metrics::tests::value;
-    use crate::store::Store;
+    use crate::store::{Store, StoreOperation};
 
     fn record(bots: &[String], games: &str) -> LeagueRecord {
         LeagueRecord {
@@ -670,7 +669,10 @@ mod tests {
         let leagues = Leagues::new(store.clone(), scheduler, |e| {
             tonic::Status::unavailable(e.to_string())
         });
-        (leagues.counting_errors(metrics, "league_metrics"), store)
+        (
+            leagues.counting_errors(metrics, StoreOperation::LeagueMetrics),
+            store,
+        )
     }
 
     #[tokio::test]
@@ -696,8 +698,15 @@ mod tests {
             .unwrap_err();
         assert_eq!(errors(&metrics, "league_metrics"), Some(2.0));
         // ...under its own operation only.
-        for operation in STORE_OPERATIONS.iter().filter(|o| **o != "league_metrics") {
-            assert_eq!(errors(&metrics, operation), Some(0.0), "{operation}");
+        for operation in StoreOperation::ALL
+            .iter()
+            .filter(|o| **o != StoreOperation::LeagueMetrics)
+        {
+            assert_eq!(
+                errors(&metrics, operation.name()),
+                Some(0.0),
+                "{operation:?}"
+            );
         }
     }
 

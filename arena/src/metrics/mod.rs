@@ -24,6 +24,7 @@ use prometheus::{
 use tokio::net::TcpListener;
 
 use crate::referee::{DecisionOutcome, MatchInfo, MatchReport, TimeControl};
+use crate::store::{StoreObserver, StoreOperation};
 
 pub mod leagues;
 
@@ -33,28 +34,6 @@ pub const MAX_BOT_LABELS: usize = 200;
 
 /// The label value the bots beyond [`MAX_BOT_LABELS`] share.
 pub const OTHER_BOTS: &str = "(other)";
-
-/// The paths of the arena that call the store, as `knobel_store_errors_total` names them:
-/// the recorder's writes, the instance's lease, the Arena RPCs (`standings`: GetStandings
-/// and ListLeagues), the league scheduler (reading leagues, claims, releases, finishing a
-/// league), every Admin RPC, the web viewer, the league metrics' refresh, and the watch
-/// for revoked bots.
-pub const STORE_OPERATIONS: [&str; 14] = [
-    "start",
-    "finish",
-    "abort",
-    "heartbeat",
-    "sweep",
-    "auth",
-    "list_matches",
-    "get_match_log",
-    "standings",
-    "league_scheduler",
-    "admin",
-    "web",
-    "league_metrics",
-    "revocations",
-];
 
 /// Scrapes within this time of a scrape's rendering get the text it rendered
 /// ([`Metrics::scrape_shared`]), or within [`SCRAPE_REUSE_PER_RENDER`] times what the
@@ -279,8 +258,8 @@ impl Metrics {
                 matches_ended.with_label_values(&[g, status]);
             }
         }
-        for operation in STORE_OPERATIONS {
-            store_errors.with_label_values(&[operation]);
+        for operation in StoreOperation::ALL {
+            store_errors.with_label_values(&[operation.name()]);
         }
         for result in ["ok", "error"] {
             store_commit_seconds.with_label_values(&[result]);
@@ -437,39 +416,6 @@ impl Metrics {
         StreamGauge(Some(gauge))
     }
 
-    /// A batch of match records was committed (`ok`) or failed after `elapsed`.
-    pub fn store_committed(&self, ok: bool, elapsed: Duration) {
-        if !self.inner.enabled {
-            return;
-        }
-        self.inner
-            .store_commit_seconds
-            .with_label_values(&[if ok { "ok" } else { "error" }])
-            .observe(elapsed.as_secs_f64());
-    }
-
-    /// A store call failed because the database was unavailable. `operation` is one of
-    /// [`STORE_OPERATIONS`].
-    pub fn store_error(&self, operation: &'static str) {
-        if !self.inner.enabled {
-            return;
-        }
-        self.inner
-            .store_errors
-            .with_label_values(&[operation])
-            .inc();
-    }
-
-    /// `pending` match records wait for a retry.
-    pub fn store_pending(&self, pending: usize) {
-        if !self.inner.enabled {
-            return;
-        }
-        self.inner
-            .store_pending
-            .set(i64::try_from(pending).unwrap_or(i64::MAX));
-    }
-
     /// The league gauges.
     pub(crate) fn leagues(&self) -> Option<&leagues::LeagueGauges> {
         self.inner.enabled.then_some(&self.inner.leagues)
@@ -573,3 +519,36 @@ impl Drop for StreamGauge {
 
 #[cfg(test)]
 pub(crate) mod tests;
+
+/// The store's failures, retry backlog and commits, as `knobel_store_errors_total`,
+/// `knobel_store_pending_writes` and `knobel_store_commit_seconds`.
+impl StoreObserver for Metrics {
+    fn failed(&self, operation: StoreOperation) {
+        if !self.inner.enabled {
+            return;
+        }
+        self.inner
+            .store_errors
+            .with_label_values(&[operation.name()])
+            .inc();
+    }
+
+    fn pending_writes(&self, writes: usize) {
+        if !self.inner.enabled {
+            return;
+        }
+        self.inner
+            .store_pending
+            .set(i64::try_from(writes).unwrap_or(i64::MAX));
+    }
+
+    fn committed(&self, ok: bool, took: Duration) {
+        if !self.inner.enabled {
+            return;
+        }
+        self.inner
+            .store_commit_seconds
+            .with_label_values(&[if ok { "ok" } else { "error" }])
+            .observe(took.as_secs_f64());
+    }
+}

@@ -184,7 +184,7 @@ fn disabled_metrics_count_nothing() {
     metrics.bot_registered("alice");
     metrics.match_started(knobel_engine::Game::Schocken);
     let _stream = metrics.stream_opened("alice");
-    metrics.store_error("finish");
+    metrics.failed(crate::store::StoreOperation::Finish);
     assert!(!metrics.render().contains("alice"));
     assert_eq!(
         value(

@@ -38,7 +38,7 @@ use crate::league::service::Leagues;
 use crate::lobby::{Lobby, LobbyConfig};
 use crate::metrics::Metrics;
 use crate::net::{self, AuthThrottle, NetLimits, PeerCounter};
-use crate::store::{Store, StoreError};
+use crate::store::{Store, StoreError, StoreOperation};
 use crate::streams::StreamRegistry;
 
 use admin::{AdminAuth, AdminService};
@@ -191,14 +191,20 @@ pub async fn serve_with_web(
     let streams = StreamRegistry::default();
     // Bots revoked by another process (`knobel bot revoke`) lose their streams within
     // `streams::REVOKE_POLL`.
-    tokio::spawn(streams.clone().watch_revocations(
-        store.clone().counting_errors(&metrics, "revocations"),
-        shutdown_rx.clone(),
-    ));
+    tokio::spawn(
+        streams.clone().watch_revocations(
+            store
+                .clone()
+                .counting_errors(&metrics, StoreOperation::Revocations),
+            shutdown_rx.clone(),
+        ),
+    );
     // Leagues: the scheduler plays their matches among the connected bots.
     // Each path below has a store handle of its own that counts its failures.
     let scheduler = Scheduler::new(
-        store.clone().counting_errors(&metrics, "league_scheduler"),
+        store
+            .clone()
+            .counting_errors(&metrics, StoreOperation::LeagueScheduler),
         lobby.clone(),
         Some(instance.id.to_string()),
     );
@@ -219,7 +225,7 @@ pub async fn serve_with_web(
     if metrics.enabled() {
         tokio::spawn(crate::metrics::leagues::refresh(
             metrics.clone(),
-            leagues.counting_errors(&metrics, "league_metrics"),
+            leagues.counting_errors(&metrics, StoreOperation::LeagueMetrics),
             shutdown_rx.clone(),
         ));
     }
@@ -228,9 +234,11 @@ pub async fn serve_with_web(
     let net_metrics = net::NetMetrics::new(metrics.registry());
     let admin = AdminService {
         metrics: metrics.clone(),
-        store: store.clone().counting_errors(&metrics, "admin"),
+        store: store
+            .clone()
+            .counting_errors(&metrics, StoreOperation::Admin),
         streams: streams.clone(),
-        leagues: leagues.counting_errors(&metrics, "admin"),
+        leagues: leagues.counting_errors(&metrics, StoreOperation::Admin),
     };
     let admin_auth = AdminAuth {
         token: config.admin_token.clone(),
@@ -251,7 +259,7 @@ pub async fn serve_with_web(
         ),
         hello_timeout: config.net.hello_timeout,
         logs_in_flight: logs_in_flight.clone(),
-        leagues: leagues.counting_errors(&metrics, "standings"),
+        leagues: leagues.counting_errors(&metrics, StoreOperation::Standings),
         page_tokens: page_tokens.clone(),
     };
     // The web viewer serves through the grace (viewers see the last matches end) and stops
@@ -259,8 +267,8 @@ pub async fn serve_with_web(
     let (stop_web, web_stopped) = tokio::sync::oneshot::channel::<()>();
     let web_task = web_listener.map(|listener| {
         let web = crate::web::Web::new(
-            store.clone().counting_errors(&metrics, "web"),
-            leagues.counting_errors(&metrics, "web"),
+            store.clone().counting_errors(&metrics, StoreOperation::Web),
+            leagues.counting_errors(&metrics, StoreOperation::Web),
             logs_in_flight,
             page_tokens,
         );
@@ -392,15 +400,10 @@ struct ArenaService {
 }
 
 impl ArenaService {
-    /// [`status::internal`], counting an unavailable database in the metrics under `operation`.
-    fn store_failed(&self, operation: &'static str) -> impl FnOnce(StoreError) -> Status {
-        let metrics = self.metrics.clone();
-        move |error| {
-            if error.is_unavailable() {
-                metrics.store_error(operation);
-            }
-            status::internal(error)
-        }
+    /// The store, counting its failures because the database is unavailable in the metrics
+    /// as `operation` (the one way store errors are counted: [`Store::counting_errors`]).
+    fn store_for(&self, operation: StoreOperation) -> Store {
+        self.store.clone().counting_errors(&self.metrics, operation)
     }
 }
 

@@ -18,12 +18,13 @@ use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status, Streaming};
 use tracing::info;
 
-use super::status::{bearer_token_of, broken_stream, check_throttle, peer_of};
+use super::status::{self, bearer_token_of, broken_stream, check_throttle, peer_of};
 use super::stream_link::StreamLink;
 use super::{ArenaService, MAX_MESSAGE_BYTES, MAX_PINGS_PER_MINUTE};
 use crate::auth;
 use crate::lobby::{Handoff, Lobby};
 use crate::referee::{FromSeat, MAX_STRIKES};
+use crate::store::StoreOperation;
 use crate::streams::StreamSlot;
 
 /// How long a bot whose match could not start (the store is unavailable) waits before it
@@ -59,10 +60,10 @@ pub(super) async fn play(
         ));
     };
     let bot = service
-        .store
+        .store_for(StoreOperation::Auth)
         .bot_by_token_hash(&auth::hash_token(token))
         .await
-        .map_err(service.store_failed("auth"))?
+        .map_err(status::internal)?
         .ok_or_else(|| {
             service.throttle.failed(peer);
             Status::unauthenticated(

@@ -8,9 +8,9 @@ use knobel_proto::v1 as pb;
 use tokio_stream::Stream;
 use tonic::{Request, Response, Status};
 
-use super::{ArenaService, LOG_CHUNK_BYTES, MAX_LOGS_IN_FLIGHT, MAX_SENT_MESSAGE_BYTES};
+use super::{ArenaService, LOG_CHUNK_BYTES, MAX_LOGS_IN_FLIGHT, MAX_SENT_MESSAGE_BYTES, status};
 use crate::league::DiceMode;
-use crate::store::{MatchCursor, MatchFilter, MatchStatus, Store, StoreError};
+use crate::store::{MatchCursor, MatchFilter, MatchStatus, Store, StoreError, StoreOperation};
 
 /// The ListMatches RPC: one page of the recorded matches, newest first.
 pub(super) async fn list_matches(
@@ -67,10 +67,10 @@ pub(super) async fn list_matches(
         after,
     };
     let (found, more) = service
-        .store
+        .store_for(StoreOperation::ListMatches)
         .list_matches_page(&filter)
         .await
-        .map_err(service.store_failed("list_matches"))?;
+        .map_err(status::internal)?;
     let next_page_token = match found.last() {
         Some(last) if more => service.page_tokens.encode(&MatchCursor::of(last)),
         _ => String::new(),
@@ -116,10 +116,10 @@ pub(super) async fn get_match_log(
     let id = request.into_inner().match_id;
     let (log_json, _serving) = service.ended_log(&id).await?;
     let seat_names = service
-        .store
+        .store_for(StoreOperation::GetMatchLog)
         .get_match(&id)
         .await
-        .map_err(service.store_failed("get_match_log"))?
+        .map_err(status::internal)?
         .map(|record| record.summary.seat_names)
         .unwrap_or_default();
     let response = pb::MatchLogResponse {
@@ -196,9 +196,9 @@ impl ArenaService {
             .clone()
             .try_acquire_owned()
             .map_err(|_| Status::resource_exhausted(logs_busy()))?;
-        let served = match ended_log(&self.store, id)
+        let served = match ended_log(&self.store_for(StoreOperation::GetMatchLog), id)
             .await
-            .map_err(self.store_failed("get_match_log"))?
+            .map_err(status::internal)?
         {
             EndedLog::Unknown => {
                 return Err(Status::not_found(format!(

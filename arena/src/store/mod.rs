@@ -11,6 +11,7 @@
 
 use std::fmt;
 use std::str::FromStr;
+use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
@@ -56,6 +57,7 @@ mod league_schedule;
 mod leagues;
 mod matches;
 mod migrations;
+mod observer;
 mod recorder;
 mod types;
 
@@ -66,6 +68,7 @@ pub use leagues::{
     ArchiveRow, LeagueRecord, LeagueStatus, MatchLeague, NewLeague, OpenLeagueMatch,
     UNSTARTED_CLAIM_MS,
 };
+pub use observer::{StoreObserver, StoreOperation};
 pub use recorder::{MAX_BACKOFF, MAX_PENDING, MIN_BACKOFF, Recorded, Recorder};
 pub use types::{
     AbortedMatch, BotRecord, BotResult, BotTotals, FinishedMatch, LeagueSlot, MatchCursor,
@@ -73,7 +76,6 @@ pub use types::{
     ParseMatchStatusError, SeatResult,
 };
 
-use crate::metrics::Metrics;
 use error::redact_url;
 
 /// How many connections a store's pool opens at most.
@@ -102,7 +104,7 @@ pub struct Store {
     owner: Option<InstanceId>,
     /// Where its calls that fail because the database is unavailable are counted (see
     /// [`Store::counting_errors`]).
-    errors: Option<(Metrics, &'static str)>,
+    errors: Option<(Arc<dyn StoreObserver>, StoreOperation)>,
 }
 
 /// Runs `body`, cut off after `timeout` with `E`'s timeout error.
@@ -199,12 +201,15 @@ impl Store {
     }
 
     /// This store counting its calls that fail because the database is unavailable (see
-    /// [`StoreError::is_unavailable`]) in `metrics` as `knobel_store_errors_total` with
-    /// `operation` (one of [`STORE_OPERATIONS`](crate::metrics::STORE_OPERATIONS)): every
-    /// call through this handle and its clones, in one place (the store's timeout), so that
-    /// a path of the arena given its own handle has every failure counted.
-    pub fn counting_errors(mut self, metrics: &Metrics, operation: &'static str) -> Store {
-        self.errors = Some((metrics.clone(), operation));
+    /// [`StoreError::is_unavailable`]) with `observer` as `operation`: every call through
+    /// this handle and its clones, in one place (the store's timeout), so that a path of the
+    /// arena given its own handle has every failure counted, and counted once.
+    pub fn counting_errors<O: StoreObserver + Clone>(
+        mut self,
+        observer: &O,
+        operation: StoreOperation,
+    ) -> Store {
+        self.errors = Some((Arc::new(observer.clone()), operation));
         self
     }
 
@@ -215,10 +220,10 @@ impl Store {
         body: impl Future<Output = Result<T, E>>,
     ) -> Result<T, E> {
         let result = timed(self.timeout, body).await;
-        if let (Err(error), Some((metrics, operation))) = (&result, &self.errors)
+        if let (Err(error), Some((observer, operation))) = (&result, &self.errors)
             && error.unavailable()
         {
-            metrics.store_error(operation);
+            observer.failed(*operation);
         }
         result
     }

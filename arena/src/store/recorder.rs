@@ -11,8 +11,8 @@ use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
 use tracing::{debug, error, info, warn};
 
+use super::observer::{StoreObserver, StoreOperation};
 use super::{MatchWrite, Store, StoreError};
-use crate::metrics::Metrics;
 
 /// The most writes committed in one transaction.
 pub const MAX_BATCH: usize = 64;
@@ -48,14 +48,14 @@ struct Backlog {
     retries: mpsc::UnboundedSender<MatchWrite>,
     /// Writes in the retry backlog (queued or being retried).
     pending: Arc<AtomicUsize>,
-    metrics: Option<Metrics>,
+    observer: Option<Arc<dyn StoreObserver>>,
 }
 
 impl Backlog {
     fn push(&self, write: MatchWrite) {
         let pending = self.pending.fetch_add(1, Ordering::SeqCst) + 1;
-        if let Some(metrics) = &self.metrics {
-            metrics.store_pending(pending);
+        if let Some(observer) = &self.observer {
+            observer.pending_writes(pending);
         }
         if self.retries.send(write).is_err() {
             self.pending.fetch_sub(1, Ordering::SeqCst);
@@ -108,12 +108,12 @@ impl std::fmt::Debug for Recorder {
     }
 }
 
-/// The metrics label of a write.
-fn operation(write: &MatchWrite) -> &'static str {
+/// The operation a write is counted as.
+fn operation(write: &MatchWrite) -> StoreOperation {
     match write {
-        MatchWrite::Start(_) => "start",
-        MatchWrite::Finish(_) | MatchWrite::FinishLeague(..) => "finish",
-        MatchWrite::Abort(_) => "abort",
+        MatchWrite::Start(_) => StoreOperation::Start,
+        MatchWrite::Finish(_) | MatchWrite::FinishLeague(..) => StoreOperation::Finish,
+        MatchWrite::Abort(_) => StoreOperation::Abort,
     }
 }
 
@@ -140,12 +140,13 @@ impl Recorder {
         Recorder::start(store, None)
     }
 
-    /// Like [`Recorder::spawn`], counting store errors and the retry backlog in `metrics`.
-    pub fn spawn_with_metrics(store: Store, metrics: Metrics) -> Recorder {
-        Recorder::start(store, Some(metrics))
+    /// Like [`Recorder::spawn`], reporting failed writes, the retry backlog and commits to
+    /// `observer`.
+    pub fn spawn_observed(store: Store, observer: impl StoreObserver) -> Recorder {
+        Recorder::start(store, Some(Arc::new(observer)))
     }
 
-    fn start(store: Store, metrics: Option<Metrics>) -> Recorder {
+    fn start(store: Store, observer: Option<Arc<dyn StoreObserver>>) -> Recorder {
         let (retries, backlog) = mpsc::unbounded_channel();
         let pending = Arc::new(AtomicUsize::new(0));
         // Waiting for the queue, then for the batch ahead and this one.
@@ -153,7 +154,7 @@ impl Recorder {
         let door = Backlog {
             retries,
             pending: pending.clone(),
-            metrics: metrics.clone(),
+            observer: observer.clone(),
         };
         let queues: Vec<mpsc::Sender<Job>> = (0..store.writers())
             .map(|_| {
@@ -162,7 +163,7 @@ impl Recorder {
                 queue
             })
             .collect();
-        tokio::spawn(retry(store, backlog, pending, metrics));
+        tokio::spawn(retry(store, backlog, pending, observer));
         Recorder {
             queues: queues.into(),
             backlog: door,
@@ -252,18 +253,18 @@ async fn run(store: Store, mut jobs: mpsc::Receiver<Job>, backlog: Backlog) {
             .unzip();
         let started = std::time::Instant::now();
         let results = store.write_matches(&writes).await;
-        if let Some(metrics) = &backlog.metrics {
+        if let Some(observer) = &backlog.observer {
             let unavailable = results
                 .iter()
                 .any(|r| r.as_ref().is_err_and(StoreError::is_unavailable));
-            metrics.store_committed(!unavailable, started.elapsed());
+            observer.committed(!unavailable, started.elapsed());
         }
         for ((write, (done, keep)), result) in writes.into_iter().zip(rest).zip(results) {
             if let Err(error) = &result
                 && error.is_unavailable()
             {
-                if let Some(metrics) = &backlog.metrics {
-                    metrics.store_error(operation(&write));
+                if let Some(observer) = &backlog.observer {
+                    observer.failed(operation(&write));
                 }
                 if keep {
                     backlog.push(write);
@@ -283,7 +284,7 @@ async fn retry(
     store: Store,
     mut incoming: mpsc::UnboundedReceiver<MatchWrite>,
     pending: Arc<AtomicUsize>,
-    metrics: Option<Metrics>,
+    observer: Option<Arc<dyn StoreObserver>>,
 ) {
     let mut backlog: VecDeque<MatchWrite> = VecDeque::new();
     let mut delay = MIN_BACKOFF;
@@ -319,8 +320,8 @@ async fn retry(
                     "a match record kept while the store was unavailable is written"
                 ),
                 Err(error) if error.is_unavailable() => {
-                    if let Some(metrics) = &metrics {
-                        metrics.store_error(operation(&write));
+                    if let Some(observer) = &observer {
+                        observer.failed(operation(&write));
                     }
                     kept.push((write, error));
                 }
@@ -358,8 +359,8 @@ async fn retry(
         }
         let done = take - left;
         let now = pending.fetch_sub(done, Ordering::SeqCst) - done;
-        if let Some(metrics) = &metrics {
-            metrics.store_pending(now);
+        if let Some(observer) = &observer {
+            observer.pending_writes(now);
         }
     }
 }

@@ -1,0 +1,134 @@
+//! The layer check (`.ci/check-layers`, rules in `.ci/layers.toml`) passes on the workspace
+//! as it is, and refuses a back arrow: a workspace crate depending on one above it, a pure
+//! crate reaching the async or database stacks, and a store file naming the metrics.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use knobel_e2e::workspace;
+use serde_json::{Value, json};
+
+fn check_layers(args: &[&str]) -> Output {
+    Command::new("python3")
+        .arg(workspace().join(".ci/check-layers"))
+        .args(args)
+        .output()
+        .expect("python3 runs .ci/check-layers")
+}
+
+/// The workspace's `cargo metadata`.
+fn metadata() -> Value {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    let out = Command::new(cargo)
+        .current_dir(workspace())
+        .args(["metadata", "--format-version", "1"])
+        .output()
+        .expect("cargo metadata runs");
+    assert!(out.status.success(), "cargo metadata failed");
+    serde_json::from_slice(&out.stdout).expect("cargo metadata prints JSON")
+}
+
+fn package_id(meta: &Value, name: &str) -> String {
+    meta["packages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == name)
+        .unwrap_or_else(|| panic!("no package {name}"))["id"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+/// `meta` with a normal dependency of `from` on `to` added.
+fn with_arrow(mut meta: Value, from: &str, to: &str) -> Value {
+    let (from, to) = (package_id(&meta, from), package_id(&meta, to));
+    let node = meta["resolve"]["nodes"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|n| n["id"] == from.as_str())
+        .expect("the crate is resolved");
+    node["deps"].as_array_mut().unwrap().push(json!({
+        "name": "added",
+        "pkg": to,
+        "dep_kinds": [{"kind": null, "target": null}],
+    }));
+    meta
+}
+
+fn check_metadata(meta: &Value, dir: &Path) -> Output {
+    let file = dir.join("metadata.json");
+    std::fs::write(&file, serde_json::to_vec(meta).unwrap()).unwrap();
+    check_layers(&["--metadata", file.to_str().unwrap()])
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[test]
+fn the_workspace_passes_the_layer_check() {
+    let out = check_layers(&[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("layers ok"));
+}
+
+#[test]
+fn a_back_arrow_between_crates_is_refused_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let meta = metadata();
+    assert!(check_metadata(&meta, dir.path()).status.success());
+    // The engine reaching up to the leagues, the leagues to the arena.
+    for (from, to) in [
+        ("knobel-engine", "knobel-league"),
+        ("knobel-league", "knobel-arena"),
+        ("knobel-bots", "knobel-arena"),
+    ] {
+        let out = check_metadata(&with_arrow(meta.clone(), from, to), dir.path());
+        assert_eq!(out.status.code(), Some(1), "{from} -> {to} passed");
+        let text = stderr(&out);
+        assert!(
+            text.contains(&format!(
+                "{from} -> {to}: a dependency the layers do not allow"
+            )),
+            "{text}"
+        );
+    }
+}
+
+#[test]
+fn a_pure_crate_reaching_the_async_stack_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let meta = with_arrow(metadata(), "knobel-league", "tokio");
+    let out = check_metadata(&meta, dir.path());
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("knobel-league: its dependency tree has tokio"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn a_store_file_naming_the_metrics_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("arena/src/store");
+    std::fs::create_dir_all(&store).unwrap();
+    std::fs::write(store.join("clean.rs"), "use super::Store;\n").unwrap();
+    let root = dir.path().to_str().unwrap();
+    let meta = dir.path().join("metadata.json");
+    std::fs::write(&meta, serde_json::to_vec(&metadata()).unwrap()).unwrap();
+    let args = ["--metadata", meta.to_str().unwrap(), "--root", root];
+    assert!(check_layers(&args).status.success());
+    std::fs::write(store.join("bad.rs"), "\nuse crate::metrics::Metrics;\n").unwrap();
+    let out = check_layers(&args);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains(
+            "arena/src/store/bad.rs:2: names crate::metrics, which arena/src/store must not use"
+        ),
+        "{}",
+        stderr(&out)
+    );
+}
