@@ -482,7 +482,8 @@ impl Metrics {
         self.inner.renders.load(Ordering::Relaxed)
     }
 
-    /// Serves `GET /metrics` on `listener` until `shutdown` resolves.
+    /// Serves `GET /metrics` on `listener` until `shutdown` resolves; fails with the error
+    /// that leaves the listening socket unusable (it was closed or shut down).
     pub async fn serve(
         self,
         listener: TcpListener,
@@ -500,9 +501,13 @@ impl Metrics {
                 }
             }),
         );
-        axum::serve(crate::net::MetricsListener::new(listener), app)
-            .with_graceful_shutdown(shutdown)
-            .await
+        let mut listener = crate::net::MetricsListener::new(listener);
+        let failure = listener.failure();
+        let served = axum::serve(listener, app).with_graceful_shutdown(shutdown);
+        tokio::select! {
+            served = served => served,
+            Ok(error) = failure => Err(error),
+        }
     }
 }
 

@@ -3,9 +3,11 @@
 
 use std::io;
 use std::net::SocketAddr;
+use std::time::Duration;
 
 use prometheus::{IntCounterVec, IntGauge, Opts, Registry};
 use tokio::net::TcpListener;
+use tokio::sync::oneshot;
 
 use super::{Acceptor, LimitedIo, NetLimits};
 
@@ -78,6 +80,9 @@ pub const METRICS_MAX_CONNECTIONS: (usize, usize) = (256, 64);
 /// once).
 pub struct MetricsListener {
     acceptor: Acceptor,
+    /// Where the error goes that leaves the listening socket unusable (see
+    /// [`MetricsListener::failure`]).
+    failed: Option<oneshot::Sender<io::Error>>,
 }
 
 impl MetricsListener {
@@ -97,7 +102,17 @@ impl MetricsListener {
                 "connections to the metrics endpoint",
                 ["the endpoint's fixed bound", "the endpoint's fixed bound"],
             ),
+            failed: None,
         }
+    }
+
+    /// Receives the error that leaves the listening socket unusable (it was closed or shut
+    /// down): from then on the listener accepts nothing, and the endpoint has failed.
+    /// Without a receiver such an error is retried every 50 ms, like any other.
+    pub fn failure(&mut self) -> oneshot::Receiver<io::Error> {
+        let (failed, failure) = oneshot::channel();
+        self.failed = Some(failed);
+        failure
     }
 }
 
@@ -106,9 +121,21 @@ impl axum::serve::Listener for MetricsListener {
     type Addr = SocketAddr;
 
     async fn accept(&mut self) -> (LimitedIo, SocketAddr) {
-        let io = self.acceptor.next().await;
-        let peer = io.peer;
-        (io, peer)
+        loop {
+            match self.acceptor.next_or_broken().await {
+                Ok(io) => {
+                    let peer = io.peer;
+                    return (io, peer);
+                }
+                Err(error) => match self.failed.take() {
+                    Some(failed) => {
+                        let _ = failed.send(error);
+                        std::future::pending::<()>().await;
+                    }
+                    None => tokio::time::sleep(Duration::from_millis(50)).await,
+                },
+            }
+        }
     }
 
     fn local_addr(&self) -> io::Result<SocketAddr> {

@@ -123,11 +123,25 @@ impl Acceptor {
         }
     }
 
-    /// The next connection within the bounds; those over them are closed at once.
+    /// The next connection within the bounds; those over them are closed at once. An
+    /// error that leaves the listening socket unusable ([`listener_is_broken`]) is logged
+    /// and retried like the others, every 50 ms.
     async fn next(&mut self) -> LimitedIo {
+        loop {
+            match self.next_or_broken().await {
+                Ok(io) => return io,
+                Err(_) => tokio::time::sleep(Duration::from_millis(50)).await,
+            }
+        }
+    }
+
+    /// [`Acceptor::next`], but an error that leaves the listening socket unusable is
+    /// returned: retrying it cannot succeed.
+    async fn next_or_broken(&mut self) -> io::Result<LimitedIo> {
         loop {
             let (stream, peer) = match self.listener.accept().await {
                 Ok(accepted) => accepted,
+                Err(error) if listener_is_broken(&error) => return Err(error),
                 Err(error) => {
                     if let Some(suppressed) = self.accept_errors.due() {
                         warn!(%error, suppressed, "cannot accept a connection");
@@ -146,7 +160,13 @@ impl Acceptor {
             match self.connections.acquire(peer.ip()) {
                 Ok(permit) => {
                     let _ = stream.set_nodelay(true);
-                    return LimitedIo::new(stream, peer, permit, &self.limits, &self.metrics);
+                    return Ok(LimitedIo::new(
+                        stream,
+                        peer,
+                        permit,
+                        &self.limits,
+                        &self.metrics,
+                    ));
                 }
                 Err(over) => {
                     drop(stream);
@@ -167,6 +187,16 @@ impl Acceptor {
             }
         }
     }
+}
+
+/// Whether an accept error means the listening socket itself is unusable (closed, shut
+/// down, not a listening socket), so that no retry can succeed; other errors (out of files
+/// or memory, an aborted handshake) pass.
+fn listener_is_broken(error: &io::Error) -> bool {
+    matches!(
+        error.raw_os_error(),
+        Some(libc::EBADF | libc::EINVAL | libc::ENOTSOCK | libc::EOPNOTSUPP)
+    )
 }
 
 /// The connections of `listener` within `limits`: the incoming stream for

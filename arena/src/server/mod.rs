@@ -299,8 +299,20 @@ pub async fn serve_with_web(
     // says NOT_SERVING first, before anything else stops.
     let mut signal = shutdown_rx.clone();
     let reporter = health_reporter.clone();
+    // A metrics endpoint that fails (its listening socket closed) stops the arena as a
+    // shutdown does, and `serve` then returns its error: an arena no one can scrape is
+    // restarted rather than left running unobserved.
+    let (metrics_failed, metrics_failure) = tokio::sync::oneshot::channel::<std::io::Error>();
+    let metrics_error = Arc::new(std::sync::Mutex::new(None));
+    let failed_with = metrics_error.clone();
     tokio::spawn(async move {
-        shutdown.await;
+        tokio::select! {
+            () = shutdown => {}
+            Ok(error) = metrics_failure => {
+                tracing::error!(%error, "the metrics endpoint failed: the arena shuts down");
+                *failed_with.lock().expect("not poisoned") = Some(error);
+            }
+        }
         reporter
             .set_not_serving::<ArenaServer<ArenaService>>()
             .await;
@@ -311,11 +323,12 @@ pub async fn serve_with_web(
     });
     // Metrics are served until the arena has stopped.
     let metrics_task = metrics_listener.map(|listener| {
-        tokio::spawn(
-            metrics
-                .clone()
-                .serve(listener, std::future::pending::<()>()),
-        )
+        let metrics = metrics.clone();
+        tokio::spawn(async move {
+            if let Err(error) = metrics.serve(listener, std::future::pending::<()>()).await {
+                let _ = metrics_failed.send(error);
+            }
+        })
     });
     let drain_lobby = lobby.clone();
     let grace = config.shutdown_grace;
@@ -373,7 +386,11 @@ pub async fn serve_with_web(
         }
     }
     info!("arena stopped");
-    result.map_err(ServeError::from)
+    result?;
+    match metrics_error.lock().expect("not poisoned").take() {
+        Some(error) => Err(ServeError::Metrics(error)),
+        None => Ok(()),
+    }
 }
 
 /// The `knobel.v1.Arena` service.
