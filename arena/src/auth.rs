@@ -8,7 +8,6 @@
 
 use std::fmt;
 
-use knobel_proto::names::{self, NameError};
 use rand::TryRng;
 use rand::rngs::SysRng;
 use sha2::{Digest, Sha256};
@@ -116,43 +115,8 @@ impl fmt::Debug for AdminToken {
     }
 }
 
-/// A bot name that cannot be registered.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("invalid bot name \"{name}\": {error}")]
-pub struct BotNameError {
-    /// The name refused, with control and invisible characters escaped.
-    pub name: String,
-    /// The rule it breaks.
-    pub error: NameError,
-}
-
-/// Checks that `name` may name a bot: the one name rule of registered and Hello names,
-/// [`knobel_proto::names::check_name`] (its text for people: [`knobel_proto::names::rule`]).
-/// [`crate::store::Store::add_bot`] checks it too.
-pub fn check_bot_name(name: &str) -> Result<(), BotNameError> {
-    names::check_name(name).map_err(|error| BotNameError {
-        name: escape_name(name),
-        error,
-    })
-}
-
-/// `name` for a message: at most 40 characters, control and invisible characters escaped
-/// (so a refused name cannot reorder or hide the text around it).
-fn escape_name(name: &str) -> String {
-    let mut out = String::new();
-    for (i, c) in name.chars().enumerate() {
-        if i == 40 {
-            out.push('…');
-            break;
-        }
-        if c == '"' || c == '\\' || names::forbidden_class(c).is_some() {
-            out.extend(c.escape_unicode());
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
+/// The bot name rule lives with the registry of bots (the store checks what it registers).
+pub use crate::store::{BotNameError, check_bot_name};
 
 /// `bytes` as lowercase hex digits.
 fn hex(bytes: &[u8]) -> String {
@@ -249,33 +213,5 @@ mod tests {
         assert!(AdminToken::from_hash_hex("abc").is_none());
         assert!(AdminToken::from_hash_hex(&"g".repeat(64)).is_none());
         assert!(AdminToken::from_hash_hex(&"é".repeat(32)).is_none());
-    }
-
-    #[test]
-    fn bot_names() {
-        assert!(check_bot_name("zocker-3000").is_ok());
-        assert!(check_bot_name("Würfel Bot").is_ok());
-        assert!(check_bot_name(&"x".repeat(32)).is_ok());
-        for bad in [
-            "",
-            " lead",
-            "trail ",
-            "tab\tbed",
-            "new\nline",
-            &"x".repeat(33),
-            "builtin-heuristic-1",
-            "a\u{202E}b",
-        ] {
-            assert!(check_bot_name(bad).is_err(), "{bad:?} should be refused");
-        }
-        assert_eq!(
-            check_bot_name("").unwrap_err().to_string(),
-            "invalid bot name \"\": a bot name cannot be empty: it has 1..=32 characters"
-        );
-        // The refused character is escaped in the quoted name, and named.
-        assert_eq!(
-            check_bot_name("evil\u{202E}gnp").unwrap_err().to_string(),
-            "invalid bot name \"evil\\u{202e}gnp\": a bot name cannot contain a bidirectional control: character 4 is U+202E RIGHT-TO-LEFT OVERRIDE"
-        );
     }
 }

@@ -13,6 +13,6 @@ pub mod page_token;
 pub mod referee;
 pub mod server;
 pub mod settings;
-pub mod store;
+pub use knobel_store as store;
 pub mod streams;
 pub mod web;

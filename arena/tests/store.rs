@@ -1101,8 +1101,8 @@ async fn match_seats_are_filled_in_for_older_matches(db: TestDb) {
     );
     db.execute("DELETE FROM match_seats").await;
     let migration = match db.kind {
-        Kind::Sqlite => include_str!("../migrations/sqlite/0007_match_seats.sql"),
-        Kind::Postgres => include_str!("../migrations/postgres/0007_match_seats.sql"),
+        Kind::Sqlite => include_str!("../store/migrations/sqlite/0007_match_seats.sql"),
+        Kind::Postgres => include_str!("../store/migrations/postgres/0007_match_seats.sql"),
     };
     let start = migration
         .find("INSERT INTO match_seats")

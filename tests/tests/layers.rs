@@ -1,6 +1,7 @@
 //! The layer check (`.ci/check-layers`, rules in `.ci/layers.toml`) passes on the workspace
 //! as it is, and refuses a back arrow: a workspace crate depending on one above it, a pure
-//! crate reaching the async or database stacks, and a store file naming the metrics.
+//! crate reaching the async or database stacks, the store reaching the metrics, and a
+//! runtime file naming the metrics.
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -84,6 +85,8 @@ fn a_back_arrow_between_crates_is_refused_naming_it() {
         ("knobel-engine", "knobel-league"),
         ("knobel-league", "knobel-arena"),
         ("knobel-bots", "knobel-arena"),
+        ("knobel-store", "knobel-arena"),
+        ("knobel-league", "knobel-store"),
     ] {
         let out = check_metadata(&with_arrow(meta.clone(), from, to), dir.path());
         assert_eq!(out.status.code(), Some(1), "{from} -> {to} passed");
@@ -98,35 +101,42 @@ fn a_back_arrow_between_crates_is_refused_naming_it() {
 }
 
 #[test]
-fn a_pure_crate_reaching_the_async_stack_is_refused() {
+fn a_crate_reaching_a_stack_it_must_not_is_refused() {
     let dir = tempfile::tempdir().unwrap();
-    let meta = with_arrow(metadata(), "knobel-league", "tokio");
-    let out = check_metadata(&meta, dir.path());
-    assert_eq!(out.status.code(), Some(1));
-    assert!(
-        stderr(&out).contains("knobel-league: its dependency tree has tokio"),
-        "{}",
-        stderr(&out)
-    );
+    for (from, to) in [("knobel-league", "tokio"), ("knobel-store", "prometheus")] {
+        let meta = with_arrow(metadata(), from, to);
+        let out = check_metadata(&meta, dir.path());
+        assert_eq!(out.status.code(), Some(1));
+        let text = stderr(&out);
+        assert!(
+            text.contains(&format!("{from}: its dependency tree has {to}")),
+            "{text}"
+        );
+    }
 }
 
 #[test]
-fn a_store_file_naming_the_metrics_is_refused() {
+fn a_runtime_file_naming_the_metrics_is_refused() {
     let dir = tempfile::tempdir().unwrap();
-    let store = dir.path().join("arena/src/store");
-    std::fs::create_dir_all(&store).unwrap();
-    std::fs::write(store.join("clean.rs"), "use super::Store;\n").unwrap();
+    // The module seams of .ci/layers.toml, with clean files.
+    for seam in ["arena/src/lobby", "arena/src/referee"] {
+        let folder = dir.path().join(seam);
+        std::fs::create_dir_all(&folder).unwrap();
+        std::fs::write(folder.join("clean.rs"), "use super::Seat;\n").unwrap();
+    }
     let root = dir.path().to_str().unwrap();
     let meta = dir.path().join("metadata.json");
     std::fs::write(&meta, serde_json::to_vec(&metadata()).unwrap()).unwrap();
     let args = ["--metadata", meta.to_str().unwrap(), "--root", root];
-    assert!(check_layers(&args).status.success());
-    std::fs::write(store.join("bad.rs"), "\nuse crate::metrics::Metrics;\n").unwrap();
+    let out = check_layers(&args);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let bad = dir.path().join("arena/src/referee/bad.rs");
+    std::fs::write(bad, "\nuse crate::metrics::Metrics;\n").unwrap();
     let out = check_layers(&args);
     assert_eq!(out.status.code(), Some(1));
     assert!(
         stderr(&out).contains(
-            "arena/src/store/bad.rs:2: names crate::metrics, which arena/src/store must not use"
+            "arena/src/referee/bad.rs:2: names crate::metrics, which arena/src/referee must not use"
         ),
         "{}",
         stderr(&out)

@@ -610,7 +610,7 @@ mod tests {
             dice: crate::league::DiceMode::Duplicate,
             seed_source: crate::league::SeedSource::LeagueFile,
             commitment: None,
-            secret: None,
+            secret: crate::store::HeldSecret::none(),
         }
     }
 

@@ -158,7 +158,7 @@ fn league_view(played: Vec<crate::league::PlayedMatch>) -> crate::league::servic
         dice: crate::league::DiceMode::Independent,
         seed_source: crate::league::SeedSource::LeagueFile,
         commitment: None,
-        secret: None,
+        secret: crate::store::HeldSecret::none(),
     };
     LeagueView {
         record,

@@ -2,8 +2,7 @@
 
 use super::error::is_unique_violation;
 use super::{BotRecord, Store, StoreError, now_ms};
-use crate::auth::check_bot_name;
-use knobel_proto::names::name_key;
+use knobel_proto::names::{self, NameError, name_key};
 
 /// A bot row: id, name, created_at_ms, revoked_at_ms.
 type BotRow = (i64, String, i64, Option<i64>);
@@ -17,7 +16,7 @@ fn bot_from_row((id, name, created_at_ms, revoked_at_ms): BotRow) -> BotRecord {
     }
 }
 
-/// Whether `hash` looks like [`crate::auth::hash_token`]'s output: 64 lowercase hex digits.
+/// Whether `hash` looks like the arena's `auth::hash_token`'s output: 64 lowercase hex digits.
 /// Checked so that a clear token passed by mistake is refused rather than stored.
 fn looks_like_token_hash(hash: &str) -> bool {
     hash.len() == 64 && hash.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
@@ -25,7 +24,7 @@ fn looks_like_token_hash(hash: &str) -> bool {
 
 impl Store {
     /// Registers a bot named `name` whose token hashes to `token_hash` (from
-    /// [`crate::auth::hash_token`]; the clear token is never stored).
+    /// the arena's `auth::hash_token`; the clear token is never stored).
     ///
     /// Names are unique for good, revoked bots included, so that results stay attributable,
     /// and unique regardless of case and look-alike characters (their
@@ -219,6 +218,44 @@ impl Store {
     }
 }
 
+/// A bot name that cannot be registered.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid bot name \"{name}\": {error}")]
+pub struct BotNameError {
+    /// The name refused, with control and invisible characters escaped.
+    pub name: String,
+    /// The rule it breaks.
+    pub error: NameError,
+}
+
+/// Checks that `name` may name a bot: the one name rule of registered and Hello names,
+/// [`knobel_proto::names::check_name`] (its text for people: [`knobel_proto::names::rule`]).
+/// [`Store::add_bot`] checks it too.
+pub fn check_bot_name(name: &str) -> Result<(), BotNameError> {
+    names::check_name(name).map_err(|error| BotNameError {
+        name: escape_name(name),
+        error,
+    })
+}
+
+/// `name` for a message: at most 40 characters, control and invisible characters escaped
+/// (so a refused name cannot reorder or hide the text around it).
+fn escape_name(name: &str) -> String {
+    let mut out = String::new();
+    for (i, c) in name.chars().enumerate() {
+        if i == 40 {
+            out.push('…');
+            break;
+        }
+        if c == '"' || c == '\\' || names::forbidden_class(c).is_some() {
+            out.extend(c.escape_unicode());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -229,5 +266,33 @@ mod tests {
         assert!(!looks_like_token_hash(&"AB12".repeat(16)));
         assert!(!looks_like_token_hash("knb_0123"));
         assert!(!looks_like_token_hash(&format!("knb_{}", "a".repeat(60))));
+    }
+
+    #[test]
+    fn bot_names() {
+        assert!(check_bot_name("zocker-3000").is_ok());
+        assert!(check_bot_name("Würfel Bot").is_ok());
+        assert!(check_bot_name(&"x".repeat(32)).is_ok());
+        for bad in [
+            "",
+            " lead",
+            "trail ",
+            "tab\tbed",
+            "new\nline",
+            &"x".repeat(33),
+            "builtin-heuristic-1",
+            "a\u{202E}b",
+        ] {
+            assert!(check_bot_name(bad).is_err(), "{bad:?} should be refused");
+        }
+        assert_eq!(
+            check_bot_name("").unwrap_err().to_string(),
+            "invalid bot name \"\": a bot name cannot be empty: it has 1..=32 characters"
+        );
+        // The refused character is escaped in the quoted name, and named.
+        assert_eq!(
+            check_bot_name("evil\u{202E}gnp").unwrap_err().to_string(),
+            "invalid bot name \"evil\\u{202e}gnp\": a bot name cannot contain a bidirectional control: character 4 is U+202E RIGHT-TO-LEFT OVERRIDE"
+        );
     }
 }

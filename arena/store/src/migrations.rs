@@ -1,6 +1,6 @@
 //! The schema migrations, embedded in the binary.
 //!
-//! Each backend has its own folder under `arena/migrations/`, with the same files: migrations
+//! Each backend has its own folder under `arena/store/migrations/`, with the same files: migrations
 //! are append-only (never edit one that may have been applied; add `0002_<what>.sql` instead,
 //! in both folders, and list it below). They are embedded by hand with `include_str!` rather
 //! than with `sqlx::migrate!`, which would pull in sqlx's proc-macro crate and build both
@@ -19,47 +19,47 @@ type Embedded = (&'static str, &'static str);
 pub(crate) const SQLITE: &[Embedded] = &[
     (
         "0001_init.sql",
-        include_str!("../../migrations/sqlite/0001_init.sql"),
+        include_str!("../migrations/sqlite/0001_init.sql"),
     ),
     (
         "0002_compressed_logs.sql",
-        include_str!("../../migrations/sqlite/0002_compressed_logs.sql"),
+        include_str!("../migrations/sqlite/0002_compressed_logs.sql"),
     ),
     (
         "0003_seat_outcomes.sql",
-        include_str!("../../migrations/sqlite/0003_seat_outcomes.sql"),
+        include_str!("../migrations/sqlite/0003_seat_outcomes.sql"),
     ),
     (
         "0004_instances.sql",
-        include_str!("../../migrations/sqlite/0004_instances.sql"),
+        include_str!("../migrations/sqlite/0004_instances.sql"),
     ),
     (
         "0005_bot_identity.sql",
-        include_str!("../../migrations/sqlite/0005_bot_identity.sql"),
+        include_str!("../migrations/sqlite/0005_bot_identity.sql"),
     ),
     (
         "0007_match_seats.sql",
-        include_str!("../../migrations/sqlite/0007_match_seats.sql"),
+        include_str!("../migrations/sqlite/0007_match_seats.sql"),
     ),
     (
         "0008_leagues.sql",
-        include_str!("../../migrations/sqlite/0008_leagues.sql"),
+        include_str!("../migrations/sqlite/0008_leagues.sql"),
     ),
     (
         "0009_fair_dice.sql",
-        include_str!("../../migrations/sqlite/0009_fair_dice.sql"),
+        include_str!("../migrations/sqlite/0009_fair_dice.sql"),
     ),
     (
         "0010_arena_keys.sql",
-        include_str!("../../migrations/sqlite/0010_arena_keys.sql"),
+        include_str!("../migrations/sqlite/0010_arena_keys.sql"),
     ),
     (
         "0011_outcomes_without_zero_fill.sql",
-        include_str!("../../migrations/sqlite/0011_outcomes_without_zero_fill.sql"),
+        include_str!("../migrations/sqlite/0011_outcomes_without_zero_fill.sql"),
     ),
     (
         "0012_luck_adjusted_scores.sql",
-        include_str!("../../migrations/sqlite/0012_luck_adjusted_scores.sql"),
+        include_str!("../migrations/sqlite/0012_luck_adjusted_scores.sql"),
     ),
 ];
 
@@ -67,47 +67,47 @@ pub(crate) const SQLITE: &[Embedded] = &[
 pub(crate) const POSTGRES: &[Embedded] = &[
     (
         "0001_init.sql",
-        include_str!("../../migrations/postgres/0001_init.sql"),
+        include_str!("../migrations/postgres/0001_init.sql"),
     ),
     (
         "0002_compressed_logs.sql",
-        include_str!("../../migrations/postgres/0002_compressed_logs.sql"),
+        include_str!("../migrations/postgres/0002_compressed_logs.sql"),
     ),
     (
         "0003_seat_outcomes.sql",
-        include_str!("../../migrations/postgres/0003_seat_outcomes.sql"),
+        include_str!("../migrations/postgres/0003_seat_outcomes.sql"),
     ),
     (
         "0004_instances.sql",
-        include_str!("../../migrations/postgres/0004_instances.sql"),
+        include_str!("../migrations/postgres/0004_instances.sql"),
     ),
     (
         "0005_bot_identity.sql",
-        include_str!("../../migrations/postgres/0005_bot_identity.sql"),
+        include_str!("../migrations/postgres/0005_bot_identity.sql"),
     ),
     (
         "0007_match_seats.sql",
-        include_str!("../../migrations/postgres/0007_match_seats.sql"),
+        include_str!("../migrations/postgres/0007_match_seats.sql"),
     ),
     (
         "0008_leagues.sql",
-        include_str!("../../migrations/postgres/0008_leagues.sql"),
+        include_str!("../migrations/postgres/0008_leagues.sql"),
     ),
     (
         "0009_fair_dice.sql",
-        include_str!("../../migrations/postgres/0009_fair_dice.sql"),
+        include_str!("../migrations/postgres/0009_fair_dice.sql"),
     ),
     (
         "0010_arena_keys.sql",
-        include_str!("../../migrations/postgres/0010_arena_keys.sql"),
+        include_str!("../migrations/postgres/0010_arena_keys.sql"),
     ),
     (
         "0011_outcomes_without_zero_fill.sql",
-        include_str!("../../migrations/postgres/0011_outcomes_without_zero_fill.sql"),
+        include_str!("../migrations/postgres/0011_outcomes_without_zero_fill.sql"),
     ),
     (
         "0012_luck_adjusted_scores.sql",
-        include_str!("../../migrations/postgres/0012_luck_adjusted_scores.sql"),
+        include_str!("../migrations/postgres/0012_luck_adjusted_scores.sql"),
     ),
 ];
 

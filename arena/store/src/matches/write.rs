@@ -4,7 +4,7 @@
 
 use knobel_engine::{ForfeitReason, Outcome};
 
-use crate::store::{
+use crate::{
     AbortedMatch, FinishedMatch, LeagueSlot, MatchWrite, NewMatch, Store, StoreError, now_ms,
 };
 
@@ -106,7 +106,7 @@ macro_rules! finish_league_match_sql {
 /// finishes such a league ([`Store::finish_league_if_done`]).
 macro_rules! finish_league_sql {
     ($tx:expr, $league_id:expr) => {
-        sqlx::query(crate::store::leagues::FINISH_LEAGUE)
+        sqlx::query(crate::leagues::FINISH_LEAGUE)
             .bind($league_id)
             .execute(&mut *$tx)
             .await
@@ -391,7 +391,7 @@ impl Store {
         const ABORT: &str = "aborting a match";
         const LEAGUE: &str = "recording the end of a league match";
         const BEGIN: &str = "opening a transaction for match records";
-        const COMMIT: &str = crate::store::error::COMMITTING;
+        const COMMIT: &str = crate::error::COMMITTING;
         // Everything that can be prepared is prepared before the transaction starts.
         let prepared: Vec<Prepared<'_>> = writes.iter().map(Prepared::new).collect();
         with_writer!(self, pool => async {

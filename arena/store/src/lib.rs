@@ -1,13 +1,18 @@
-//! The store: registered bots, matches with their logs, and per-seat results, kept in SQLite
-//! (the default, one file) or PostgreSQL.
+//! The store (`knobel-store`): registered bots, matches with their logs, per-seat results,
+//! leagues with their schedules and claims, and arena instances' leases, kept in SQLite (the
+//! default, one file) or PostgreSQL. It is the layer under the arena's runtime: it reads
+//! leagues through `knobel-league`, checks what it reads (a row that cannot be played is
+//! [`StoreError::Corrupt`]), and reports its failures through [`StoreObserver`], a trait it
+//! owns: it knows no metrics, no runtime and no adapter (ARCHITECTURE.md).
 //!
 //! [`Store::connect`] opens a pool on a `sqlite:` or `postgres:`/`postgresql:` URL and brings
-//! the schema up to date (the migrations in `arena/migrations/<backend>/` are embedded in the
+//! the schema up to date (the migrations in `arena/store/migrations/<backend>/` are embedded in the
 //! binary). The same SQL runs on both backends, written with `$1`-style placeholders, which
 //! SQLite accepts too; timestamps are `BIGINT` unix milliseconds and JSON values are `TEXT`, so
 //! that both drivers decode every column the same way.
 //!
-//! The store never sees a clear bot token: callers pass [`crate::auth::hash_token`]'s hash.
+//! The store never sees a clear bot token: callers pass its SHA-256 hash (the arena's
+//! `auth::hash_token`).
 
 use std::fmt;
 use std::str::FromStr;
@@ -23,7 +28,7 @@ use sqlx::sqlite::{
 /// store's timeout (see [`Store::with_timeout`]): a body that has not ended by then is
 /// dropped (a transaction it had open is rolled back) and gives the error type's
 /// [`TimedOut`](error::TimedOut) value. A failure because the database is unavailable is
-/// counted in the metrics if the store counts them (see [`Store::counting_errors`]).
+/// told to the store's observer if it has one (see [`Store::counting_errors`]).
 ///
 /// The body is expanded once per backend, so it may use the backend's concrete types (rows,
 /// transactions) while being written once. On SQLite this is the pool of readers; writes
@@ -34,10 +39,10 @@ macro_rules! with_pool {
     };
     (@sqlite $role:ident, $store:expr, $pool:ident => $body:expr) => {
         match &$store.backend {
-            $crate::store::Backend::Sqlite { $role: $pool, .. } => {
+            $crate::Backend::Sqlite { $role: $pool, .. } => {
                 $store.timed(async { $body }).await
             }
-            $crate::store::Backend::Postgres($pool) => $store.timed(async { $body }).await,
+            $crate::Backend::Postgres($pool) => $store.timed(async { $body }).await,
         }
     };
 }
@@ -61,11 +66,12 @@ mod observer;
 mod recorder;
 mod types;
 
+pub use bots::{BotNameError, check_bot_name};
 pub use error::StoreError;
 pub use instances::{InstanceId, Lease};
 pub use league_schedule::{LEAGUE_CREATION_TIME_PER_MATCH, league_creation_timeout};
 pub use leagues::{
-    ArchiveRow, LeagueRecord, LeagueStatus, MatchLeague, NewLeague, OpenLeagueMatch,
+    ArchiveRow, HeldSecret, LeagueRecord, LeagueStatus, MatchLeague, NewLeague, OpenLeagueMatch,
     UNSTARTED_CLAIM_MS,
 };
 pub use observer::{StoreObserver, StoreOperation};

@@ -123,9 +123,22 @@ pub struct LeagueRecord {
     pub seed_source: SeedSource,
     /// The commitment to its dice secret published at creation (`None` for a legacy league).
     pub commitment: Option<String>,
-    /// Its dice secret (`None` for a legacy league). Never shown while the league may still
+    /// Its dice secret (none for a legacy league). Never shown while the league may still
     /// play: see [`LeagueRecord::revealed_secret`].
-    pub(crate) secret: Option<LeagueSecret>,
+    pub secret: HeldSecret,
+}
+
+/// A league's dice secret as the store holds it: readable only through
+/// [`LeagueRecord::revealed_secret`] (once the league has ended) and the store's own paths
+/// that play its matches; outside the store one can only make an empty one.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct HeldSecret(Option<LeagueSecret>);
+
+impl HeldSecret {
+    /// No secret: a legacy league's, or a record made outside the store (tests).
+    pub fn none() -> HeldSecret {
+        HeldSecret(None)
+    }
 }
 
 impl LeagueRecord {
@@ -139,13 +152,13 @@ impl LeagueRecord {
 
     /// The dice secret, once the league has ended; `None` before (and for a legacy league).
     pub fn revealed_secret(&self) -> Option<&LeagueSecret> {
-        self.secret.as_ref().filter(|_| self.has_ended())
+        self.secret.0.as_ref().filter(|_| self.has_ended())
     }
 
     /// The league's dice, for the arena that plays it (`None` for a legacy league, whose
     /// stored seeds are played as they are).
     pub fn dice(&self) -> Option<LeagueDice> {
-        self.secret.clone().map(|secret| LeagueDice {
+        self.secret.0.clone().map(|secret| LeagueDice {
             secret,
             mode: self.dice,
         })
@@ -238,7 +251,7 @@ fn league_from_row(row: LeagueRow) -> Result<LeagueRecord, StoreError> {
         dice,
         seed_source,
         commitment,
-        secret,
+        secret: HeldSecret(secret),
     })
 }
 
@@ -377,7 +390,7 @@ impl Store {
             dice: new.dice.mode,
             seed_source: new.seed_source,
             commitment: Some(new.dice.secret.commitment(id, new.name)),
-            secret: Some(new.dice.secret.clone()),
+            secret: HeldSecret(Some(new.dice.secret.clone())),
         })
     }
 

@@ -70,10 +70,10 @@ pub enum StoreError {
         /// The name of the bot that holds it.
         existing: String,
     },
-    /// The bot name is not acceptable (see [`crate::auth::check_bot_name`]).
+    /// The bot name is not acceptable (see [`check_bot_name`](crate::check_bot_name)).
     #[error(transparent)]
-    InvalidBotName(#[from] crate::auth::BotNameError),
-    /// The token hash given is not a hash from [`crate::auth::hash_token`] (perhaps the clear
+    InvalidBotName(#[from] crate::BotNameError),
+    /// The token hash given is not a hash from the arena's `auth::hash_token` (perhaps the clear
     /// token, which is never stored).
     #[error(
         "a bot's token hash must be 64 lowercase hex digits from auth::hash_token, never the clear token"

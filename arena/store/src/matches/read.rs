@@ -3,7 +3,7 @@
 
 use knobel_engine::{ForfeitReason, MatchLog, Outcome};
 
-use crate::store::{
+use crate::{
     BotResult, BotTotals, MatchFilter, MatchRecord, MatchStatus, MatchSummary, SeatResult, Store,
     StoreError,
 };
@@ -334,7 +334,7 @@ impl Store {
         self.results_where(ResultsOf::Name(name)).await
     }
 
-    /// Every seat the registered bot `bot_id` ([`crate::store::BotRecord::id`]) held in a
+    /// Every seat the registered bot `bot_id` ([`crate::BotRecord::id`]) held in a
     /// finished match, oldest match first. Built-in players have no id and never count.
     pub async fn results_for_bot_id(&self, bot_id: i64) -> Result<Vec<BotResult>, StoreError> {
         self.results_where(ResultsOf::Id(bot_id)).await
