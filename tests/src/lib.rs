@@ -17,7 +17,10 @@ use tonic::metadata::MetadataValue;
 use tonic::service::interceptor::InterceptedService;
 use tonic::transport::Channel;
 
+pub mod poll;
 pub mod postgres;
+
+pub use poll::{poll_every, poll_until};
 
 /// The workspace root.
 pub fn workspace() -> PathBuf {
@@ -344,35 +347,34 @@ concurrency = 4
 settings = { rounds = 10 }
 "#;
 
-/// Waits until league `name` is over (finished or cancelled), reading GetStandings every
-/// 100 ms for at most `within`: its standings then.
+/// Waits until league `name` is over (finished or cancelled), reading GetStandings (see
+/// [`poll_until`]) for at most `within`: its standings then.
 pub async fn league_over(
     client: &mut ArenaClient<Channel>,
     name: &str,
     within: Duration,
 ) -> pb::GetStandingsResponse {
-    let deadline = std::time::Instant::now() + within;
-    loop {
-        let standings = client
-            .get_standings(pb::GetStandingsRequest {
-                league: name.to_owned(),
-            })
-            .await
-            .expect("GetStandings")
-            .into_inner();
-        let status = standings.league.as_ref().map_or(0, |l| l.status);
-        if status == pb::LeagueStatus::Finished as i32
-            || status == pb::LeagueStatus::Cancelled as i32
-        {
-            return standings;
+    poll_until(within, &format!("league {name} is over"), || {
+        let mut client = client.clone();
+        async move {
+            let standings = client
+                .get_standings(pb::GetStandingsRequest {
+                    league: name.to_owned(),
+                })
+                .await
+                .expect("GetStandings")
+                .into_inner();
+            let status = standings.league.as_ref().map_or(0, |l| l.status);
+            if status == pb::LeagueStatus::Finished as i32
+                || status == pb::LeagueStatus::Cancelled as i32
+            {
+                Ok(standings)
+            } else {
+                Err(format!("{:?}", standings.league))
+            }
         }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "league {name} not over within {within:?}: {:?}",
-            standings.league
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    })
+    .await
 }
 
 /// Every match ListMatches lists with the filters of `filter`, newest first: every page, 500

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use knobel_e2e::{Arena, ArenaOptions, binaries, finish};
+use knobel_e2e::{Arena, ArenaOptions, binaries, finish, poll_every, poll_until};
 
 /// Runs `knobel ARGS`; its exit status, stdout and stderr.
 async fn knobel(args: &[&str]) -> (bool, String, String) {
@@ -309,16 +309,17 @@ async fn league_commands_list_keep_the_arena_flag_and_estimate_the_time_left() {
     // "Waiting for" says of each bot whether it is offline or busy (connected, but playing
     // or waiting for something else: here another game).
     let status_shows = |what: &'static str| async move {
-        let deadline = std::time::Instant::now() + Duration::from_secs(60);
-        loop {
-            let (ok, out, err) = knobel(&["league", "status", "duo", "--arena", url]).await;
-            assert!(ok, "{err}");
-            if out.contains(what) {
-                return;
-            }
-            assert!(std::time::Instant::now() < deadline, "no {what:?} in {out}");
-            tokio::time::sleep(Duration::from_millis(200)).await;
-        }
+        poll_every(
+            Duration::from_millis(200),
+            Duration::from_secs(60),
+            &format!("league status shows {what:?}"),
+            || async {
+                let (ok, out, err) = knobel(&["league", "status", "duo", "--arena", url]).await;
+                assert!(ok, "{err}");
+                if out.contains(what) { Ok(()) } else { Err(out) }
+            },
+        )
+        .await
     };
     status_shows("waiting for ada (offline), bert (offline)").await;
     let mut elsewhere = arena.bot(&tokens[0], &["--games", "sjokken"]);
@@ -329,19 +330,21 @@ async fn league_commands_list_keep_the_arena_flag_and_estimate_the_time_left() {
         .map(|token| arena.bot(token, &["--games", "schocken"]))
         .collect();
     // Once matches have finished, status estimates the time left from their pace.
-    let deadline = std::time::Instant::now() + Duration::from_secs(120);
-    loop {
-        let (ok, out, err) = knobel(&["league", "status", "duo", "--arena", url]).await;
-        assert!(ok, "{err}");
-        if out.contains(" s left") {
-            break;
-        }
-        assert!(
-            !out.contains("(finished)") && std::time::Instant::now() < deadline,
-            "no time left shown: {out}"
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    poll_every(
+        Duration::from_millis(200),
+        Duration::from_secs(120),
+        "league status shows the time left",
+        || async {
+            let (ok, out, err) = knobel(&["league", "status", "duo", "--arena", url]).await;
+            assert!(ok, "{err}");
+            if out.contains(" s left") {
+                return Ok(());
+            }
+            assert!(!out.contains("(finished)"), "no time left shown: {out}");
+            Err(out)
+        },
+    )
+    .await;
     assert!(arena.stop().await.success());
 }
 
@@ -468,26 +471,29 @@ async fn league_standings_show_the_neighbours_verdicts_and_status_the_stop_rule(
     );
 
     // The metrics say so too, once their refresh (every second) has seen the league end.
-    let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    loop {
-        let text = knobel_e2e::scrape(&arena.metrics_url).await;
-        let series = |name: &str, labels: &str| {
-            knobel_e2e::metric(
-                &text,
-                &format!("{name}{{game=\"zokken\",league=\"duel\"{labels}}}"),
-            )
-        };
-        let separated = series("knobel_league_neighbours", ",verdict=\"separated\"");
-        if separated == 1.0 && series("knobel_league_settled", "") == 1.0 {
-            assert_eq!(series("knobel_league_neighbours", ",verdict=\"open\""), 0.0);
-            assert_eq!(
-                series("knobel_league_neighbours", ",verdict=\"equivalent\""),
-                0.0
-            );
-            break;
-        }
-        assert!(std::time::Instant::now() < deadline, "{text}");
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    poll_until(
+        Duration::from_secs(60),
+        "the metrics say the league is settled",
+        || async {
+            let text = knobel_e2e::scrape(&arena.metrics_url).await;
+            let series = |name: &str, labels: &str| {
+                knobel_e2e::metric(
+                    &text,
+                    &format!("{name}{{game=\"zokken\",league=\"duel\"{labels}}}"),
+                )
+            };
+            let separated = series("knobel_league_neighbours", ",verdict=\"separated\"");
+            if separated == 1.0 && series("knobel_league_settled", "") == 1.0 {
+                assert_eq!(series("knobel_league_neighbours", ",verdict=\"open\""), 0.0);
+                assert_eq!(
+                    series("knobel_league_neighbours", ",verdict=\"equivalent\""),
+                    0.0
+                );
+                return Ok(());
+            }
+            Err(text)
+        },
+    )
+    .await;
     assert!(arena.stop().await.success());
 }

@@ -16,10 +16,10 @@
 mod spies;
 
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use knobel_bots::{Bot, BotConfig, Game, Token, strategy};
-use knobel_e2e::{Arena, ArenaOptions, thrown_dice};
+use knobel_e2e::{Arena, ArenaOptions, poll_until, thrown_dice};
 use knobel_engine::MatchLog;
 use knobel_proto::v1 as pb;
 use spies::ledger::{Dice, Ledger, Score};
@@ -268,12 +268,19 @@ fn spy_streams(
 
 /// Waits (up to ten minutes) until the league has finished.
 async fn wait_for_the_end(arena: &Arena, league: &str) {
-    let mut client = arena.client().await;
-    let deadline = Instant::now() + Duration::from_secs(600);
-    while !seed_spy::has_ended(&seed_spy::league_info(&mut client, league).await) {
-        assert!(Instant::now() < deadline, "the league did not finish");
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    let client = arena.client().await;
+    poll_until(Duration::from_secs(600), "the league has finished", || {
+        let mut client = client.clone();
+        async move {
+            let info = seed_spy::league_info(&mut client, league).await;
+            if seed_spy::has_ended(&info) {
+                Ok(())
+            } else {
+                Err(format!("{info:?}"))
+            }
+        }
+    })
+    .await;
 }
 
 /// The dice of every match of the league, from the full logs the arena serves once the

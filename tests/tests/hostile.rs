@@ -12,7 +12,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use bytes::{Buf, BufMut, Bytes, BytesMut};
-use knobel_e2e::{Arena, ArenaOptions, authorized, finish, metric, raise_own_fd_limit, scrape};
+use knobel_e2e::{
+    Arena, ArenaOptions, authorized, finish, metric, poll_until, raise_own_fd_limit, scrape,
+};
 use knobel_proto::v1 as pb;
 use pb::arena_message::Kind;
 use prost::Message;
@@ -48,21 +50,34 @@ async fn tcp_from(source: IpAddr, addr: SocketAddr) -> std::io::Result<TcpStream
     socket.connect(addr).await
 }
 
-/// Waits (polling every 50 ms, at most `within`) until `check` holds.
-async fn wait_until<F, Fut>(within: Duration, what: &str, mut check: F)
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = bool>,
-{
-    let deadline = Instant::now() + within;
-    while !check().await {
-        assert!(Instant::now() < deadline, "timed out waiting until {what}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
-
 async fn metric_of(arena: &Arena, name: &str) -> f64 {
     metric(&scrape(&arena.metrics_url).await, name)
+}
+
+/// Waits (at most `within`) until the arena's metric `name` is `value`.
+async fn metric_becomes(arena: &Arena, name: &str, value: f64, within: Duration) {
+    poll_until(within, &format!("{name} is {value}"), || async {
+        let now = metric_of(arena, name).await;
+        if now == value {
+            Ok(())
+        } else {
+            Err(format!("{name} {now}"))
+        }
+    })
+    .await;
+}
+
+/// Waits (at most 60 s) until `closed` has counted `count` connections the arena closed.
+async fn closed_count(closed: &AtomicUsize, count: usize, what: &str) {
+    poll_until(Duration::from_secs(60), what, || async {
+        let now = closed.load(Ordering::SeqCst);
+        if now >= count {
+            Ok(())
+        } else {
+            Err(format!("{now} closed"))
+        }
+    })
+    .await;
 }
 
 fn hello_message(name: &str, game: pb::Game) -> pb::BotMessage {
@@ -385,15 +400,7 @@ async fn two_thousand_idle_connections_do_not_stop_a_bot_from_playing() {
     // closed at once.
     let closed = Arc::new(AtomicUsize::new(0));
     let hostile = idle_connections(addr, loopback(2), 2000, closed.clone()).await;
-    wait_until(
-        Duration::from_secs(60),
-        "1,744 connections were closed",
-        || {
-            let closed = closed.clone();
-            async move { closed.load(Ordering::SeqCst) >= 1744 }
-        },
-    )
-    .await;
+    closed_count(&closed, 1744, "1,744 connections were closed").await;
     assert_eq!(
         metric_of(&arena, "knobel_tcp_connections").await,
         256.0,
@@ -411,20 +418,17 @@ async fn two_thousand_idle_connections_do_not_stop_a_bot_from_playing() {
     let closed_more = Arc::new(AtomicUsize::new(0));
     let mut more = idle_connections(addr, loopback(3), 200, closed_more.clone()).await;
     more.extend(idle_connections(addr, loopback(4), 200, closed_more.clone()).await);
-    wait_until(Duration::from_secs(60), "272 more were closed", || {
-        let closed = closed_more.clone();
-        async move { closed.load(Ordering::SeqCst) >= 272 }
-    })
-    .await;
+    closed_count(&closed_more, 272, "272 more were closed").await;
     assert_eq!(metric_of(&arena, "knobel_tcp_connections").await, 384.0);
     // They go away; the arena plays again.
     for task in hostile.into_iter().chain(more) {
         task.abort();
     }
-    wait_until(
+    metric_becomes(
+        &arena,
+        "knobel_tcp_connections",
+        0.0,
         Duration::from_secs(60),
-        "the connections are gone",
-        || async { metric_of(&arena, "knobel_tcp_connections").await == 0.0 },
     )
     .await;
     plays_one_match(&arena, &token).await;
@@ -597,10 +601,11 @@ async fn streams_without_a_hello_do_not_hold_a_bots_slots() {
     for _ in 0..20 {
         mute.push(RawPlay::open(addr, loopback(1), &token).await);
     }
-    wait_until(
+    metric_becomes(
+        &arena,
+        "knobel_play_streams_without_hello",
+        20.0,
         Duration::from_secs(30),
-        "20 streams wait for their Hello",
-        || async { metric_of(&arena, "knobel_play_streams_without_hello").await == 20.0 },
     )
     .await;
     plays_one_match(&arena, &token).await;
@@ -610,11 +615,17 @@ async fn streams_without_a_hello_do_not_hold_a_bots_slots() {
     );
 
     // With their Hellos the slots count again: two are welcomed, the others refused.
-    wait_until(
+    poll_until(
         Duration::from_secs(30),
         "the bot's streams are closed",
         || async {
-            knobel_e2e::metric_sum(&scrape(&arena.metrics_url).await, "knobel_play_streams") == 0.0
+            let open =
+                knobel_e2e::metric_sum(&scrape(&arena.metrics_url).await, "knobel_play_streams");
+            if open == 0.0 {
+                Ok(())
+            } else {
+                Err(format!("{open} open"))
+            }
         },
     )
     .await;
@@ -666,10 +677,11 @@ async fn streams_without_a_hello_are_bounded_and_time_out() {
     for _ in 0..5 {
         held.push(RawPlay::open(addr, loopback(2), &token).await);
     }
-    wait_until(
+    metric_becomes(
+        &arena,
+        "knobel_play_streams_without_hello",
+        5.0,
         Duration::from_secs(30),
-        "5 streams wait for their Hello",
-        || async { metric_of(&arena, "knobel_play_streams_without_hello").await == 5.0 },
     )
     .await;
     let mut sixth = RawPlay::open(addr, loopback(2), &token).await;
@@ -682,10 +694,11 @@ async fn streams_without_a_hello_are_bounded_and_time_out() {
     for _ in 0..3 {
         held.push(RawPlay::open(addr, loopback(3), &token).await);
     }
-    wait_until(
+    metric_becomes(
+        &arena,
+        "knobel_play_streams_without_hello",
+        8.0,
         Duration::from_secs(30),
-        "8 streams wait for their Hello",
-        || async { metric_of(&arena, "knobel_play_streams_without_hello").await == 8.0 },
     )
     .await;
     let mut ninth = RawPlay::open(addr, loopback(4), &token).await;
@@ -791,7 +804,7 @@ async fn failed_logins_are_throttled_per_address() {
     assert!(status.message().contains("try again in"), "{status:?}");
 
     // The allowance refills over the window (one failure per 10 s here).
-    wait_until(
+    poll_until(
         Duration::from_secs(30),
         "the attacker's address may try again",
         || async {

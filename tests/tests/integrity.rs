@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use knobel_e2e::{Arena, ArenaOptions, authorized, binaries};
+use knobel_e2e::{Arena, ArenaOptions, authorized, binaries, poll_until};
 use knobel_proto::v1 as pb;
 use knobel_proto::v1::admin_client::AdminClient;
 use pb::arena_message::Kind;
@@ -361,18 +361,19 @@ async fn revoke_ends_a_playing_bots_stream(how: Revoke) {
 
     // The seat forfeited: the match finished (the built-in player won) without waiting for
     // the decision.
-    let mut finished = None;
-    for _ in 0..200 {
-        let matches = arena.matches().await;
-        if let Some(m) = matches.iter().find(|m| m.match_id == start.match_id)
-            && m.status == pb::MatchStatus::Finished as i32
-        {
-            finished = Some(m.clone());
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    let finished = finished.expect("the match finished within 20 s");
+    let finished = poll_until(
+        Duration::from_secs(20),
+        "the match has finished",
+        || async {
+            let matches = arena.matches().await;
+            let m = matches.into_iter().find(|m| m.match_id == start.match_id);
+            match m {
+                Some(m) if m.status == pb::MatchStatus::Finished as i32 => Ok(m),
+                m => Err(format!("{m:?}")),
+            }
+        },
+    )
+    .await;
     let outcome = finished.outcome.expect("an outcome");
     let placings = outcome.placings;
     let seat = start.your_seat as usize;

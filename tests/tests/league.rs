@@ -7,12 +7,13 @@
 //! of each duplicate set drew the same dice for the same seat, round, throw and die slot.
 
 use std::collections::BTreeMap;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use knobel_arena::auth::{AdminToken, generate_token};
 use knobel_arena::server::{ServerConfig, serve};
 use knobel_arena::store::Store;
 use knobel_bots::{BearerAuth, Bot, BotConfig, Game, Token, strategy};
+use knobel_e2e::poll_until;
 use knobel_engine::MatchLog;
 use knobel_engine::policy::HEURISTIC_LADDER;
 use knobel_proto::v1 as pb;
@@ -167,25 +168,25 @@ async fn a_league_over_grpc_gives_standings_that_recompute_from_the_store() {
         .await
         .unwrap();
 
-    let deadline = Instant::now() + Duration::from_secs(900);
-    let standings = loop {
-        let s = arena
-            .get_standings(pb::GetStandingsRequest {
-                league: "class".into(),
-            })
-            .await
-            .unwrap()
-            .into_inner();
-        let info = s.league.clone().unwrap();
-        if info.status == pb::LeagueStatus::Finished as i32 {
-            break s;
+    let standings = poll_until(Duration::from_secs(900), "the league has finished", || {
+        let mut arena = arena.clone();
+        async move {
+            let s = arena
+                .get_standings(pb::GetStandingsRequest {
+                    league: "class".into(),
+                })
+                .await
+                .unwrap()
+                .into_inner();
+            let info = s.league.clone().unwrap();
+            if info.status == pb::LeagueStatus::Finished as i32 {
+                Ok(s)
+            } else {
+                Err(format!("{info:?}"))
+            }
         }
-        assert!(
-            Instant::now() < deadline,
-            "the league did not finish: {info:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    };
+    })
+    .await;
     bots.abort_all();
     let _ = stop.send(());
     server.await.unwrap().unwrap();
@@ -441,20 +442,18 @@ async fn a_league_over_grpc_gives_standings_that_recompute_from_the_store() {
 }
 
 async fn connect(addr: &str) -> tonic::transport::Channel {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        match tonic::transport::Channel::from_shared(addr.to_owned())
-            .unwrap()
-            .connect()
-            .await
-        {
-            Ok(c) => return c,
-            Err(e) => {
-                assert!(Instant::now() < deadline, "cannot connect: {e}");
-                tokio::time::sleep(Duration::from_millis(20)).await;
-            }
-        }
-    }
+    poll_until(
+        Duration::from_secs(30),
+        &format!("{addr} takes a connection"),
+        || async {
+            tonic::transport::Channel::from_shared(addr.to_owned())
+                .unwrap()
+                .connect()
+                .await
+                .map_err(|e| format!("cannot connect: {e}"))
+        },
+    )
+    .await
 }
 
 type Admin = AdminClient<

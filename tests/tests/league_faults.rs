@@ -14,13 +14,14 @@
 //!   lost (every match the arena finished is stored, and counted for the league once), every
 //!   scheduled match has exactly one result, and the league goes on and finishes.
 
+use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 use std::hash::{Hash, Hasher};
 use std::time::{Duration, Instant};
 
 use knobel_bots::{Action, BotConfig, Game, Observation, Token, run_bot};
 use knobel_e2e::postgres::{self, PrivateServer};
-use knobel_e2e::{Arena, ArenaOptions};
+use knobel_e2e::{Arena, ArenaOptions, poll_every, poll_until};
 use knobel_engine::policy::{HeuristicPolicy, Policy};
 use knobel_proto::v1 as pb;
 use knobel_proto::v1::arena_client::ArenaClient;
@@ -160,7 +161,8 @@ async fn standings(arena: &Arena, name: &str) -> Result<pb::GetStandingsResponse
         .map(tonic::Response::into_inner)
 }
 
-/// Waits (at most `within`) until `done` holds for the league's progress; its standings.
+/// Waits (at most `within`) until `done` holds for the league's progress (`what`); its
+/// standings. Looks every 50 ms: some states it waits for are passing ones.
 async fn wait_for(
     arena: &Arena,
     name: &str,
@@ -168,19 +170,18 @@ async fn wait_for(
     what: &str,
     done: impl Fn(&pb::LeagueInfo) -> bool,
 ) -> pb::GetStandingsResponse {
-    let deadline = Instant::now() + within;
-    let mut last = None;
-    loop {
+    let last = RefCell::new(None);
+    poll_every(Duration::from_millis(50), within, what, || async {
         if let Ok(s) = standings(arena, name).await {
             let info = s.league.clone().unwrap();
             if done(&info) {
-                return s;
+                return Ok(s);
             }
-            last = Some(info);
+            last.replace(Some(info));
         }
-        assert!(Instant::now() < deadline, "{what}: {last:?}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+        Err(format!("{:?}", last.borrow()))
+    })
+    .await
 }
 
 fn finished(info: &pb::LeagueInfo) -> bool {
@@ -258,7 +259,7 @@ async fn a_league_killed_mid_way_finishes_with_the_ratings_of_an_uninterrupted_r
         &first,
         "crash",
         Duration::from_secs(300),
-        "the league never got under way",
+        "the league is under way",
         |i| i.finished_matches >= 15 && i.finished_matches < TOTAL - 20 && i.playing > 0,
     )
     .await;
@@ -273,7 +274,7 @@ async fn a_league_killed_mid_way_finishes_with_the_ratings_of_an_uninterrupted_r
         &second,
         "crash",
         Duration::from_secs(600),
-        "the league did not finish after the restart",
+        "the league has finished after the restart",
         finished,
     )
     .await;
@@ -281,7 +282,7 @@ async fn a_league_killed_mid_way_finishes_with_the_ratings_of_an_uninterrupted_r
         &reference,
         "crash",
         Duration::from_secs(600),
-        "the uninterrupted league did not finish",
+        "the uninterrupted league has finished",
         finished,
     )
     .await;
@@ -345,7 +346,7 @@ async fn a_postgres_outage_mid_league_loses_no_result_and_the_league_finishes() 
         &arena,
         "outage",
         Duration::from_secs(300),
-        "the league never got under way",
+        "the league is under way",
         |i| i.finished_matches >= 10 && i.finished_matches < TOTAL - 30 && i.playing > 0,
     )
     .await;
@@ -354,31 +355,46 @@ async fn a_postgres_outage_mid_league_loses_no_result_and_the_league_finishes() 
     server.stop_immediately();
     // Matches that were playing end while the database is down: their results are kept.
     // The outage lasts until one is, and the arena's lease (3 s) has run out.
-    let deadline = Instant::now() + Duration::from_secs(120);
+    let outage = Instant::now();
+    let within = Duration::from_secs(120);
     let heartbeat = "knobel_store_errors_total{operation=\"heartbeat\"}";
-    let mut held = false;
-    while !held || arena.metric(heartbeat).await < 3.0 {
-        held = held || arena.metric("knobel_store_pending_writes").await >= 1.0;
-        assert!(
-            Instant::now() < deadline,
-            "no result was held while the database was down: the outage tested nothing"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    let held = Cell::new(false);
+    poll_every(
+        Duration::from_millis(50),
+        within,
+        "a result is held while the database is down (else the outage tested nothing) and \
+         the lease has run out",
+        || async {
+            if arena.metric("knobel_store_pending_writes").await >= 1.0 {
+                held.set(true);
+            }
+            let failed = arena.metric(heartbeat).await;
+            if held.get() && failed >= 3.0 {
+                Ok(())
+            } else {
+                Err(format!(
+                    "held a result: {}; {heartbeat} {failed}",
+                    held.get()
+                ))
+            }
+        },
+    )
+    .await;
     // Standings cannot be read meanwhile.
     let err = standings(&arena, "outage").await.unwrap_err();
     assert_eq!(err.code(), tonic::Code::Unavailable, "{err:?}");
     // Every path that met the outage counted it: GetStandings, the league scheduler and
     // the league metrics' refresh (each its own operation).
+    // (Within what is left of the 2 minutes.)
     for operation in ["standings", "league_scheduler", "league_metrics"] {
         let series = format!("knobel_store_errors_total{{operation=\"{operation}\"}}");
-        while arena.metric(&series).await < 1.0 {
-            assert!(
-                Instant::now() < deadline,
-                "{series} did not count the outage"
-            );
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        poll_every(
+            Duration::from_millis(50),
+            within.saturating_sub(outage.elapsed()),
+            &format!("{series} counts the outage"),
+            || async { arena.metric(&series).await >= 1.0 },
+        )
+        .await;
     }
     server.start_again();
 
@@ -386,15 +402,19 @@ async fn a_postgres_outage_mid_league_loses_no_result_and_the_league_finishes() 
         &arena,
         "outage",
         Duration::from_secs(600),
-        "the league did not finish after the outage",
+        "the league has finished after the outage",
         finished,
     )
     .await;
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while arena.metric("knobel_store_pending_writes").await > 0.0 {
-        assert!(Instant::now() < deadline, "results still pending");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    poll_until(Duration::from_secs(60), "no result is pending", || async {
+        let pending = arena.metric("knobel_store_pending_writes").await;
+        if pending <= 0.0 {
+            Ok(())
+        } else {
+            Err(format!("{pending} pending"))
+        }
+    })
+    .await;
     bots.abort_all();
     let metrics = arena.metrics_text().await;
     let finished_here = metric_with(
@@ -472,7 +492,7 @@ async fn a_league_match_that_cannot_be_played_as_stored_pauses_its_league() {
         &arena,
         "edited",
         Duration::from_secs(60),
-        "the league was not paused",
+        "the league is paused",
         |i| i.status == pb::LeagueStatus::Paused as i32,
     )
     .await;
@@ -483,7 +503,7 @@ async fn a_league_match_that_cannot_be_played_as_stored_pauses_its_league() {
         &arena,
         "edited",
         Duration::from_secs(60),
-        "matches stayed playing after the pause",
+        "no match is playing after the pause",
         |i| i.playing == 0,
     )
     .await;

@@ -13,10 +13,10 @@
 //! - Bad league files: `dice = "dublicate"` and a `seed` that is not a number are refused
 //!   naming the field and the line.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use knobel_bots::{BotConfig, Game, Token, run_bot, strategy};
-use knobel_e2e::{Arena, ArenaOptions, binaries, http_get, workspace};
+use knobel_e2e::{Arena, ArenaOptions, binaries, http_get, poll_until, workspace};
 use knobel_proto::v1 as pb;
 
 const ADMIN_TOKEN: &str = "league-verify-admin-token-0123456789";
@@ -56,17 +56,17 @@ async fn league_info(arena: &Arena) -> pb::LeagueInfo {
         .unwrap()
 }
 
-/// Waits until `done` holds for the league, within [`PATIENCE`].
+/// Waits until `done` holds for the league (`what`), within [`PATIENCE`].
 async fn wait_for(arena: &Arena, what: &str, done: impl Fn(&pb::LeagueInfo) -> bool) {
-    let start = Instant::now();
-    loop {
+    poll_until(PATIENCE, what, || async {
         let info = league_info(arena).await;
         if done(&info) {
-            return;
+            Ok(())
+        } else {
+            Err(format!("still {info:?}"))
         }
-        assert!(start.elapsed() < PATIENCE, "{what}: still {info:?}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    })
+    .await;
 }
 
 async fn admin_call(arena: &Arena, name: &str, what: &str) {
@@ -184,11 +184,11 @@ async fn a_league_commits_withholds_reveals_and_verifies() {
     );
 
     admin_call(&arena, "fair", "start").await;
-    wait_for(&arena, "a first result", |l| l.finished_matches >= 1).await;
+    wait_for(&arena, "a first result is in", |l| l.finished_matches >= 1).await;
     admin_call(&arena, "fair", "pause").await;
     check_withheld(&arena).await;
     admin_call(&arena, "fair", "start").await;
-    wait_for(&arena, "the league's end", |l| {
+    wait_for(&arena, "the league has ended", |l| {
         l.status == pb::LeagueStatus::Finished as i32
     })
     .await;

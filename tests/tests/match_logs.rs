@@ -3,7 +3,7 @@
 //! StreamMatchLog serves it whole in chunks; small logs come the same from both.
 
 use knobel_arena::store::{NewMatch, Store};
-use knobel_e2e::{Arena, ArenaOptions};
+use knobel_e2e::{Arena, ArenaOptions, poll_until};
 use knobel_engine::Outcome;
 use knobel_proto::v1 as pb;
 use tokio_stream::StreamExt;
@@ -317,21 +317,19 @@ async fn logs_in_flight_are_bounded() {
     .expect("the held stream is read to its end");
     assert_eq!(read, long_log(9 * MIB).len());
     drop(first);
-    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(30);
-    loop {
-        match streamed(&arena, "long").await {
-            Ok((_, log)) => {
-                assert!(log == long_log(9 * MIB));
-                break;
+    let log = poll_until(
+        std::time::Duration::from_secs(30),
+        "dropped streams no longer count as in flight",
+        || async {
+            match streamed(&arena, "long").await {
+                Ok((_, log)) => Ok(log),
+                Err(status) if status.code() == Code::ResourceExhausted => {
+                    Err(format!("{status:?}"))
+                }
+                Err(status) => panic!("{status:?}"),
             }
-            Err(status) if status.code() == Code::ResourceExhausted => {
-                assert!(
-                    tokio::time::Instant::now() < deadline,
-                    "dropped streams still count as in flight"
-                );
-                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-            }
-            Err(status) => panic!("{status:?}"),
-        }
-    }
+        },
+    )
+    .await;
+    assert!(log == long_log(9 * MIB));
 }

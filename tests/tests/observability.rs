@@ -24,10 +24,10 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::process::Stdio;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use knobel_bots::{Bot, BotConfig, Game, Misbehave, Token, strategy};
-use knobel_e2e::{Arena, ArenaOptions, scrape, workspace};
+use knobel_e2e::{Arena, ArenaOptions, poll_every, poll_until, scrape, workspace};
 use knobel_proto::v1 as pb;
 use serde_json::Value;
 use sqlx::Connection;
@@ -118,23 +118,16 @@ impl Prometheus {
             client: reqwest::Client::new(),
             _dir: dir,
         };
-        let deadline = Instant::now() + Duration::from_secs(60);
-        loop {
-            let ready = prometheus
+        poll_until(Duration::from_secs(60), "prometheus is ready", || async {
+            prometheus
                 .client
                 .get(format!("{}/-/ready", prometheus.url))
                 .send()
                 .await
-                .is_ok_and(|r| r.status().is_success());
-            if ready {
-                return prometheus;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "prometheus did not get ready in 60 s"
-            );
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
+                .is_ok_and(|r| r.status().is_success())
+        })
+        .await;
+        prometheus
     }
 
     /// Evaluates `query` now: the `data` of a successful answer; panics on an error.
@@ -577,19 +570,20 @@ async fn prometheus_shows_the_standings_the_dashboard_queries_work_and_the_count
         .unwrap();
     // Created, not started: every entrant already has its series for each game and
     // overall, at the initial rating, with 0 matches and 0 at every place.
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        let text = scrape(&arena.metrics_url).await;
-        let missing = missing_initial_series(&text);
-        if missing.is_empty() {
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "a created league lacks series: {missing:?}\n{text}"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    poll_until(
+        Duration::from_secs(60),
+        "a created league has every initial series",
+        || async {
+            let text = scrape(&arena.metrics_url).await;
+            let missing = missing_initial_series(&text);
+            if missing.is_empty() {
+                Ok(())
+            } else {
+                Err(format!("it lacks {missing:?}\n{text}"))
+            }
+        },
+    )
+    .await;
     admin
         .start_league(pb::LeagueRequest {
             name: "observed".into(),
@@ -598,58 +592,64 @@ async fn prometheus_shows_the_standings_the_dashboard_queries_work_and_the_count
         .unwrap();
 
     // While the league plays: promtool accepts the output, with league series in it.
-    let deadline = Instant::now() + Duration::from_secs(120);
-    loop {
-        let text = scrape(&arena.metrics_url).await;
-        if text.contains(r#"knobel_league_matches{league="observed",state="done"}"#) {
-            assert_eq!(promtool_check_metrics(&text), "", "promtool check metrics");
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "no league series in 120 s:\n{text}"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    poll_until(
+        Duration::from_secs(120),
+        "the league's series are exported",
+        || async {
+            let text = scrape(&arena.metrics_url).await;
+            if text.contains(r#"knobel_league_matches{league="observed",state="done"}"#) {
+                assert_eq!(promtool_check_metrics(&text), "", "promtool check metrics");
+                Ok(())
+            } else {
+                Err(format!("no league series:\n{text}"))
+            }
+        },
+    )
+    .await;
 
     // The league ends.
-    let deadline = Instant::now() + Duration::from_secs(300);
-    let standings = loop {
-        let s = standings(&arena).await;
-        let info = s.league.clone().unwrap();
-        if info.status == pb::LeagueStatus::Finished as i32 {
-            break s;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the league did not finish: {info:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    };
+    let standings = poll_until(
+        Duration::from_secs(300),
+        "the league has finished",
+        || async {
+            let s = standings(&arena).await;
+            let info = s.league.clone().unwrap();
+            if info.status == pb::LeagueStatus::Finished as i32 {
+                Ok(s)
+            } else {
+                Err(format!("{info:?}"))
+            }
+        },
+    )
+    .await;
     let expected = ratings_of(&standings);
     assert_eq!(expected.len(), 4 * 4, "four bots, three games and overall");
 
     // Prometheus has every bot's rating as GetStandings gives it (once it has scraped the
     // final refresh).
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        let seen = ratings_in(&prometheus).await;
-        let equal = seen.len() == expected.len()
-            && seen.iter().zip(&expected).all(|((k1, a), (k2, b))| {
-                k1 == k2
-                    && a.iter()
-                        .zip(b)
-                        .all(|(x, y)| (x - y).abs() <= 1e-9 * y.abs().max(1.0))
-            });
-        if equal {
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "prometheus ratings differ from GetStandings:\nprometheus {seen:?}\nstandings {expected:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(250)).await;
-    }
+    poll_every(
+        Duration::from_millis(250),
+        Duration::from_secs(60),
+        "prometheus has the ratings of GetStandings",
+        || async {
+            let seen = ratings_in(&prometheus).await;
+            let equal = seen.len() == expected.len()
+                && seen.iter().zip(&expected).all(|((k1, a), (k2, b))| {
+                    k1 == k2
+                        && a.iter()
+                            .zip(b)
+                            .all(|(x, y)| (x - y).abs() <= 1e-9 * y.abs().max(1.0))
+                });
+            if equal {
+                Ok(())
+            } else {
+                Err(format!(
+                    "prometheus ratings differ from GetStandings:\nprometheus {seen:?}\nstandings {expected:?}"
+                ))
+            }
+        },
+    )
+    .await;
     let progress = prometheus
         .vector(r#"knobel_league_matches{league="observed"}"#)
         .await;
@@ -688,15 +688,18 @@ async fn prometheus_shows_the_standings_the_dashboard_queries_work_and_the_count
         }
     }
     // Rules have been evaluated over the scrapes of the league.
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while prometheus
-        .vector("knobel:matches_finished:rate1m")
-        .await
-        .is_empty()
-    {
-        assert!(Instant::now() < deadline, "the recording rules never ran");
-        tokio::time::sleep(Duration::from_millis(250)).await;
-    }
+    poll_every(
+        Duration::from_millis(250),
+        Duration::from_secs(60),
+        "the recording rules have run",
+        || async {
+            !prometheus
+                .vector("knobel:matches_finished:rate1m")
+                .await
+                .is_empty()
+        },
+    )
+    .await;
     let queries = dashboard_queries();
     assert!(queries.len() >= 20, "{queries:?}");
     for (title, expr) in &queries {
@@ -884,18 +887,19 @@ async fn answers_after_the_deadline_within_the_bank_are_counted_late() {
         .unwrap_or(0.0)
     };
     // Decisions are counted when a match ends.
-    let deadline = Instant::now() + Duration::from_secs(180);
-    let text = loop {
-        let text = scrape(&arena.metrics_url).await;
-        if outcome(&text, "late") > 0.0 {
-            break text;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "no late decision counted in 180 s:\n{text}"
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    };
+    let text = poll_until(
+        Duration::from_secs(180),
+        "a late decision is counted",
+        || async {
+            let text = scrape(&arena.metrics_url).await;
+            if outcome(&text, "late") > 0.0 {
+                Ok(text)
+            } else {
+                Err(format!("none in:\n{text}"))
+            }
+        },
+    )
+    .await;
     for other in ["ok", "timeout", "illegal", "malformed"] {
         assert_eq!(outcome(&text, other), 0.0, "{other}:\n{text}");
     }

@@ -3,11 +3,11 @@
 //! the other has a match running; after `kill -9` of one, the other aborts the dead one's
 //! running matches only once its lease has run out.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use knobel_arena::store::{InstanceId, MatchFilter, MatchStatus, Store};
 use knobel_e2e::postgres::{self, SharedDatabase};
-use knobel_e2e::{Arena, ArenaOptions, finish};
+use knobel_e2e::{Arena, ArenaOptions, finish, poll_every};
 
 fn options(lease_secs: u64, extra: &[&str]) -> ArenaOptions {
     let mut args: Vec<String> = [
@@ -26,23 +26,25 @@ fn options(lease_secs: u64, extra: &[&str]) -> ArenaOptions {
     }
 }
 
-/// Waits (at most `within`) until a match is running on the database; gives its id.
+/// Waits (at most `within`, looking every 50 ms) until a match is running on the database;
+/// gives its id.
 async fn running_match(store: &Store, within: Duration) -> String {
-    let deadline = Instant::now() + within;
-    loop {
-        let running = store
-            .list_matches(&MatchFilter {
-                status: Some(MatchStatus::Running),
-                ..MatchFilter::default()
-            })
-            .await
-            .unwrap();
-        if let Some(m) = running.first() {
-            return m.id.clone();
-        }
-        assert!(Instant::now() < deadline, "no match started");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    poll_every(
+        Duration::from_millis(50),
+        within,
+        "a match is running",
+        || async {
+            let running = store
+                .list_matches(&MatchFilter {
+                    status: Some(MatchStatus::Running),
+                    ..MatchFilter::default()
+                })
+                .await
+                .unwrap();
+            running.first().map(|m| m.id.clone())
+        },
+    )
+    .await
 }
 
 #[cfg_attr(
@@ -177,20 +179,21 @@ async fn a_killed_arenas_matches_are_aborted_only_after_its_lease_runs_out() {
     let expires_ms = last.heartbeat_at_ms + last.lease_ms;
     assert!(last.lease_ms == 4_000, "{last:?}");
     // B aborts it, but not before A's lease has run out.
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let aborted = loop {
-        let record = store.get_match(&id).await.unwrap().unwrap().summary;
-        if record.status != MatchStatus::Running {
-            break record;
-        }
-        let now = knobel_arena::store::now_ms();
-        assert!(
-            Instant::now() < deadline,
-            "the dead arena's match is never aborted"
-        );
-        assert!(now < expires_ms + 30_000);
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
+    let aborted = poll_every(
+        Duration::from_millis(50),
+        Duration::from_secs(30),
+        "the dead arena's match is aborted",
+        || async {
+            let record = store.get_match(&id).await.unwrap().unwrap().summary;
+            if record.status != MatchStatus::Running {
+                return Ok(record);
+            }
+            let now = knobel_arena::store::now_ms();
+            assert!(now < expires_ms + 30_000);
+            Err(format!("{record:?}"))
+        },
+    )
+    .await;
     assert_eq!(aborted.status, MatchStatus::Aborted, "{aborted:?}");
     let at = aborted.finished_at_ms.expect("an end time");
     assert!(

@@ -13,6 +13,7 @@ use knobel_arena::league::{LeagueConfig, PairVerdict, standings_with};
 use knobel_arena::server::{ServerConfig, serve};
 use knobel_arena::store::Store;
 use knobel_bots::{BearerAuth, Bot, BotConfig, Game, Token, strategy};
+use knobel_e2e::poll_until;
 use knobel_proto::v1 as pb;
 use knobel_proto::v1::admin_client::AdminClient;
 use knobel_proto::v1::arena_client::ArenaClient;
@@ -83,19 +84,26 @@ async fn start() -> Arena {
         .unwrap()
         .connect_lazy();
     let auth = BearerAuth::new(&Token::new(admin_token)).unwrap();
-    let mut admin = AdminClient::with_interceptor(channel.clone(), auth);
+    let admin = AdminClient::with_interceptor(channel.clone(), auth);
     let mut tokens = BTreeMap::new();
-    let deadline = Instant::now() + Duration::from_secs(30);
+    // The server may not listen yet: each bot is added once it does, all within 30 s.
+    let started = Instant::now();
     for (name, _) in BOTS {
-        let token = loop {
-            match admin.add_bot(pb::AddBotRequest { name: name.into() }).await {
-                Ok(r) => break r.into_inner().token,
-                Err(e) => {
-                    assert!(Instant::now() < deadline, "cannot reach the arena: {e}");
-                    tokio::time::sleep(Duration::from_millis(20)).await;
+        let token = poll_until(
+            Duration::from_secs(30).saturating_sub(started.elapsed()),
+            &format!("the arena has added {name}"),
+            || {
+                let mut admin = admin.clone();
+                async move {
+                    admin
+                        .add_bot(pb::AddBotRequest { name: name.into() })
+                        .await
+                        .map(|added| added.into_inner().token)
+                        .map_err(|e| format!("cannot reach the arena: {e}"))
                 }
-            }
-        };
+            },
+        )
+        .await;
         tokens.insert(name, token);
     }
     let mut bots = tokio::task::JoinSet::new();
@@ -141,24 +149,29 @@ impl Arena {
             })
             .await
             .unwrap();
-        let deadline = Instant::now() + Duration::from_secs(600);
-        loop {
-            let info = self
-                .arena
-                .get_standings(pb::GetStandingsRequest {
-                    league: created.name.clone(),
-                })
-                .await
-                .unwrap()
-                .into_inner()
-                .league
-                .unwrap();
-            if info.status == pb::LeagueStatus::Finished as i32 {
-                return info;
-            }
-            assert!(Instant::now() < deadline, "not finished: {info:?}");
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
+        poll_until(
+            Duration::from_secs(600),
+            &format!("league {} has finished", created.name),
+            || {
+                let mut arena = self.arena.clone();
+                let league = created.name.clone();
+                async move {
+                    let info = arena
+                        .get_standings(pb::GetStandingsRequest { league })
+                        .await
+                        .unwrap()
+                        .into_inner()
+                        .league
+                        .unwrap();
+                    if info.status == pb::LeagueStatus::Finished as i32 {
+                        Ok(info)
+                    } else {
+                        Err(format!("not finished: {info:?}"))
+                    }
+                }
+            },
+        )
+        .await
     }
 
     async fn shut(mut self) {

@@ -8,7 +8,7 @@
 use std::time::{Duration, Instant};
 
 use knobel_arena::store::{MatchFilter, MatchStatus, Store};
-use knobel_e2e::{Arena, ArenaOptions, authorized, finish, http_get};
+use knobel_e2e::{Arena, ArenaOptions, authorized, finish, http_get, poll_every, poll_until};
 mod log_schema;
 
 use knobel_engine::MatchLog;
@@ -19,14 +19,10 @@ use tonic_health::pb::health_client::HealthClient;
 
 /// Waits (at most 30 s) until the arena lists a match; gives its id.
 async fn first_match(arena: &Arena) -> String {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        if let Some(m) = arena.matches().await.first() {
-            return m.match_id.clone();
-        }
-        assert!(Instant::now() < deadline, "no match started within 30 s");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    poll_until(Duration::from_secs(30), "a match has started", || async {
+        arena.matches().await.first().map(|m| m.match_id.clone())
+    })
+    .await
 }
 
 fn send_sigterm(arena: &Arena) {
@@ -197,17 +193,22 @@ async fn sigterm_lets_running_matches_finish_within_the_grace() {
 
     send_sigterm(&arena);
     // Health turns NOT_SERVING while the server still answers.
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        let status = check(health.clone(), "knobel.v1.Arena")
-            .await
-            .expect("the server answers health checks during shutdown");
-        if status == ServingStatus::NotServing as i32 {
-            break;
-        }
-        assert!(Instant::now() < deadline, "health did not turn NOT_SERVING");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    poll_every(
+        Duration::from_millis(20),
+        Duration::from_secs(20),
+        "health is NOT_SERVING",
+        || async {
+            let status = check(health.clone(), "knobel.v1.Arena")
+                .await
+                .expect("the server answers health checks during shutdown");
+            if status == ServingStatus::NotServing as i32 {
+                Ok(())
+            } else {
+                Err(format!("{:?}", ServingStatus::try_from(status)))
+            }
+        },
+    )
+    .await;
     assert_eq!(
         check(health.clone(), "").await.unwrap(),
         ServingStatus::NotServing as i32

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use knobel_arena::store::{MatchStatus, Store};
 use knobel_e2e::postgres::{self, PrivateServer};
-use knobel_e2e::{Arena, ArenaOptions, authorized};
+use knobel_e2e::{Arena, ArenaOptions, authorized, poll_until};
 use knobel_proto::v1 as pb;
 use tokio::io::{AsyncBufReadExt, BufReader};
 
@@ -174,14 +174,15 @@ async fn a_postgres_outage_loses_no_result_and_stalls_nobody() {
         let told: usize = lines.values().map(|l| l.lock().unwrap().len()).sum();
         (raw, told)
     };
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while {
+    poll_until(Duration::from_secs(60), "the bots have played", || async {
         let (raw, told) = results(&logs, &lines);
-        raw < 4 || told < 4
-    } {
-        assert!(Instant::now() < deadline, "the bots did not play");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+        if raw >= 4 && told >= 4 {
+            Ok(())
+        } else {
+            Err(format!("{raw} raw / {told} process results"))
+        }
+    })
+    .await;
 
     // The outage.
     let down = Instant::now();
@@ -236,20 +237,24 @@ async fn a_postgres_outage_loses_no_result_and_stalls_nobody() {
     server.start_again();
 
     // Back: the kept results are written, and the bots play on.
-    let deadline = Instant::now() + Duration::from_secs(60);
     let (raw_before, told_before) = results(&logs, &lines);
-    loop {
-        let (raw_now, told_now) = results(&logs, &lines);
-        let caught_up = arena.metric("knobel_store_pending_writes").await == 0.0;
-        if caught_up && raw_now >= raw_before + 4 && told_now >= told_before + 4 {
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the arena did not recover: {raw_now} raw / {told_now} process results"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    poll_until(
+        Duration::from_secs(60),
+        "the arena has recovered",
+        || async {
+            let (raw_now, told_now) = results(&logs, &lines);
+            let pending = arena.metric("knobel_store_pending_writes").await;
+            if pending == 0.0 && raw_now >= raw_before + 4 && told_now >= told_before + 4 {
+                Ok(())
+            } else {
+                Err(format!(
+                    "{raw_now} raw / {told_now} process results (from {raw_before} / \
+                 {told_before}), {pending} pending writes"
+                ))
+            }
+        },
+    )
+    .await;
     // The arena takes its lease again (it ran out during the outage).
     let store = Store::connect(&server.url).await.unwrap();
     let some_match = store
@@ -264,19 +269,22 @@ async fn a_postgres_outage_loses_no_result_and_stalls_nobody() {
         .unwrap()
         .expect("an owner");
     let back_ms = knobel_arena::store::now_ms();
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while store
-        .lease(&owner)
-        .await
-        .unwrap()
-        .is_none_or(|lease| lease.heartbeat_at_ms < back_ms)
-    {
-        assert!(
-            Instant::now() < deadline,
-            "the arena did not renew its lease"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    poll_until(
+        Duration::from_secs(30),
+        "the arena has renewed its lease",
+        || async {
+            let lease = store.lease(&owner).await.unwrap();
+            if lease
+                .as_ref()
+                .is_some_and(|lease| lease.heartbeat_at_ms >= back_ms)
+            {
+                Ok(())
+            } else {
+                Err(format!("{lease:?} (back at {back_ms} ms)"))
+            }
+        },
+    )
+    .await;
     for child in &mut processes {
         child.kill().await.unwrap();
     }

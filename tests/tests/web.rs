@@ -23,13 +23,13 @@
 
 use std::path::PathBuf;
 use std::process::Stdio;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use fantoccini::actions::{InputSource, KeyAction, KeyActions};
 use fantoccini::key::Key;
 use fantoccini::{Client, ClientBuilder, Locator};
 use knobel_bots::{BearerAuth, Bot, BotConfig, Game, Misbehave, Token, strategy};
-use knobel_e2e::{Arena, ArenaOptions, http_get, workspace};
+use knobel_e2e::{Arena, ArenaOptions, http_get, poll_every, poll_until, workspace};
 use knobel_engine::{Event, LogEntry, MatchLog, StrikeReason};
 use knobel_proto::v1 as pb;
 use knobel_proto::v1::admin_client::AdminClient;
@@ -140,42 +140,54 @@ impl Browser {
         // chromedriver takes a port number: a free one is bound, read and released, and
         // chromedriver binds it next. Should another process take it in between,
         // chromedriver exits and is started again on another free port.
-        let deadline = Instant::now() + Duration::from_secs(60);
-        let (driver, url) = 'started: loop {
-            let port = knobel_e2e::free_port();
-            let mut driver = Command::new("/usr/bin/chromedriver")
-                .arg(format!("--port={port}"))
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .kill_on_drop(true)
-                .spawn()
-                .expect("start chromedriver (apt-get install chromium-driver)");
-            let url = format!("http://127.0.0.1:{port}");
-            loop {
-                assert!(Instant::now() < deadline, "chromedriver did not start");
+        let (mut driver, mut port) = Browser::spawn_driver();
+        poll_every(
+            Duration::from_millis(100),
+            Duration::from_secs(60),
+            "chromedriver has started",
+            || {
                 if let Ok(Some(status)) = driver.try_wait() {
                     eprintln!("chromedriver on port {port} exited ({status}): trying another port");
-                    continue 'started;
+                    (driver, port) = Browser::spawn_driver();
                 }
-                let ready = tokio::time::timeout(
-                    Duration::from_secs(5),
-                    tokio::net::TcpStream::connect(("127.0.0.1", port)),
-                )
-                .await;
-                if matches!(ready, Ok(Ok(_))) {
-                    let (status, body) = http_get(&format!("{url}/status")).await;
+                let port = port;
+                async move {
+                    let ready = tokio::time::timeout(
+                        Duration::from_secs(5),
+                        tokio::net::TcpStream::connect(("127.0.0.1", port)),
+                    )
+                    .await;
+                    if !matches!(ready, Ok(Ok(_))) {
+                        return Err(format!("port {port} is closed"));
+                    }
+                    let (status, body) = http_get(&format!("http://127.0.0.1:{port}/status")).await;
                     if status == 200 && body.contains("\"ready\":true") {
-                        break 'started (driver, url);
+                        Ok(())
+                    } else {
+                        Err(format!("status {status}: {body}"))
                     }
                 }
-                tokio::time::sleep(Duration::from_millis(100)).await;
-            }
-        };
+            },
+        )
+        .await;
         Browser {
             driver,
-            url,
+            url: format!("http://127.0.0.1:{port}"),
             clients: Vec::new(),
         }
+    }
+
+    /// chromedriver on a free port: the process and the port.
+    fn spawn_driver() -> (Child, u16) {
+        let port = knobel_e2e::free_port();
+        let driver = Command::new("/usr/bin/chromedriver")
+            .arg(format!("--port={port}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("start chromedriver (apt-get install chromium-driver)");
+        (driver, port)
     }
 
     /// A new Chromium session, its `goog:chromeOptions` those of every session with
@@ -215,22 +227,6 @@ async fn js(client: &Client, script: &str) -> Value {
         .execute(script, vec![])
         .await
         .unwrap_or_else(|e| panic!("script failed: {e}: {script}"))
-}
-
-/// Waits, polling, until `check` gives `Some`.
-async fn eventually<T, F, Fut>(what: &str, mut check: F) -> T
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = Option<T>>,
-{
-    let deadline = Instant::now() + PATIENCE;
-    loop {
-        if let Some(found) = check().await {
-            return found;
-        }
-        assert!(Instant::now() < deadline, "timed out waiting: {what}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
 }
 
 /// Axe-core, injected into the page: no critical violation, and no critical or serious
@@ -554,7 +550,7 @@ async fn check_pages(
         first < total,
         "the league is still running: {first} of {total}"
     );
-    let later = eventually("the standings page updates by itself", || async {
+    let later = poll_until(PATIENCE, "the standings page updates by itself", || async {
         let state = js(
             client,
             "return [Number(document.getElementById('finished').textContent),
@@ -573,78 +569,82 @@ async fn check_pages(
     audit(client, "standings-live").await;
 
     // A running match's page: seats and status only, no die, no seed.
-    let mut seen_running = false;
-    let deadline = Instant::now() + PATIENCE;
-    while !seen_running {
-        assert!(Instant::now() < deadline, "never caught a match running");
-        let running = matches(&mut rpc, pb::MatchStatus::Running).await;
-        let Some(m) = running.first() else {
-            tokio::time::sleep(Duration::from_millis(50)).await;
-            continue;
-        };
-        client
-            .goto(&format!("{web}matches/{}", m.match_id))
-            .await
-            .unwrap();
-        let status = client
-            .find(Locator::Css("#match-status"))
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap();
-        let source = client.source().await.unwrap();
-        if status != "running" {
-            continue; // It ended in between: try the next one.
-        }
-        seen_running = true;
-        let shown = js(
-            client,
-            "return [document.querySelectorAll('svg.die, [data-dice], li.step').length,
-                     document.getElementById('no-steps').textContent,
-                     document.querySelectorAll('#log-link').length];",
-        )
-        .await;
-        assert_eq!(shown[0], 0, "no die, no step of a running match");
-        assert!(shown[1].as_str().unwrap().contains("running"), "{shown}");
-        assert_eq!(shown[2], 0, "no log link while it runs");
-        assert!(!source.to_lowercase().contains("seed"), "no seed");
-        for name in &m.seat_names {
-            assert!(
-                js(
-                    client,
-                    "return document.getElementById('seats').textContent;"
-                )
+    let (m, source) = poll_every(
+        Duration::from_millis(50),
+        PATIENCE,
+        "a match's page is caught while it runs",
+        || async {
+            let running = matches(&mut rpc.clone(), pb::MatchStatus::Running).await;
+            let Some(m) = running.into_iter().next() else {
+                return Err("no match running".to_owned());
+            };
+            client
+                .goto(&format!("{web}matches/{}", m.match_id))
                 .await
-                .as_str()
+                .unwrap();
+            let status = client
+                .find(Locator::Css("#match-status"))
+                .await
                 .unwrap()
-                .contains(name.as_str()),
-                "the seats are shown"
-            );
-        }
-        let (status, body) = http_get(&format!("{web}matches/{}/log.json", m.match_id)).await;
-        if status != 200 {
-            // Refused while the match runs, or, if it ended meanwhile, until its league ends.
-            assert_eq!(status, 409, "{body}");
-            assert!(
-                body.contains("still running") || body.contains("which has not ended"),
-                "{body}"
-            );
-        }
-        audit(client, "match-running").await;
+                .text()
+                .await
+                .unwrap();
+            let source = client.source().await.unwrap();
+            if status == "running" {
+                Ok((m, source))
+            } else {
+                // It ended in between: try the next one.
+                Err(format!("match {} ended: {status}", m.match_id))
+            }
+        },
+    )
+    .await;
+    let shown = js(
+        client,
+        "return [document.querySelectorAll('svg.die, [data-dice], li.step').length,
+                 document.getElementById('no-steps').textContent,
+                 document.querySelectorAll('#log-link').length];",
+    )
+    .await;
+    assert_eq!(shown[0], 0, "no die, no step of a running match");
+    assert!(shown[1].as_str().unwrap().contains("running"), "{shown}");
+    assert_eq!(shown[2], 0, "no log link while it runs");
+    assert!(!source.to_lowercase().contains("seed"), "no seed");
+    for name in &m.seat_names {
+        assert!(
+            js(
+                client,
+                "return document.getElementById('seats').textContent;"
+            )
+            .await
+            .as_str()
+            .unwrap()
+            .contains(name.as_str()),
+            "the seats are shown"
+        );
     }
+    let (status, body) = http_get(&format!("{web}matches/{}/log.json", m.match_id)).await;
+    if status != 200 {
+        // Refused while the match runs, or, if it ended meanwhile, until its league ends.
+        assert_eq!(status, 409, "{body}");
+        assert!(
+            body.contains("still running") || body.contains("which has not ended"),
+            "{body}"
+        );
+    }
+    audit(client, "match-running").await;
 
     // Once the league is over, the page shows the ranking and ratings of GetStandings.
     let league_over = |name: &'static str| {
         let rpc = rpc.clone();
-        eventually(name, move || {
-            let mut rpc = rpc.clone();
-            async move {
-                let s = standings_of(&mut rpc, name).await;
+        async move {
+            poll_until(PATIENCE, &format!("league {name} has finished"), || async {
+                let s = standings_of(&mut rpc.clone(), name).await;
                 (s.league.as_ref().unwrap().status == pb::LeagueStatus::Finished as i32)
                     .then_some(s)
-            }
-        })
+            })
+            .await
+        }
     };
     let finished = league_over("web-cup").await;
     let rogue_finished = league_over("web-rogue").await;
@@ -940,14 +940,18 @@ async fn check_pages(
         "without the script: the table at the step asked for, and every step listed"
     );
     click(bare, Locator::Id("step-next")).await;
-    eventually("the next step, without the script", || async {
-        let step = js(
-            bare,
-            "return document.getElementById('table').dataset.step;",
-        )
-        .await;
-        (step == "3").then_some(())
-    })
+    poll_until(
+        PATIENCE,
+        "the next step is shown, without the script",
+        || async {
+            let step = js(
+                bare,
+                "return document.getElementById('table').dataset.step;",
+            )
+            .await;
+            (step == "3").then_some(())
+        },
+    )
     .await;
     assert!(
         bare.current_url()
@@ -1294,7 +1298,7 @@ async fn bot_page(
         let Some(next) = next.as_str() else { break };
         assert!(next.contains("?page="), "{next}");
         click(client, Locator::Css("a[rel=next]")).await;
-        eventually("the next page", || async {
+        poll_until(PATIENCE, "the next page is shown", || async {
             (client.current_url().await.unwrap().as_str() == next).then_some(())
         })
         .await;
@@ -1689,7 +1693,7 @@ async fn step_keys(client: &Client, expected: &[Vec<SeatDice>], steps: u64) {
         .await
     };
     let at = |n: u64| async move {
-        eventually(&format!("step {n} shown"), || async {
+        poll_until(PATIENCE, &format!("step {n} is shown"), || async {
             let now = shown().await;
             (now[0][0] == n).then_some(now)
         })
@@ -1801,7 +1805,7 @@ async fn listings(client: &Client, web: &str, done: &[pb::MatchSummary]) {
     let bot = client.find(Locator::Id("f-bot")).await.unwrap();
     bot.send_keys("rogue").await.unwrap();
     click(client, Locator::Css("#filters button[type=submit]")).await;
-    eventually("the filtered list", || async {
+    poll_until(PATIENCE, "the filtered list is shown", || async {
         let url = client.current_url().await.unwrap();
         url.as_str().contains("bot=rogue").then_some(())
     })
