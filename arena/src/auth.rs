@@ -37,7 +37,7 @@ pub fn generate_token() -> String {
     SysRng
         .try_fill_bytes(&mut bytes)
         .expect("the operating system's random number generator failed");
-    format!("{TOKEN_PREFIX}{}", hex(&bytes))
+    format!("{TOKEN_PREFIX}{}", hex::encode(bytes))
 }
 
 /// The hash of `token` as the store keeps it: SHA-256, as 64 lowercase hex digits.
@@ -46,7 +46,7 @@ pub fn generate_token() -> String {
 /// nor precomputed tables can find a token from its hash, and a slow password hash would only
 /// slow down every connection. (Passwords chosen by people would need a slow, salted hash.)
 pub fn hash_token(token: &str) -> String {
-    hex(&Sha256::digest(token.as_bytes()))
+    hex::encode(Sha256::digest(token.as_bytes()))
 }
 
 /// The token in an `Authorization` header value of the form `Bearer <token>`.
@@ -117,17 +117,6 @@ impl fmt::Debug for AdminToken {
 
 /// The bot name rule lives with the registry of bots (the store checks what it registers).
 pub use crate::store::{BotNameError, check_bot_name};
-
-/// `bytes` as lowercase hex digits.
-fn hex(bytes: &[u8]) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut out = String::with_capacity(bytes.len() * 2);
-    for &b in bytes {
-        out.push(char::from(DIGITS[usize::from(b >> 4)]));
-        out.push(char::from(DIGITS[usize::from(b & 0x0f)]));
-    }
-    out
-}
 
 #[cfg(test)]
 mod tests {

@@ -387,16 +387,19 @@ async fn migrations_apply_twice(db: TestDb) {
         }
     );
     third.close().await;
-    let files = std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/migrations/sqlite"))
-        .unwrap()
-        .filter(|e| {
-            e.as_ref()
-                .unwrap()
-                .path()
-                .extension()
-                .is_some_and(|x| x == "sql")
-        })
-        .count();
+    let files = std::fs::read_dir(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/store/migrations/sqlite"
+    ))
+    .unwrap()
+    .filter(|e| {
+        e.as_ref()
+            .unwrap()
+            .path()
+            .extension()
+            .is_some_and(|x| x == "sql")
+    })
+    .count();
     assert_eq!(
         db.count("_sqlx_migrations").await,
         files as i64,

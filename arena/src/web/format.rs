@@ -69,24 +69,19 @@ fn end(x: f64, scale: f64) -> String {
     }
 }
 
-/// Unix milliseconds as "2026-12-02 13:48:47 UTC".
+/// Unix milliseconds as "2026-12-02 13:48:47 UTC" (a time beyond the calendar's range, which
+/// no stored time is, as its milliseconds).
 pub(super) fn time(unix_ms: i64) -> String {
-    let secs = unix_ms.div_euclid(1000);
-    let (days, rest) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    // Days since 1970-01-01 to a civil date (proleptic Gregorian).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02} UTC",
-        rest / 3600,
-        rest / 60 % 60,
-        rest % 60
-    )
+    match time::OffsetDateTime::from_unix_timestamp(unix_ms.div_euclid(1000)) {
+        Ok(t) => format!(
+            "{:04}-{:02}-{:02} {:02}:{:02}:{:02} UTC",
+            t.year(),
+            u8::from(t.month()),
+            t.day(),
+            t.hour(),
+            t.minute(),
+            t.second()
+        ),
+        Err(_) => format!("{unix_ms} ms after 1970-01-01 UTC"),
+    }
 }

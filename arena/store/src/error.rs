@@ -298,27 +298,20 @@ pub(crate) fn is_unique_violation(err: &sqlx::Error) -> bool {
 
 /// `url` with the password (if any) replaced by `***`, fit to be shown in messages and logs.
 pub(crate) fn redact_url(url: &str) -> String {
-    let Some(scheme_end) = url.find("://") else {
-        return url.to_owned();
-    };
-    let rest_start = scheme_end + 3;
-    let rest = &url[rest_start..];
-    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    let authority = &rest[..authority_end];
-    let Some(at) = authority.rfind('@') else {
-        return url.to_owned();
-    };
-    let userinfo = &authority[..at];
-    let Some(colon) = userinfo.find(':') else {
-        return url.to_owned();
-    };
-    format!(
-        "{}{}:***{}",
-        &url[..rest_start],
-        &userinfo[..colon],
-        &url[rest_start + at..]
-    )
+    match url::Url::parse(url) {
+        Ok(mut parsed) if parsed.password().is_some() => match parsed.set_password(Some("***")) {
+            Ok(()) => parsed.into(),
+            Err(()) => REDACTED.to_owned(),
+        },
+        Ok(_) => url.to_owned(),
+        // Not a URL the driver reads either; it may still hold a password.
+        Err(_) if url.contains('@') => REDACTED.to_owned(),
+        Err(_) => url.to_owned(),
+    }
 }
+
+/// What a database URL that cannot be read is shown as (it may hold a password).
+const REDACTED: &str = "(a database url that cannot be read, not shown)";
 
 #[cfg(test)]
 mod tests {
@@ -378,5 +371,7 @@ mod tests {
             redact_url("postgresql://u:p@ss@h/db"),
             "postgresql://u:***@h/db"
         );
+        // Unreadable, with what may be a password: not shown at all.
+        assert_eq!(redact_url("postgres://u:p@[::1/db"), REDACTED);
     }
 }
