@@ -273,38 +273,7 @@ impl<R: Responder> Runner<R> {
         backoff: &mut Backoff,
         run: &mut RunState,
     ) -> Result<SessionEnd, BotError> {
-        let channel = endpoint.connect().await?;
-        let (tx, rx) = mpsc::channel::<Outgoing>(64);
-        // The Hello waits in the channel until the stream is open. It asks for the matches
-        // still to play, so that the arena does not seat the stream in one it would leave.
-        let mut hello = hello.clone();
-        if hello.max_matches > 0 {
-            let played = run.report.matches.len() as u32;
-            hello.max_matches = hello.max_matches.saturating_sub(played).max(1);
-        }
-        let _ = tx
-            .send(Outgoing::from(pb::bot_message::Kind::Hello(hello)))
-            .await;
-        run.report.connections += 1;
-        let raw = self.responder.raw_stream();
-        let mut inbound: Streaming<pb::ArenaMessage> = if raw {
-            let service = InterceptedService::new(channel, auth.clone());
-            let mut grpc = tonic::client::Grpc::new(service);
-            grpc.ready().await.map_err(|e| BotError::Status {
-                code: tonic::Code::Unavailable,
-                message: e.to_string(),
-            })?;
-            let request = tonic::Request::new(ReceiverStream::new(rx));
-            grpc.streaming(request, PathAndQuery::from_static(PLAY_PATH), PlayCodec)
-                .await?
-                .into_inner()
-        } else {
-            let mut client = ArenaClient::with_interceptor(channel, auth.clone());
-            let outgoing = ReceiverStream::new(rx).filter_map(Outgoing::into_message);
-            client.play(outgoing).await?.into_inner()
-        };
-        debug!(server = %self.config.server, "play stream open");
-
+        let (tx, mut inbound) = self.open_stream(endpoint, auth, hello, run).await?;
         let mut ping = self
             .config
             .ping_interval
@@ -345,113 +314,7 @@ impl<R: Responder> Runner<R> {
                 debug!(event = ?event.kind, "event");
             }
             let steps = self.responder.on_message(&message);
-            let mut done = false;
-            match message.kind {
-                Some(Kind::Welcome(welcome)) => {
-                    run.welcomed = true;
-                    backoff.reset();
-                    let limits = welcome.limits.unwrap_or_default();
-                    info!(
-                        server_version = %welcome.server_version,
-                        bot_name = %welcome.bot_name,
-                        max_message_bytes = limits.max_message_bytes,
-                        max_strikes = limits.max_strikes,
-                        "welcomed by the arena"
-                    );
-                }
-                Some(Kind::MatchStart(start)) => {
-                    let game = convert::game_from_wire("match_start.game", start.game).ok();
-                    info!(
-                        match_id = %start.match_id,
-                        game = game.map_or("unknown", |g| g.name()),
-                        preset = %start.preset,
-                        seat = start.your_seat,
-                        seats = ?start.seat_names,
-                        "match started"
-                    );
-                    current = Some(CurrentMatch {
-                        summary: MatchSummary {
-                            match_id: start.match_id,
-                            game,
-                            preset: start.preset,
-                            seats: start.seats,
-                            your_seat: start.your_seat,
-                            ..MatchSummary::default()
-                        },
-                    });
-                }
-                Some(Kind::DecisionRequest(_)) => {
-                    if let Some(current) = current.as_mut() {
-                        current.summary.requests += 1;
-                    }
-                }
-                Some(Kind::Error(error)) => {
-                    let code = pb::ErrorCode::try_from(error.code).unwrap_or_default();
-                    warn!(
-                        request_id = error.request_id,
-                        code = code.as_str_name(),
-                        strikes = error.strikes,
-                        forfeited = error.forfeited,
-                        message = %error.message,
-                        "the arena refused a message"
-                    );
-                    if let Some(current) = current.as_mut() {
-                        let summary = &mut current.summary;
-                        summary.errors.push(code);
-                        summary.error_messages.push(error.message.clone());
-                        summary.strikes = summary.strikes.max(error.strikes);
-                        summary.forfeited |= error.forfeited;
-                    }
-                }
-                Some(Kind::MatchResult(result)) => {
-                    let mut summary = match current.take() {
-                        Some(current) if current.summary.match_id == result.match_id => {
-                            current.summary
-                        }
-                        _ => MatchSummary {
-                            match_id: result.match_id.clone(),
-                            your_seat: result.your_seat,
-                            ..MatchSummary::default()
-                        },
-                    };
-                    summary.finished = result.status == pb::MatchStatus::Finished as i32;
-                    summary.place = result.your_place;
-                    if summary.seats == 0
-                        && let Some(outcome) = &result.outcome
-                    {
-                        summary.seats = outcome.placings.len() as u32;
-                    }
-                    summary.outcome = result.outcome;
-                    info!(
-                        match_id = %summary.match_id,
-                        game = summary.game_name(),
-                        place = summary.place,
-                        seats = summary.seats,
-                        finished = summary.finished,
-                        strikes = summary.strikes,
-                        "match over"
-                    );
-                    if let Some(hook) = self.on_match_end.as_mut() {
-                        hook(&summary);
-                    }
-                    run.report.matches.push(summary);
-                    done = self.enough(run);
-                }
-                Some(Kind::Waiting(waiting)) => {
-                    info!(
-                        waited_secs = waiting.waited_secs,
-                        preset = %waiting.preset,
-                        "still waiting for a match: {}",
-                        waiting.reason
-                    );
-                }
-                Some(Kind::Pong(pong)) => {
-                    run.report.pongs += 1;
-                    debug!(nonce = pong.nonce, "pong");
-                }
-                None => debug!("a message of a kind this client does not know"),
-            }
-            if done {
+            if self.take(message.kind, &mut current, backoff, run) {
                 return Ok(SessionEnd::Done);
             }
             for step in steps {
@@ -461,6 +324,178 @@ impl<R: Responder> Runner<R> {
             }
         }
     }
+
+    /// Connects and opens a Play stream (typed, or raw if the responder asks for it) with
+    /// the Hello waiting in its outgoing channel: the channel's sender and the inbound
+    /// messages.
+    async fn open_stream(
+        &mut self,
+        endpoint: &Endpoint,
+        auth: &BearerAuth,
+        hello: &pb::Hello,
+        run: &mut RunState,
+    ) -> Result<(mpsc::Sender<Outgoing>, Streaming<pb::ArenaMessage>), BotError> {
+        let channel = endpoint.connect().await?;
+        let (tx, rx) = mpsc::channel::<Outgoing>(64);
+        // The Hello waits in the channel until the stream is open. It asks for the matches
+        // still to play, so that the arena does not seat the stream in one it would leave.
+        let mut hello = hello.clone();
+        if hello.max_matches > 0 {
+            let played = run.report.matches.len() as u32;
+            hello.max_matches = hello.max_matches.saturating_sub(played).max(1);
+        }
+        let _ = tx
+            .send(Outgoing::from(pb::bot_message::Kind::Hello(hello)))
+            .await;
+        run.report.connections += 1;
+        let raw = self.responder.raw_stream();
+        let inbound: Streaming<pb::ArenaMessage> = if raw {
+            let service = InterceptedService::new(channel, auth.clone());
+            let mut grpc = tonic::client::Grpc::new(service);
+            grpc.ready().await.map_err(|e| BotError::Status {
+                code: tonic::Code::Unavailable,
+                message: e.to_string(),
+            })?;
+            let request = tonic::Request::new(ReceiverStream::new(rx));
+            grpc.streaming(request, PathAndQuery::from_static(PLAY_PATH), PlayCodec)
+                .await?
+                .into_inner()
+        } else {
+            let mut client = ArenaClient::with_interceptor(channel, auth.clone());
+            let outgoing = ReceiverStream::new(rx).filter_map(Outgoing::into_message);
+            client.play(outgoing).await?.into_inner()
+        };
+        debug!(server = %self.config.server, "play stream open");
+        Ok((tx, inbound))
+    }
+
+    /// Takes note of a message of the arena (logs it, follows the current match, adds a
+    /// result to the report): true once enough matches have been played.
+    fn take(
+        &mut self,
+        kind: Option<Kind>,
+        current: &mut Option<CurrentMatch>,
+        backoff: &mut Backoff,
+        run: &mut RunState,
+    ) -> bool {
+        match kind {
+            Some(Kind::Welcome(welcome)) => {
+                run.welcomed = true;
+                backoff.reset();
+                let limits = welcome.limits.unwrap_or_default();
+                info!(
+                    server_version = %welcome.server_version,
+                    bot_name = %welcome.bot_name,
+                    max_message_bytes = limits.max_message_bytes,
+                    max_strikes = limits.max_strikes,
+                    "welcomed by the arena"
+                );
+            }
+            Some(Kind::MatchStart(start)) => *current = Some(match_started(start)),
+            Some(Kind::DecisionRequest(_)) => {
+                if let Some(current) = current.as_mut() {
+                    current.summary.requests += 1;
+                }
+            }
+            Some(Kind::Error(error)) => refused(&error, current.as_mut()),
+            Some(Kind::MatchResult(result)) => {
+                let summary = match_over(result, current.take());
+                if let Some(hook) = self.on_match_end.as_mut() {
+                    hook(&summary);
+                }
+                run.report.matches.push(summary);
+                return self.enough(run);
+            }
+            Some(Kind::Waiting(waiting)) => {
+                info!(
+                    waited_secs = waiting.waited_secs,
+                    preset = %waiting.preset,
+                    "still waiting for a match: {}",
+                    waiting.reason
+                );
+            }
+            Some(Kind::Pong(pong)) => {
+                run.report.pongs += 1;
+                debug!(nonce = pong.nonce, "pong");
+            }
+            None => debug!("a message of a kind this client does not know"),
+        }
+        false
+    }
+}
+
+/// The match a MatchStart begins, logged.
+fn match_started(start: pb::MatchStart) -> CurrentMatch {
+    let game = convert::game_from_wire("match_start.game", start.game).ok();
+    info!(
+        match_id = %start.match_id,
+        game = game.map_or("unknown", |g| g.name()),
+        preset = %start.preset,
+        seat = start.your_seat,
+        seats = ?start.seat_names,
+        "match started"
+    );
+    CurrentMatch {
+        summary: MatchSummary {
+            match_id: start.match_id,
+            game,
+            preset: start.preset,
+            seats: start.seats,
+            your_seat: start.your_seat,
+            ..MatchSummary::default()
+        },
+    }
+}
+
+/// Logs an Error of the arena and counts it in the current match, if any.
+fn refused(error: &pb::ErrorEvent, current: Option<&mut CurrentMatch>) {
+    let code = pb::ErrorCode::try_from(error.code).unwrap_or_default();
+    warn!(
+        request_id = error.request_id,
+        code = code.as_str_name(),
+        strikes = error.strikes,
+        forfeited = error.forfeited,
+        message = %error.message,
+        "the arena refused a message"
+    );
+    if let Some(current) = current {
+        let summary = &mut current.summary;
+        summary.errors.push(code);
+        summary.error_messages.push(error.message.clone());
+        summary.strikes = summary.strikes.max(error.strikes);
+        summary.forfeited |= error.forfeited;
+    }
+}
+
+/// The summary of the match a MatchResult ends (the `current` one if it is that match),
+/// logged.
+fn match_over(result: pb::MatchResult, current: Option<CurrentMatch>) -> MatchSummary {
+    let mut summary = match current {
+        Some(current) if current.summary.match_id == result.match_id => current.summary,
+        _ => MatchSummary {
+            match_id: result.match_id.clone(),
+            your_seat: result.your_seat,
+            ..MatchSummary::default()
+        },
+    };
+    summary.finished = result.status == pb::MatchStatus::Finished as i32;
+    summary.place = result.your_place;
+    if summary.seats == 0
+        && let Some(outcome) = &result.outcome
+    {
+        summary.seats = outcome.placings.len() as u32;
+    }
+    summary.outcome = result.outcome;
+    info!(
+        match_id = %summary.match_id,
+        game = summary.game_name(),
+        place = summary.place,
+        seats = summary.seats,
+        finished = summary.finished,
+        strikes = summary.strikes,
+        "match over"
+    );
+    summary
 }
 
 /// Takes `step`; true if it drops the stream.

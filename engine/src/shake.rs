@@ -528,6 +528,33 @@ impl ShakeState {
 
     /// The round's end: reveal, then SJOK1s, or best and worst hand and the tokens.
     fn end_round(&mut self, sink: &mut Sink) {
+        if let Some((first, sjok1s)) = self.reveal(sink) {
+            self.sjok1(first, sjok1s, sink);
+            return;
+        }
+        let (winner, winning, loser) = self.best_and_worst();
+        let value = winning.value(self.settings.tokens);
+        sink.event(Event::RoundDecided {
+            winner,
+            loser,
+            value,
+        });
+
+        if winning == Hand::SchockOut {
+            self.give_all_tokens(loser, sink);
+            self.half_lost(loser, sink);
+            return;
+        }
+        self.move_tokens(winner, loser, value, sink);
+        match self.in_play.single() {
+            Some(last) => self.half_lost(last, sink),
+            None => self.begin_round(loser, sink),
+        }
+    }
+
+    /// Reveals every hand of the round, in turn order: the first SJOK1 and every SJOK1's
+    /// seat, if there is one.
+    fn reveal(&mut self, sink: &mut Sink) -> Option<(Seat, Seats)> {
         let mut first_sjok1: Option<Seat> = None;
         let mut sjok1s = Seats::EMPTY;
         for i in 0..self.order_len as usize {
@@ -549,11 +576,11 @@ impl ShakeState {
                 sjok1s.insert(seat);
             }
         }
-        if let Some(first) = first_sjok1 {
-            self.sjok1(first, sjok1s, sink);
-            return;
-        }
+        first_sjok1.map(|first| (first, sjok1s))
+    }
 
+    /// The round's winner with its hand, and its loser.
+    fn best_and_worst(&self) -> (Seat, Hand, Seat) {
         // Rank: higher strength, then (Schocken default) fewer throws, then earlier turn,
         // packed into one number in that order of significance.
         let mut best: Option<(u64, Seat, Hand)> = None;
@@ -580,18 +607,13 @@ impl ShakeState {
         let (Some((_, winner, winning)), Some((_, loser))) = (best, worst) else {
             unreachable!("a round ends after every seat in it has thrown");
         };
-        let value = winning.value(self.settings.tokens);
-        sink.event(Event::RoundDecided {
-            winner,
-            loser,
-            value,
-        });
+        (winner, winning, loser)
+    }
 
-        if winning == Hand::SchockOut {
-            self.give_all_tokens(loser, sink);
-            self.half_lost(loser, sink);
-            return;
-        }
+    /// The round's `value` in tokens goes to the `loser`: from the middle while it holds
+    /// tokens (phase A; when it is empty, the seats without tokens are out), else from the
+    /// winner (phase B; out when it has none left).
+    fn move_tokens(&mut self, winner: Seat, loser: Seat, value: u8, sink: &mut Sink) {
         if self.pot > 0 {
             // Phase A: from the middle.
             let count = value.min(self.pot);
@@ -624,10 +646,6 @@ impl ShakeState {
                 self.in_play.remove(winner);
                 sink.event(Event::SeatOut { seat: winner });
             }
-        }
-        match self.in_play.single() {
-            Some(last) => self.half_lost(last, sink),
-            None => self.begin_round(loser, sink),
         }
     }
 

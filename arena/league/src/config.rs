@@ -340,6 +340,262 @@ impl Reader<'_> {
                 .map_err(|m: String| self.field(field, d.span(), m))
         })
     }
+
+    /// `[time]`: the decision deadline and the time bank, in milliseconds (2 s and 10 s
+    /// when left out).
+    fn time(&self, time: Option<&RawTime>) -> Result<(u64, u64), LeagueConfigError> {
+        let (mut decision_ms, mut time_bank_ms) = (2_000, 10_000);
+        if let Some(time) = time {
+            if let Some(v) = &time.decision_ms {
+                decision_ms = self.in_range("time.decision_ms", v, DECISION_MS)?;
+            }
+            if let Some(v) = &time.time_bank_ms {
+                time_bank_ms = self.in_range("time.time_bank_ms", v, TIME_BANK_MS)?;
+            }
+        }
+        Ok((decision_ms, time_bank_ms))
+    }
+
+    /// `bots`: "all" or a list of distinct names (at most [`MAX_BOTS`]); each listed name's
+    /// line goes into `bot_lines`.
+    fn bots(
+        &self,
+        bots: &Spanned<toml::Value>,
+        bot_lines: &mut BTreeMap<String, usize>,
+    ) -> Result<BotSelection, LeagueConfigError> {
+        let bots_span = bots.span();
+        match bots.get_ref() {
+            toml::Value::String(word) if word == "all" => Ok(BotSelection::All),
+            toml::Value::Array(items) => self.listed_bots(items, bots_span, bot_lines),
+            other => Err(self.field(
+                "bots",
+                bots_span,
+                format!(
+                    "{} is neither a list of bot names nor \"all\"",
+                    match other {
+                        toml::Value::String(s) => quoted(s),
+                        v => format!("a {}", v.type_str()),
+                    }
+                ),
+            )),
+        }
+    }
+
+    /// The names of a `bots = [...]` list at `bots_span`, each with its line.
+    fn listed_bots(
+        &self,
+        items: &[toml::Value],
+        bots_span: Range<usize>,
+        bot_lines: &mut BTreeMap<String, usize>,
+    ) -> Result<BotSelection, LeagueConfigError> {
+        let mut listed = Vec::with_capacity(items.len());
+        // Each name's line: where its quoted form first stands in the list.
+        let list_text = &self.text[bots_span.clone()];
+        let mut from = 0;
+        for item in items {
+            let Some(n) = item.as_str() else {
+                return Err(self.field(
+                    "bots",
+                    bots_span.clone(),
+                    format!(
+                        "a {} is not a bot name: list names as strings",
+                        item.type_str()
+                    ),
+                ));
+            };
+            let at = list_text[from..].find(n).map_or(bots_span.start, |i| {
+                from += i + n.len();
+                bots_span.start + from - n.len()
+            });
+            if bot_lines
+                .insert(n.to_owned(), line_of(self.text, at))
+                .is_some()
+            {
+                return Err(self.field(
+                    "bots",
+                    at..at,
+                    format!("bot {} is listed twice", quoted(n)),
+                ));
+            }
+            listed.push(n.to_owned());
+        }
+        if listed.len() > MAX_BOTS {
+            return Err(self.field(
+                "bots",
+                bots_span,
+                format!(
+                    "{} bots are listed: a league has at most {MAX_BOTS}",
+                    listed.len()
+                ),
+            ));
+        }
+        Ok(BotSelection::Listed(listed))
+    }
+
+    /// `format` and `challenger`: a challenger only (and always) for a gauntlet; its line
+    /// goes into `bot_lines` unless the list named it.
+    fn format(
+        &self,
+        raw: &RawLeague,
+        bot_lines: &mut BTreeMap<String, usize>,
+    ) -> Result<Format, LeagueConfigError> {
+        match raw
+            .format
+            .as_ref()
+            .map(|f| (f.get_ref().as_str(), f.span()))
+        {
+            None | Some(("round-robin", _)) => {
+                if let Some(c) = &raw.challenger {
+                    return Err(self.field(
+                        "challenger",
+                        c.span(),
+                        "a challenger is only for format = \"gauntlet\"",
+                    ));
+                }
+                Ok(Format::RoundRobin)
+            }
+            Some(("gauntlet", span)) => match &raw.challenger {
+                Some(c) => {
+                    let challenger = c.get_ref().clone();
+                    bot_lines
+                        .entry(challenger.clone())
+                        .or_insert(self.line(c.span()));
+                    Ok(Format::Gauntlet { challenger })
+                }
+                None => Err(self.field(
+                    "format",
+                    span,
+                    "a gauntlet needs `challenger = \"<bot name>\"`: the bot that plays the field",
+                )),
+            },
+            Some((other, span)) => Err(self.field(
+                "format",
+                span,
+                format!(
+                    "unknown format {}: formats are \"round-robin\" and \"gauntlet\"",
+                    quoted(other)
+                ),
+            )),
+        }
+    }
+
+    /// `[games.*]`: at least one, each read by [`Reader::game`], in a fixed order whatever
+    /// the file's (schocken, sjokken, zokken), with the line of each one's table size.
+    fn games(
+        &self,
+        games: &Spanned<BTreeMap<Spanned<String>, RawGame>>,
+        design: TableDesign,
+    ) -> Result<(Vec<GamePlan>, Vec<usize>), LeagueConfigError> {
+        if games.get_ref().is_empty() {
+            return Err(self.field(
+                "games",
+                games.span(),
+                "a league plays at least one game: add [games.schocken], [games.sjokken] or [games.zokken]",
+            ));
+        }
+        let mut plans = Vec::new();
+        let mut table_lines = Vec::new();
+        for (key, game) in games.get_ref() {
+            let (plan, table_line) = self.game(key, game, design)?;
+            plans.push(plan);
+            table_lines.push(table_line);
+        }
+        // A fixed order, whatever the file's: schocken, sjokken, zokken.
+        let mut order: Vec<usize> = (0..plans.len()).collect();
+        order.sort_by_key(|&i| plans[i].game as u8);
+        let plans: Vec<GamePlan> = order.iter().map(|&i| plans[i].clone()).collect();
+        let table_lines = order.iter().map(|&i| table_lines[i]).collect();
+        Ok((plans, table_lines))
+    }
+
+    /// One `[games.<name>]` table: its preset, variants, settings, table size, design and
+    /// margin, and the line of its table size (the table's own line when left out).
+    fn game(
+        &self,
+        key: &Spanned<String>,
+        game: &RawGame,
+        design: TableDesign,
+    ) -> Result<(GamePlan, usize), LeagueConfigError> {
+        let gname = key.get_ref().as_str();
+        let g: Game = gname.parse().map_err(|e: knobel_engine::RulesError| {
+            self.field("games", key.span(), e.to_string())
+        })?;
+        let path = format!("games.{gname}");
+        let (preset, rules) = self.rules(&path, key, game, g)?;
+        let (table_size, table_line) = match &game.table_size {
+            Some(t) => (
+                self.in_range(&format!("{path}.table_size"), t, TABLE_SIZES)?,
+                self.line(t.span()),
+            ),
+            None => (default_table_size(g), self.line(key.span())),
+        };
+        let plan = GamePlan {
+            game: g,
+            preset,
+            rules,
+            table_size,
+            design: self.design(&format!("{path}.design"), game.design.as_ref(), design)?,
+            margin: match &game.margin {
+                Some(m) => self.margin(&format!("{path}.margin"), m)?,
+                None => Margins::default_of(g),
+            },
+        };
+        Ok((plan, table_line))
+    }
+
+    /// A game's preset (the game's own when left out) of game `g`, with its variants and
+    /// settings set: the preset's name and the rules.
+    fn rules(
+        &self,
+        path: &str,
+        key: &Spanned<String>,
+        game: &RawGame,
+        g: Game,
+    ) -> Result<(String, Rules), LeagueConfigError> {
+        let gname = key.get_ref().as_str();
+        let (preset, preset_span) = match &game.preset {
+            Some(p) => (p.get_ref().clone(), p.span()),
+            None => (gname.to_owned(), key.span()),
+        };
+        let mut rules = Rules::preset(&preset).map_err(|_| {
+            self.field(
+                format!("{path}.preset"),
+                preset_span.clone(),
+                format!(
+                    "unknown preset {}: presets are {}",
+                    quoted(&preset),
+                    PRESETS.join(", ")
+                ),
+            )
+        })?;
+        if rules.game() != g {
+            return Err(self.field(
+                format!("{path}.preset"),
+                preset_span,
+                format!(
+                    "preset {preset:?} is a {} preset, not {gname}",
+                    rules.game().name()
+                ),
+            ));
+        }
+        for variant in &game.variants {
+            rules.set_variant(variant.get_ref(), true).map_err(|e| {
+                self.field(format!("{path}.variants"), variant.span(), e.to_string())
+            })?;
+        }
+        for (setting, value) in &game.settings {
+            rules
+                .set_number(setting.get_ref(), *value.get_ref())
+                .map_err(|e| {
+                    self.field(
+                        format!("{path}.settings.{}", setting.get_ref()),
+                        value.span(),
+                        e.to_string(),
+                    )
+                })?;
+        }
+        Ok((preset, rules))
+    }
 }
 
 /// Whether `name` is a legal league name.
@@ -398,199 +654,13 @@ impl LeagueConfig {
             Some(v) => r.in_range("concurrency", v, 1..=MAX_CONCURRENCY)?,
             None => 4,
         };
-        let (mut decision_ms, mut time_bank_ms) = (2_000, 10_000);
-        if let Some(time) = &raw.time {
-            if let Some(v) = &time.decision_ms {
-                decision_ms = r.in_range("time.decision_ms", v, DECISION_MS)?;
-            }
-            if let Some(v) = &time.time_bank_ms {
-                time_bank_ms = r.in_range("time.time_bank_ms", v, TIME_BANK_MS)?;
-            }
-        }
+        let (decision_ms, time_bank_ms) = r.time(raw.time.as_ref())?;
         let design = r.design("design", raw.design.as_ref(), TableDesign::Auto)?;
         let bots_line = r.line(raw.bots.span());
         let mut bot_lines = BTreeMap::new();
-        let bots_span = raw.bots.span();
-        let bots = match raw.bots.get_ref() {
-            toml::Value::String(word) if word == "all" => BotSelection::All,
-            toml::Value::Array(items) => {
-                let mut listed = Vec::with_capacity(items.len());
-                // Each name's line: where its quoted form first stands in the list.
-                let list_text = &text[bots_span.clone()];
-                let mut from = 0;
-                for item in items {
-                    let Some(n) = item.as_str() else {
-                        return Err(r.field(
-                            "bots",
-                            bots_span.clone(),
-                            format!(
-                                "a {} is not a bot name: list names as strings",
-                                item.type_str()
-                            ),
-                        ));
-                    };
-                    let at = list_text[from..].find(n).map_or(bots_span.start, |i| {
-                        from += i + n.len();
-                        bots_span.start + from - n.len()
-                    });
-                    if bot_lines.insert(n.to_owned(), line_of(text, at)).is_some() {
-                        return Err(r.field(
-                            "bots",
-                            at..at,
-                            format!("bot {} is listed twice", quoted(n)),
-                        ));
-                    }
-                    listed.push(n.to_owned());
-                }
-                if listed.len() > MAX_BOTS {
-                    return Err(r.field(
-                        "bots",
-                        bots_span.clone(),
-                        format!(
-                            "{} bots are listed: a league has at most {MAX_BOTS}",
-                            listed.len()
-                        ),
-                    ));
-                }
-                BotSelection::Listed(listed)
-            }
-            other => {
-                return Err(r.field(
-                    "bots",
-                    bots_span.clone(),
-                    format!(
-                        "{} is neither a list of bot names nor \"all\"",
-                        match other {
-                            toml::Value::String(s) => quoted(s),
-                            v => format!("a {}", v.type_str()),
-                        }
-                    ),
-                ));
-            }
-        };
-        let format = match raw
-            .format
-            .as_ref()
-            .map(|f| (f.get_ref().as_str(), f.span()))
-        {
-            None | Some(("round-robin", _)) => {
-                if let Some(c) = &raw.challenger {
-                    return Err(r.field(
-                        "challenger",
-                        c.span(),
-                        "a challenger is only for format = \"gauntlet\"",
-                    ));
-                }
-                Format::RoundRobin
-            }
-            Some(("gauntlet", span)) => match &raw.challenger {
-                Some(c) => {
-                    let challenger = c.get_ref().clone();
-                    bot_lines
-                        .entry(challenger.clone())
-                        .or_insert(r.line(c.span()));
-                    Format::Gauntlet { challenger }
-                }
-                None => {
-                    return Err(r.field(
-                        "format",
-                        span,
-                        "a gauntlet needs `challenger = \"<bot name>\"`: the bot that plays the field",
-                    ));
-                }
-            },
-            Some((other, span)) => {
-                return Err(r.field(
-                    "format",
-                    span,
-                    format!(
-                        "unknown format {}: formats are \"round-robin\" and \"gauntlet\"",
-                        quoted(other)
-                    ),
-                ));
-            }
-        };
-        let mut games = Vec::new();
-        let mut table_lines = Vec::new();
-        if raw.games.get_ref().is_empty() {
-            return Err(r.field(
-                "games",
-                raw.games.span(),
-                "a league plays at least one game: add [games.schocken], [games.sjokken] or [games.zokken]",
-            ));
-        }
-        for (key, game) in raw.games.get_ref() {
-            let gname = key.get_ref().as_str();
-            let g: Game = gname.parse().map_err(|e: knobel_engine::RulesError| {
-                r.field("games", key.span(), e.to_string())
-            })?;
-            let path = format!("games.{gname}");
-            let (preset, preset_span) = match &game.preset {
-                Some(p) => (p.get_ref().clone(), p.span()),
-                None => (gname.to_owned(), key.span()),
-            };
-            let mut rules = Rules::preset(&preset).map_err(|_| {
-                r.field(
-                    format!("{path}.preset"),
-                    preset_span.clone(),
-                    format!(
-                        "unknown preset {}: presets are {}",
-                        quoted(&preset),
-                        PRESETS.join(", ")
-                    ),
-                )
-            })?;
-            if rules.game() != g {
-                return Err(r.field(
-                    format!("{path}.preset"),
-                    preset_span,
-                    format!(
-                        "preset {preset:?} is a {} preset, not {gname}",
-                        rules.game().name()
-                    ),
-                ));
-            }
-            for variant in &game.variants {
-                rules.set_variant(variant.get_ref(), true).map_err(|e| {
-                    r.field(format!("{path}.variants"), variant.span(), e.to_string())
-                })?;
-            }
-            for (setting, value) in &game.settings {
-                rules
-                    .set_number(setting.get_ref(), *value.get_ref())
-                    .map_err(|e| {
-                        r.field(
-                            format!("{path}.settings.{}", setting.get_ref()),
-                            value.span(),
-                            e.to_string(),
-                        )
-                    })?;
-            }
-            let (table_size, table_line) = match &game.table_size {
-                Some(t) => (
-                    r.in_range(&format!("{path}.table_size"), t, TABLE_SIZES)?,
-                    r.line(t.span()),
-                ),
-                None => (default_table_size(g), r.line(key.span())),
-            };
-            games.push(GamePlan {
-                game: g,
-                preset,
-                rules,
-                table_size,
-                design: r.design(&format!("{path}.design"), game.design.as_ref(), design)?,
-                margin: match &game.margin {
-                    Some(m) => r.margin(&format!("{path}.margin"), m)?,
-                    None => Margins::default_of(g),
-                },
-            });
-            table_lines.push(table_line);
-        }
-        // A fixed order, whatever the file's: schocken, sjokken, zokken.
-        let mut order: Vec<usize> = (0..games.len()).collect();
-        order.sort_by_key(|&i| games[i].game as u8);
-        let games: Vec<GamePlan> = order.iter().map(|&i| games[i].clone()).collect();
-        let table_lines = order.iter().map(|&i| table_lines[i]).collect();
+        let bots = r.bots(&raw.bots, &mut bot_lines)?;
+        let format = r.format(&raw, &mut bot_lines)?;
+        let (games, table_lines) = r.games(&raw.games, design)?;
         let set_size = games
             .iter()
             .map(|g: &GamePlan| super::schedule::seat_orders(g.table_size as usize).len() as u32)

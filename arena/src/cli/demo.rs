@@ -12,12 +12,14 @@ use anyhow::{Context, Result, bail};
 use clap::Args;
 use knobel_arena::auth::{self, AdminToken};
 use knobel_arena::lobby::LobbyConfig;
-use knobel_arena::server::{ServerConfig, serve_with_web};
+use knobel_arena::server::{ServeError, ServerConfig, serve_with_web};
 use knobel_arena::store::Store;
-use knobel_bots::{Bot, BotConfig, Game, Token, strategy};
+use knobel_bots::{Bot, BotConfig, BotError, Game, RunReport, Token, strategy};
 use knobel_engine::policy::HEURISTIC_LADDER;
 use knobel_proto::v1 as pb;
+use knobel_proto::v1::arena_client::ArenaClient;
 use tokio::net::TcpListener;
+use tonic::transport::Channel;
 
 use super::league::{self, ArenaArgs, Format};
 
@@ -92,16 +94,88 @@ pub async fn run(args: DemoArgs) -> Result<()> {
     let started = Instant::now();
     let database_url = args.database_url.clone();
     if database_url == DEFAULT_DATABASE {
-        for suffix in ["", "-wal", "-shm"] {
-            let file = format!("knobel-demo.db{suffix}");
-            match std::fs::remove_file(&file) {
-                Ok(()) => {}
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => return Err(e).with_context(|| format!("cannot replace {file}")),
-            }
+        remove_demo_database()?;
+    }
+    let demo = start_arena(&args, &database_url).await?;
+    prepare_expert_tables().await?;
+    // The bots: registered over Admin, each a real gRPC client with a few streams.
+    let mut admin = wait_for_admin(&demo.arena).await?;
+    let mut bots = start_bots(&mut admin, &demo.url, args.seed).await?;
+    start_league(&mut admin, &args).await?;
+
+    let mut client = league::arena_client(&demo.arena).await?;
+    let league_started = Instant::now();
+    let standings = follow_league(&mut client, &mut bots, league_started).await?;
+    let info = standings.league.clone().unwrap_or_default();
+    println!(
+        "\nThe demo league: {} matches in {:.1} s ({:.0} matches/s) over gRPC, {:.1} s in all.\n",
+        info.finished_matches,
+        league_started.elapsed().as_secs_f64(),
+        f64::from(info.finished_matches) / league_started.elapsed().as_secs_f64().max(0.001),
+        started.elapsed().as_secs_f64()
+    );
+    print!("{}", league::render(&standings, Format::Table));
+    let example = client
+        .list_matches(pb::ListMatchesRequest {
+            limit: 1,
+            ..Default::default()
+        })
+        .await
+        .ok()
+        .and_then(|r| r.into_inner().matches.into_iter().next())
+        .map(|m| m.match_id);
+    print_reading_notes();
+    let id = example.unwrap_or_else(|| "<match id>".to_owned());
+    print_next_steps(args.serve, &demo, &database_url, &id);
+    if args.serve {
+        println!(
+            "\nThe arena keeps running at {} (admin token: {}); Ctrl-C stops it.",
+            demo.url, demo.admin_token
+        );
+        let _ = tokio::signal::ctrl_c().await;
+    }
+    bots.abort_all();
+    let _ = demo.stop.send(());
+    demo.server
+        .await
+        .context("the arena task failed")?
+        .context("the arena failed")?;
+    Ok(())
+}
+
+/// Removes the demo's own SQLite file (and its WAL files): every run starts afresh.
+fn remove_demo_database() -> Result<()> {
+    for suffix in ["", "-wal", "-shm"] {
+        let file = format!("knobel-demo.db{suffix}");
+        match std::fs::remove_file(&file) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(e).with_context(|| format!("cannot replace {file}")),
         }
     }
-    let store = Store::connect(&database_url)
+    Ok(())
+}
+
+/// The demo's running arena.
+struct DemoArena {
+    /// Its gRPC address, `http://...`.
+    url: String,
+    /// The web viewer's page of the demo league.
+    web: String,
+    /// The admin token it was started with.
+    admin_token: String,
+    /// How the CLI's league commands reach it.
+    arena: ArenaArgs,
+    /// Stops it.
+    stop: tokio::sync::oneshot::Sender<()>,
+    /// The task serving it.
+    server: tokio::task::JoinHandle<Result<(), ServeError>>,
+}
+
+/// Opens the store at `database_url` and starts the arena on `args.listen`, with the web
+/// viewer (on its usual port if it is free) and a fresh admin token.
+async fn start_arena(args: &DemoArgs, database_url: &str) -> Result<DemoArena> {
+    let store = Store::connect(database_url)
         .await
         .with_context(|| format!("cannot open the store at {database_url}"))?;
     let admin_token = auth::generate_token();
@@ -146,8 +220,18 @@ pub async fn run(args: DemoArgs) -> Result<()> {
     };
     eprintln!("knobel demo: arena at {url}, store {database_url}");
     eprintln!("watch it live in a browser: {web}");
+    Ok(DemoArena {
+        url,
+        web,
+        admin_token,
+        arena,
+        stop,
+        server,
+    })
+}
 
-    // The expert's tables, before its first decision (see ExpertPolicy::prepare).
+/// The expert's tables, before its first decision (see ExpertPolicy::prepare).
+async fn prepare_expert_tables() -> Result<()> {
     tokio::task::spawn_blocking(|| {
         for preset in knobel_engine::PRESETS {
             if let Ok(rules) = knobel_engine::Rules::preset(preset) {
@@ -156,12 +240,20 @@ pub async fn run(args: DemoArgs) -> Result<()> {
         }
     })
     .await
-    .context("preparing the expert's tables failed")?;
-    // The bots: registered over Admin, each a real gRPC client with a few streams.
-    let mut admin = wait_for_admin(&arena).await?;
+    .context("preparing the expert's tables failed")
+}
+
+/// Registers the demo bots over Admin and runs each as a gRPC client of the arena at
+/// `url` with [`STREAMS_PER_BOT`] streams. Their randomness comes from `seed` when one is
+/// given (a rerun plays the same).
+async fn start_bots(
+    admin: &mut league::Admin,
+    url: &str,
+    seed: Option<u64>,
+) -> Result<tokio::task::JoinSet<Result<RunReport, BotError>>> {
     let mut bots = tokio::task::JoinSet::new();
     // The bots' own randomness: from the seed when one is given (a rerun plays the same).
-    let bot_seed = args.seed.unwrap_or_else(rand::random);
+    let bot_seed = seed.unwrap_or_else(rand::random);
     for (i, (name, strat)) in DEMO_BOTS.iter().enumerate() {
         let token = admin
             .add_bot(pb::AddBotRequest {
@@ -174,7 +266,8 @@ pub async fn run(args: DemoArgs) -> Result<()> {
         for stream in 0..STREAMS_PER_BOT {
             let policy = strategy(strat, bot_seed ^ ((i * 16 + stream) as u64))
                 .with_context(|| format!("unknown strategy {strat}"))?;
-            let config = BotConfig::new(url.clone(), Token::new(token.clone()), *name, Game::ALL);
+            let config =
+                BotConfig::new(url.to_owned(), Token::new(token.clone()), *name, Game::ALL);
             bots.spawn(Bot::new(config, policy).run());
         }
     }
@@ -184,10 +277,14 @@ pub async fn run(args: DemoArgs) -> Result<()> {
         bot_strategies(),
         STREAMS_PER_BOT
     );
+    Ok(bots)
+}
 
+/// Creates and starts the league "demo" over Admin.
+async fn start_league(admin: &mut league::Admin, args: &DemoArgs) -> Result<()> {
     let created = admin
         .create_league(pb::CreateLeagueRequest {
-            config_toml: league_file(&args),
+            config_toml: league_file(args),
         })
         .await
         .map_err(|s| anyhow::anyhow!("cannot create the demo league: {}", s.message()))?
@@ -205,13 +302,20 @@ pub async fn run(args: DemoArgs) -> Result<()> {
     eprintln!(
         "(duplicate sets share their dice across seat orders: fine for the demo's built-in bots, which remember nothing between matches; leagues of outside bots play independent dice, docs/fair-play.md)"
     );
+    Ok(())
+}
 
-    let mut client = league::arena_client(&arena).await?;
-    let league_started = Instant::now();
+/// Follows the demo league with a progress line until it ends: its final standings. Fails
+/// if it takes over 10 minutes or a bot stops.
+async fn follow_league(
+    client: &mut ArenaClient<Channel>,
+    bots: &mut tokio::task::JoinSet<Result<RunReport, BotError>>,
+    league_started: Instant,
+) -> Result<pb::GetStandingsResponse> {
     let terminal = std::io::stderr().is_terminal();
     let mut last_print = Instant::now() - Duration::from_secs(10);
     let standings = loop {
-        let s = league::standings(&mut client, "demo").await?;
+        let s = league::standings(client, "demo").await?;
         let info = s.league.clone().unwrap_or_default();
         let done = !league::is_active(&info);
         if terminal || last_print.elapsed() >= Duration::from_secs(5) || done {
@@ -242,24 +346,11 @@ pub async fn run(args: DemoArgs) -> Result<()> {
     if terminal {
         eprintln!();
     }
-    let info = standings.league.clone().unwrap_or_default();
-    println!(
-        "\nThe demo league: {} matches in {:.1} s ({:.0} matches/s) over gRPC, {:.1} s in all.\n",
-        info.finished_matches,
-        league_started.elapsed().as_secs_f64(),
-        f64::from(info.finished_matches) / league_started.elapsed().as_secs_f64().max(0.001),
-        started.elapsed().as_secs_f64()
-    );
-    print!("{}", league::render(&standings, Format::Table));
-    let example = client
-        .list_matches(pb::ListMatchesRequest {
-            limit: 1,
-            ..Default::default()
-        })
-        .await
-        .ok()
-        .and_then(|r| r.into_inner().matches.into_iter().next())
-        .map(|m| m.match_id);
+    Ok(standings)
+}
+
+/// How to read the standings.
+fn print_reading_notes() {
     println!(
         "\nRanked by the luck-adjusted score where every match has one (docs/luck.md), else by mean"
     );
@@ -273,8 +364,13 @@ pub async fn run(args: DemoArgs) -> Result<()> {
     println!("which remember nothing between matches; outside bots play independent dice).");
     println!("The bots and their built-in strategies (docs/bots.md):");
     println!("  {}\n", bot_strategies());
-    let id = example.unwrap_or_else(|| "<match id>".to_owned());
-    if args.serve {
+}
+
+/// How to look around after the demo, with match `id` as the example: at the running
+/// arena (`serve`) or by serving the stored demo again.
+fn print_next_steps(serve: bool, demo: &DemoArena, database_url: &str, id: &str) {
+    let (url, web, admin_token) = (&demo.url, &demo.web, &demo.admin_token);
+    if serve {
         println!("Look around (the arena keeps running):");
         println!("  {web}   # the standings, and every match, in a browser");
         println!(
@@ -310,19 +406,6 @@ pub async fn run(args: DemoArgs) -> Result<()> {
     println!(
         "  (any language: docs/writing-a-bot.md; the contract is proto/knobel/v1/arena.proto)"
     );
-    if args.serve {
-        println!(
-            "\nThe arena keeps running at {url} (admin token: {admin_token}); Ctrl-C stops it."
-        );
-        let _ = tokio::signal::ctrl_c().await;
-    }
-    bots.abort_all();
-    let _ = stop.send(());
-    server
-        .await
-        .context("the arena task failed")?
-        .context("the arena failed")?;
-    Ok(())
 }
 
 /// "maven: expert, ace: heuristic, ...": which built-in player each demo bot is.

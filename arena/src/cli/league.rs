@@ -260,27 +260,7 @@ fn thousands(n: u128) -> String {
 pub async fn run(command: LeagueCommand) -> Result<()> {
     match command {
         LeagueCommand::List { arena } => list(&arena).await?,
-        LeagueCommand::Create { file, arena } => {
-            let text = std::fs::read_to_string(&file)
-                .with_context(|| format!("cannot read {}", file.display()))?;
-            let mut admin = admin_client(&arena).await?;
-            announce_large_league(&text, &mut admin).await;
-            let league = admin
-                .create_league(pb::CreateLeagueRequest { config_toml: text })
-                .await
-                .map_err(|s| anyhow::anyhow!("{}: {}", file.display(), call(s)))?
-                .into_inner()
-                .league
-                .context("the arena sent no league")?;
-            println!(
-                "created league {} with {} matches among {} bots; start it with `knobel league start {}{}`",
-                league.name,
-                league.total_matches,
-                league.bots.len(),
-                league.name,
-                arena.flags_given()
-            );
-        }
+        LeagueCommand::Create { file, arena } => create(&file, &arena).await?,
         LeagueCommand::Start { name, arena } => {
             let league = admin_client(&arena)
                 .await?
@@ -309,26 +289,7 @@ pub async fn run(command: LeagueCommand) -> Result<()> {
             name,
             follow,
             arena,
-        } => {
-            let mut client = arena_client(&arena).await?;
-            let started = std::time::Instant::now();
-            let first_done = standings(&mut client, &name)
-                .await?
-                .league
-                .unwrap_or_default()
-                .finished_matches;
-            loop {
-                let league = standings(&mut client, &name)
-                    .await?
-                    .league
-                    .unwrap_or_default();
-                print_status(&league, Some(pace_window(&league, started, first_done)));
-                if !follow || !is_active(&league) {
-                    break;
-                }
-                tokio::time::sleep(Duration::from_secs(1)).await;
-            }
-        }
+        } => status(&name, follow, &arena).await?,
         LeagueCommand::Standings {
             name,
             format,
@@ -340,6 +301,54 @@ pub async fn run(command: LeagueCommand) -> Result<()> {
         }
         LeagueCommand::Verify(args) => super::fair_play::verify(args).await?,
         LeagueCommand::Export(args) => super::fair_play::export(args).await?,
+    }
+    Ok(())
+}
+
+/// `knobel league create`: creates the league of `file`.
+async fn create(file: &std::path::Path, arena: &ArenaArgs) -> Result<()> {
+    let text =
+        std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?;
+    let mut admin = admin_client(arena).await?;
+    announce_large_league(&text, &mut admin).await;
+    let league = admin
+        .create_league(pb::CreateLeagueRequest { config_toml: text })
+        .await
+        .map_err(|s| anyhow::anyhow!("{}: {}", file.display(), call(s)))?
+        .into_inner()
+        .league
+        .context("the arena sent no league")?;
+    println!(
+        "created league {} with {} matches among {} bots; start it with `knobel league start {}{}`",
+        league.name,
+        league.total_matches,
+        league.bots.len(),
+        league.name,
+        arena.flags_given()
+    );
+    Ok(())
+}
+
+/// `knobel league status`: league `name`'s progress, every second while it is active if
+/// `follow` is set.
+async fn status(name: &str, follow: bool, arena: &ArenaArgs) -> Result<()> {
+    let mut client = arena_client(arena).await?;
+    let started = std::time::Instant::now();
+    let first_done = standings(&mut client, name)
+        .await?
+        .league
+        .unwrap_or_default()
+        .finished_matches;
+    loop {
+        let league = standings(&mut client, name)
+            .await?
+            .league
+            .unwrap_or_default();
+        print_status(&league, Some(pace_window(&league, started, first_done)));
+        if !follow || !is_active(&league) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_secs(1)).await;
     }
     Ok(())
 }

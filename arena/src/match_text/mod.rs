@@ -12,8 +12,8 @@ mod zokken;
 use std::fmt::Write as _;
 
 use knobel_engine::{
-    DieMask, Event, Game, Hand, LogEntry, MAX_SEATS, Match, MatchLog, Outcome, PRESETS,
-    ReplayError, Rules, Seat, Seats,
+    DieMask, Event, ForfeitReason, Game, Hand, LogEntry, MAX_SEATS, Match, MatchLog, Outcome,
+    PRESETS, ReplayError, Rules, Seat, Seats,
 };
 use thiserror::Error;
 
@@ -389,6 +389,11 @@ impl<'a> Account<'a> {
         if let Some(viewer) = &mut self.viewer {
             viewer.saw(event);
         }
+        self.describe(event);
+    }
+
+    /// The lines of `event`, after the table has taken it in.
+    fn describe(&mut self, event: &Event) {
         match *event {
             Event::OpeningThrow {
                 seat,
@@ -419,28 +424,14 @@ impl<'a> Account<'a> {
                 rolled,
                 dice,
             } => self.thrown(seat, throw, rolled, dice),
-            Event::Turned { seat, dice } => {
-                self.turned[seat.index()] = dice;
-                for slot in dice.slots() {
-                    self.dice[seat.index()][slot] = Some(1);
-                }
-            }
+            Event::Turned { seat, dice } => self.dice_turned(seat, dice),
             // The throw that follows says which dice were thrown again.
             Event::Rerolled { .. } | Event::RerollChosen { .. } => {}
             Event::Stopped { seat, throws } => self.stopped(seat, throws),
             Event::ThrowLimitSet { throws } => {
                 self.line(format!("  throw limit for this round: {throws}"));
             }
-            Event::Revealed { seat, dice, hand } => {
-                self.hands[seat.index()] = Some(hand);
-                let name = self.name(seat);
-                self.with_dice(seat, dice.map(Some), false);
-                self.line(format!(
-                    "  {name} shows {}: {}",
-                    faces(dice.map(Some)),
-                    hand_name(hand)
-                ));
-            }
+            Event::Revealed { seat, dice, hand } => self.revealed(seat, dice, hand),
             Event::RoundDecided {
                 winner,
                 loser,
@@ -462,14 +453,37 @@ impl<'a> Account<'a> {
                 self.flush();
                 self.line("\nThe match is over.");
             }
-            Event::Forfeited { seat, reason } => {
-                let name = self.name(seat);
-                self.line(format!(
-                    "  referee: {name} forfeits ({}) and is played by default actions from now on",
-                    reason.name().replace('_', " ")
-                ));
-            }
+            Event::Forfeited { seat, reason } => self.forfeited(seat, reason),
         }
+    }
+
+    /// `seat` turned `dice` over: they now show ones.
+    fn dice_turned(&mut self, seat: Seat, dice: DieMask) {
+        self.turned[seat.index()] = dice;
+        for slot in dice.slots() {
+            self.dice[seat.index()][slot] = Some(1);
+        }
+    }
+
+    /// `seat` showed `dice`: its `hand`.
+    fn revealed(&mut self, seat: Seat, dice: [u8; 3], hand: Hand) {
+        self.hands[seat.index()] = Some(hand);
+        let name = self.name(seat);
+        self.with_dice(seat, dice.map(Some), false);
+        self.line(format!(
+            "  {name} shows {}: {}",
+            faces(dice.map(Some)),
+            hand_name(hand)
+        ));
+    }
+
+    /// `seat` forfeited for `reason`.
+    fn forfeited(&mut self, seat: Seat, reason: ForfeitReason) {
+        let name = self.name(seat);
+        self.line(format!(
+            "  referee: {name} forfeits ({}) and is played by default actions from now on",
+            reason.name().replace('_', " ")
+        ));
     }
 
     fn opening_throw(&mut self, seat: Seat, attempt: u8, dice: [u8; 3]) {

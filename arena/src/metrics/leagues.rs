@@ -75,93 +75,26 @@ impl LeagueGauges {
         let registry = Registry::new_custom(Some("knobel".to_owned()), None).expect("valid prefix");
         let r = Register(&registry);
         let standing = ["league", "game", "bot"];
+        let (matches, status, info) = league_state_gauges(&r);
+        let (rank, mu, sigma, conservative) = rating_gauges(&r, &standing);
+        let (bot_matches, mean_place, loss_ratio, chips) = result_gauges(&r, &standing);
+        let (placings, neighbours, settled) = verdict_gauges(&r);
         LeagueGauges {
             published: Mutex::new(Bytes::new()),
-            matches: r.gauge(
-                "league_matches",
-                "A league's scheduled matches by state: pending (not started), running (playing \
-                 in this arena now) and done (with a result).",
-                &["league", "state"],
-            ),
-            status: r.gauge(
-                "league_status",
-                "Where a league stands: 1 for its status (created, running, paused, cancelled, \
-                 finished), 0 for the others.",
-                &["league", "status"],
-            ),
-            info: r.gauge(
-                "league_info",
-                "1 for every league, with its dice (independent or duplicate) and whether they \
-                 are public (public_dice=\"true\": its seed is known, not for a contest).",
-                &["league", "dice", "public_dice"],
-            ),
-            rank: r.gauge(
-                "league_rank",
-                "A bot's place in a league's standings (1 is best), per game and overall, as \
-                 GetStandings orders them: by the luck-adjusted score where every match of the \
-                 game has one, else by mean place (Zokken: by net chips per 100 rounds), then \
-                 conservative rating, then name; bots yet to play a game of it after those that \
-                 have, by name.",
-                &standing,
-            ),
-            mu: r.float_gauge(
-                "league_rating_mu",
-                "A bot's rating in a league (Weng-Lin, from its results in schedule order): mu, \
-                 per game and overall (game=\"overall\").",
-                &standing,
-            ),
-            sigma: r.float_gauge(
-                "league_rating_sigma",
-                "A bot's rating uncertainty in a league: sigma, per game and overall.",
-                &standing,
-            ),
-            conservative: r.float_gauge(
-                "league_rating_conservative",
-                "A bot's conservative rating in a league: mu - 3 sigma, per game and overall.",
-                &standing,
-            ),
-            bot_matches: r.gauge(
-                "league_bot_matches",
-                "Matches a bot has played in a league, per game and overall.",
-                &standing,
-            ),
-            mean_place: r.float_gauge(
-                "league_mean_place",
-                "A bot's mean place in a league (1 is best), per game and overall, once it has \
-                 played; what the standings rank by except in Zokken.",
-                &standing,
-            ),
-            loss_ratio: r.float_gauge(
-                "league_loss_ratio",
-                "The share of its matches a bot lost in a league (0 to 1; Schocken, Sjokken), \
-                 once it has played.",
-                &standing,
-            ),
-            chips: r.float_gauge(
-                "league_net_chips_per_100_rounds",
-                "A bot's mean net chips per 100 rounds in a league (Zokken), once it has \
-                 played: what Zokken's standings rank by.",
-                &standing,
-            ),
-            placings: r.gauge(
-                "league_placings",
-                "Matches a bot finished at each place in a league, per game (every place of \
-                 the game's tables, from 0).",
-                &["league", "game", "bot", "place"],
-            ),
-            neighbours: r.gauge(
-                "league_neighbours",
-                "Adjacent pairs of a game's standings (each bot and the next below it) by \
-                 verdict: separated (their order is known), equivalent (they play alike, within \
-                 the game's margin) or open.",
-                &["league", "game", "verdict"],
-            ),
-            settled: r.gauge(
-                "league_settled",
-                "1 if a game's standings are settled (no two neighbours open), else 0 (also \
-                 before it has results).",
-                &["league", "game"],
-            ),
+            matches,
+            status,
+            info,
+            rank,
+            mu,
+            sigma,
+            conservative,
+            bot_matches,
+            mean_place,
+            loss_ratio,
+            chips,
+            placings,
+            neighbours,
+            settled,
             registry,
         }
     }
@@ -309,6 +242,117 @@ impl LeagueGauges {
             self.remove_verdicts(league, game);
         }
     }
+}
+
+/// A league's series: its matches by state, its status and its dice: `(matches, status, info)`.
+fn league_state_gauges(r: &Register<'_>) -> (IntGaugeVec, IntGaugeVec, IntGaugeVec) {
+    let matches = r.gauge(
+        "league_matches",
+        "A league's scheduled matches by state: pending (not started), running (playing \
+         in this arena now) and done (with a result).",
+        &["league", "state"],
+    );
+    let status = r.gauge(
+        "league_status",
+        "Where a league stands: 1 for its status (created, running, paused, cancelled, \
+         finished), 0 for the others.",
+        &["league", "status"],
+    );
+    let info = r.gauge(
+        "league_info",
+        "1 for every league, with its dice (independent or duplicate) and whether they \
+         are public (public_dice=\"true\": its seed is known, not for a contest).",
+        &["league", "dice", "public_dice"],
+    );
+    (matches, status, info)
+}
+
+/// A bot's place and rating in a league's standings: `(rank, mu, sigma, conservative)`.
+fn rating_gauges(
+    r: &Register<'_>,
+    standing: &[&str],
+) -> (IntGaugeVec, GaugeVec, GaugeVec, GaugeVec) {
+    let rank = r.gauge(
+        "league_rank",
+        "A bot's place in a league's standings (1 is best), per game and overall, as \
+         GetStandings orders them: by the luck-adjusted score where every match of the \
+         game has one, else by mean place (Zokken: by net chips per 100 rounds), then \
+         conservative rating, then name; bots yet to play a game of it after those that \
+         have, by name.",
+        standing,
+    );
+    let mu = r.float_gauge(
+        "league_rating_mu",
+        "A bot's rating in a league (Weng-Lin, from its results in schedule order): mu, \
+         per game and overall (game=\"overall\").",
+        standing,
+    );
+    let sigma = r.float_gauge(
+        "league_rating_sigma",
+        "A bot's rating uncertainty in a league: sigma, per game and overall.",
+        standing,
+    );
+    let conservative = r.float_gauge(
+        "league_rating_conservative",
+        "A bot's conservative rating in a league: mu - 3 sigma, per game and overall.",
+        standing,
+    );
+    (rank, mu, sigma, conservative)
+}
+
+/// A bot's results in a league: `(bot_matches, mean_place, loss_ratio, chips)`.
+fn result_gauges(
+    r: &Register<'_>,
+    standing: &[&str],
+) -> (IntGaugeVec, GaugeVec, GaugeVec, GaugeVec) {
+    let bot_matches = r.gauge(
+        "league_bot_matches",
+        "Matches a bot has played in a league, per game and overall.",
+        standing,
+    );
+    let mean_place = r.float_gauge(
+        "league_mean_place",
+        "A bot's mean place in a league (1 is best), per game and overall, once it has \
+         played; what the standings rank by except in Zokken.",
+        standing,
+    );
+    let loss_ratio = r.float_gauge(
+        "league_loss_ratio",
+        "The share of its matches a bot lost in a league (0 to 1; Schocken, Sjokken), \
+         once it has played.",
+        standing,
+    );
+    let chips = r.float_gauge(
+        "league_net_chips_per_100_rounds",
+        "A bot's mean net chips per 100 rounds in a league (Zokken), once it has \
+         played: what Zokken's standings rank by.",
+        standing,
+    );
+    (bot_matches, mean_place, loss_ratio, chips)
+}
+
+/// A game's placings and verdicts in a league: `(placings, neighbours, settled)`.
+fn verdict_gauges(r: &Register<'_>) -> (IntGaugeVec, IntGaugeVec, IntGaugeVec) {
+    let placings = r.gauge(
+        "league_placings",
+        "Matches a bot finished at each place in a league, per game (every place of \
+         the game's tables, from 0).",
+        &["league", "game", "bot", "place"],
+    );
+    let neighbours = r.gauge(
+        "league_neighbours",
+        "Adjacent pairs of a game's standings (each bot and the next below it) by \
+         verdict: separated (their order is known), equivalent (they play alike, within \
+         the game's margin) or open.",
+        &["league", "game", "verdict"],
+    );
+    let settled = r.gauge(
+        "league_settled",
+        "1 if a game's standings are settled (no two neighbours open), else 0 (also \
+         before it has results).",
+        &["league", "game"],
+    );
+    (placings, neighbours, settled)
 }
 
 /// The series one league has, to remove them when it is no longer shown.

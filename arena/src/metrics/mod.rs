@@ -99,11 +99,75 @@ impl Default for Metrics {
     }
 }
 
+/// Series known at start-up exist from start-up: matches started and ended per game and
+/// status, store errors per operation, commits per result.
+fn start_up_series(
+    matches_started: &IntCounterVec,
+    matches_ended: &IntCounterVec,
+    store_errors: &IntCounterVec,
+    store_commit_seconds: &HistogramVec,
+) {
+    for game in Game::ALL {
+        let g = game.name();
+        matches_started.with_label_values(&[g]);
+        for status in ["finished", "aborted"] {
+            matches_ended.with_label_values(&[g, status]);
+        }
+    }
+    for operation in StoreOperation::ALL {
+        store_errors.with_label_values(&[operation.name()]);
+    }
+    for result in ["ok", "error"] {
+        store_commit_seconds.with_label_values(&[result]);
+    }
+}
+
 /// Registers metrics in one registry, panicking on a programming error (a bad or duplicate
 /// name), which the unit tests catch.
 pub(crate) struct Register<'a>(pub(crate) &'a Registry);
 
 impl Register<'_> {
+    /// `build_info`: always 1, the arena's version in a label.
+    fn build_info(&self) {
+        let build_info = self.gauge(
+            "build_info",
+            "The arena's version: always 1, the version in a label.",
+            &["version"],
+        );
+        build_info
+            .with_label_values(&[env!("CARGO_PKG_VERSION")])
+            .set(1);
+    }
+
+    /// The store's metrics: commit durations by result, failed calls by operation, and
+    /// the records kept for a retry.
+    fn store_metrics(&self) -> (HistogramVec, IntCounterVec, IntGauge) {
+        let store_commit_seconds = self.histogram(
+            "store_commit_duration_seconds",
+            "Time to commit one batch of match records (starts, results, aborts), by whether \
+             it went through.",
+            vec![
+                0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0,
+            ],
+            &["result"],
+        );
+        let store_errors = self.counter(
+            "store_errors_total",
+            "Store calls that failed because the database was unavailable (down, unreachable \
+             or too slow), by operation.",
+            &["operation"],
+        );
+        let store_pending = IntGauge::new(
+            "store_pending_writes",
+            "Match records kept for a retry while the database is unavailable.",
+        )
+        .expect("valid metric");
+        self.0
+            .register(Box::new(store_pending.clone()))
+            .expect("unique metric");
+        (store_commit_seconds, store_errors, store_pending)
+    }
+
     pub(crate) fn counter(&self, name: &str, help: &str, labels: &[&str]) -> IntCounterVec {
         let c = IntCounterVec::new(Opts::new(name, help), labels).expect("valid metric");
         self.0.register(Box::new(c.clone())).expect("unique metric");
@@ -183,14 +247,7 @@ impl Metrics {
     fn build_with(time: TimeControl, enabled: bool, reuse: (Duration, u32)) -> Metrics {
         let registry = Registry::new_custom(Some("knobel".to_owned()), None).expect("valid prefix");
         let r = Register(&registry);
-        let build_info = r.gauge(
-            "build_info",
-            "The arena's version: always 1, the version in a label.",
-            &["version"],
-        );
-        build_info
-            .with_label_values(&[env!("CARGO_PKG_VERSION")])
-            .set(1);
+        r.build_info();
         let matches_started = r.counter("matches_started_total", "Matches started.", &["game"]);
         let matches_ended = r.counter(
             "matches_ended_total",
@@ -225,45 +282,14 @@ impl Metrics {
             &["game", "bot", "reason"],
         );
         let streams = r.gauge("play_streams", "Open Play streams, per bot.", &["bot"]);
-        let store_commit_seconds = r.histogram(
-            "store_commit_duration_seconds",
-            "Time to commit one batch of match records (starts, results, aborts), by whether \
-             it went through.",
-            vec![
-                0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0,
-            ],
-            &["result"],
-        );
-        let store_errors = r.counter(
-            "store_errors_total",
-            "Store calls that failed because the database was unavailable (down, unreachable \
-             or too slow), by operation.",
-            &["operation"],
-        );
-        let store_pending = IntGauge::new(
-            "store_pending_writes",
-            "Match records kept for a retry while the database is unavailable.",
-        )
-        .expect("valid metric");
-        registry
-            .register(Box::new(store_pending.clone()))
-            .expect("unique metric");
+        let (store_commit_seconds, store_errors, store_pending) = r.store_metrics();
         let leagues = leagues::LeagueGauges::new();
-
-        // Series known at start-up exist from start-up.
-        for game in Game::ALL {
-            let g = game.name();
-            matches_started.with_label_values(&[g]);
-            for status in ["finished", "aborted"] {
-                matches_ended.with_label_values(&[g, status]);
-            }
-        }
-        for operation in StoreOperation::ALL {
-            store_errors.with_label_values(&[operation.name()]);
-        }
-        for result in ["ok", "error"] {
-            store_commit_seconds.with_label_values(&[result]);
-        }
+        start_up_series(
+            &matches_started,
+            &matches_ended,
+            &store_errors,
+            &store_commit_seconds,
+        );
         Metrics {
             inner: Arc::new(Inner {
                 enabled,

@@ -152,6 +152,12 @@ const WEB_STOP_WAIT: Duration = Duration::from_secs(5);
 /// [`serve`], and the web viewer ([`crate::web`]) on `web_listener` if one is given: it
 /// serves until the arena has stopped, the shutdown grace included (its live streams end
 /// then).
+///
+/// In order: the instance registers and its heartbeat starts; the services are built
+/// (`build_services`, which starts their background tasks); the web viewer, health and
+/// reflection, the shutdown signal and the metrics endpoint start; the gRPC server serves
+/// until the shutdown has drained the lobby (`serve_grpc`); then `stop_after_serving`
+/// stops the rest.
 pub async fn serve_with_web(
     config: ServerConfig,
     store: Store,
@@ -167,6 +173,78 @@ pub async fn serve_with_web(
     } else {
         Metrics::disabled()
     };
+    let (instance, store, page_tokens) = register(&config, store).await?;
+    let (stop_heartbeat, heartbeat) = start_heartbeat(&instance, &store, &metrics);
+    let (shutdown_tx, shutdown_rx) = watch::channel(false);
+    let services = build_services(
+        &config,
+        &store,
+        &metrics,
+        &instance,
+        page_tokens.clone(),
+        &shutdown_rx,
+    )
+    .await;
+    // The web viewer serves through the grace (viewers see the last matches end) and stops
+    // with the arena.
+    let (stop_web, web_stopped) = tokio::sync::oneshot::channel::<()>();
+    let web_task = web_listener.map(|listener| {
+        spawn_web(
+            listener,
+            &store,
+            &metrics,
+            &services,
+            page_tokens,
+            web_stopped,
+        )
+    });
+    let (health_reporter, router) = health_and_reflection(&config.net).await?;
+
+    // One signal for everything: the caller's shutdown future flips the watch. Health
+    // says NOT_SERVING first, before anything else stops.
+    let signal = shutdown_rx.clone();
+    // A metrics endpoint that fails (its listening socket closed) stops the arena as a
+    // shutdown does, and `serve` then returns its error: an arena no one can scrape is
+    // restarted rather than left running unobserved.
+    let (metrics_failed, metrics_failure) = tokio::sync::oneshot::channel::<std::io::Error>();
+    let metrics_error = spawn_shutdown_signal(
+        shutdown,
+        health_reporter.clone(),
+        shutdown_tx,
+        metrics_failure,
+    );
+    // Metrics are served until the arena has stopped.
+    let metrics_task = metrics_listener
+        .map(|listener| spawn_metrics_endpoint(metrics.clone(), listener, metrics_failed));
+    let result = serve_grpc(router, listener, &config, services, signal).await;
+    let running = Running {
+        stop_heartbeat,
+        heartbeat,
+        metrics_task,
+        stop_web,
+        web_task,
+    };
+    stop_after_serving(running, &store, &instance).await;
+    result?;
+    match metrics_error.lock().expect("not poisoned").take() {
+        Some(error) => Err(ServeError::Metrics(error)),
+        None => Ok(()),
+    }
+}
+
+/// Registers the arena as an instance in the store (see [`crate::instance`]): the
+/// instance, the store owned by it and the page tokens (their key read from the store).
+async fn register(
+    config: &ServerConfig,
+    store: Store,
+) -> Result<
+    (
+        crate::instance::Instance,
+        Store,
+        crate::page_token::PageTokens,
+    ),
+    ServeError,
+> {
     let instance = crate::instance::Instance::register(&store, config.instance_lease).await?;
     let store = store.owned_by(instance.id.clone());
     let page_tokens = crate::page_token::PageTokens::new(
@@ -175,13 +253,46 @@ pub async fn serve_with_web(
             .await
             .map_err(ServeError::PageTokenKey)?,
     );
+    Ok((instance, store, page_tokens))
+}
+
+/// Keeps `instance`'s lease renewed until the returned sender says stop.
+fn start_heartbeat(
+    instance: &crate::instance::Instance,
+    store: &Store,
+    metrics: &Metrics,
+) -> (watch::Sender<bool>, tokio::task::JoinHandle<()>) {
     let (stop_heartbeat, heartbeat_stopped) = watch::channel(false);
     let heartbeat = tokio::spawn(instance.clone().heartbeat(
         store.clone(),
         metrics.clone(),
         heartbeat_stopped,
     ));
-    let (shutdown_tx, shutdown_rx) = watch::channel(false);
+    (stop_heartbeat, heartbeat)
+}
+
+/// What the gRPC server serves, and what the web viewer shares with it.
+struct Services {
+    arena: ArenaService,
+    admin: AdminService,
+    admin_auth: AdminAuth,
+    /// Drained on shutdown.
+    lobby: Arc<Lobby>,
+    leagues: Leagues,
+    logs_in_flight: Arc<tokio::sync::Semaphore>,
+    net_metrics: net::NetMetrics,
+}
+
+/// The lobby, the streams, the leagues (their background tasks started, see
+/// `start_background_tasks`) and the services.
+async fn build_services(
+    config: &ServerConfig,
+    store: &Store,
+    metrics: &Metrics,
+    instance: &crate::instance::Instance,
+    page_tokens: crate::page_token::PageTokens,
+    shutdown_rx: &watch::Receiver<bool>,
+) -> Services {
     let lobby = Lobby::new(
         config.lobby.clone(),
         store.clone(),
@@ -189,46 +300,8 @@ pub async fn serve_with_web(
         shutdown_rx.clone(),
     );
     let streams = StreamRegistry::default();
-    // Bots revoked by another process (`knobel bot revoke`) lose their streams within
-    // `streams::REVOKE_POLL`.
-    tokio::spawn(
-        streams.clone().watch_revocations(
-            store
-                .clone()
-                .counting_errors(&metrics, StoreOperation::Revocations),
-            shutdown_rx.clone(),
-        ),
-    );
-    // Leagues: the scheduler plays their matches among the connected bots.
-    // Each path below has a store handle of its own that counts its failures.
-    let scheduler = Scheduler::new(
-        store
-            .clone()
-            .counting_errors(&metrics, StoreOperation::LeagueScheduler),
-        lobby.clone(),
-        Some(instance.id.to_string()),
-    );
-    tokio::spawn(scheduler.clone().run(shutdown_rx.clone()));
-    if metrics.enabled() {
-        // Registered bots have their series from start-up, in registration order.
-        match store.list_bots().await {
-            Ok(bots) => bots
-                .iter()
-                .filter(|bot| bot.revoked_at_ms.is_none())
-                .for_each(|bot| metrics.bot_registered(&bot.name)),
-            Err(error) => {
-                warn!(%error, "cannot list the bots for the metrics: their series appear as they connect")
-            }
-        }
-    }
-    let leagues = Leagues::new(store.clone(), scheduler, status::internal);
-    if metrics.enabled() {
-        tokio::spawn(crate::metrics::leagues::refresh(
-            metrics.clone(),
-            leagues.counting_errors(&metrics, StoreOperation::LeagueMetrics),
-            shutdown_rx.clone(),
-        ));
-    }
+    let leagues =
+        start_background_tasks(store, metrics, instance, &lobby, &streams, shutdown_rx).await;
     let logs_in_flight = Arc::new(tokio::sync::Semaphore::new(MAX_LOGS_IN_FLIGHT));
     let throttle = Arc::new(AuthThrottle::from_limits(&config.net));
     let net_metrics = net::NetMetrics::new(metrics.registry());
@@ -236,15 +309,15 @@ pub async fn serve_with_web(
         metrics: metrics.clone(),
         store: store
             .clone()
-            .counting_errors(&metrics, StoreOperation::Admin),
+            .counting_errors(metrics, StoreOperation::Admin),
         streams: streams.clone(),
-        leagues: leagues.counting_errors(&metrics, StoreOperation::Admin),
+        leagues: leagues.counting_errors(metrics, StoreOperation::Admin),
     };
     let admin_auth = AdminAuth {
         token: config.admin_token.clone(),
         throttle: throttle.clone(),
     };
-    let service = ArenaService {
+    let arena = ArenaService {
         store: store.clone(),
         lobby: lobby.clone(),
         metrics: metrics.clone(),
@@ -259,29 +332,130 @@ pub async fn serve_with_web(
         ),
         hello_timeout: config.net.hello_timeout,
         logs_in_flight: logs_in_flight.clone(),
-        leagues: leagues.counting_errors(&metrics, StoreOperation::Standings),
-        page_tokens: page_tokens.clone(),
+        leagues: leagues.counting_errors(metrics, StoreOperation::Standings),
+        page_tokens,
     };
-    // The web viewer serves through the grace (viewers see the last matches end) and stops
-    // with the arena.
-    let (stop_web, web_stopped) = tokio::sync::oneshot::channel::<()>();
-    let web_task = web_listener.map(|listener| {
-        let web = crate::web::Web::new(
-            store.clone().counting_errors(&metrics, StoreOperation::Web),
-            leagues.counting_errors(&metrics, StoreOperation::Web),
-            logs_in_flight,
-            page_tokens,
-        );
-        tokio::spawn(async move {
-            let stopped = async move {
-                let _ = web_stopped.await;
-            };
-            if let Err(error) = crate::web::serve(web, listener, stopped).await {
-                warn!(error = %error, "the web viewer failed");
-            }
-        })
-    });
+    Services {
+        arena,
+        admin,
+        admin_auth,
+        lobby,
+        leagues,
+        logs_in_flight,
+        net_metrics,
+    }
+}
 
+/// Starts the background tasks of a serving arena, in this order: the revocation watch,
+/// the league scheduler, and (with metrics, after the registered bots' series) the
+/// leagues' refresh. Gives the leagues.
+async fn start_background_tasks(
+    store: &Store,
+    metrics: &Metrics,
+    instance: &crate::instance::Instance,
+    lobby: &Arc<Lobby>,
+    streams: &StreamRegistry,
+    shutdown_rx: &watch::Receiver<bool>,
+) -> Leagues {
+    // Bots revoked by another process (`knobel bot revoke`) lose their streams within
+    // `streams::REVOKE_POLL`.
+    tokio::spawn(
+        streams.clone().watch_revocations(
+            store
+                .clone()
+                .counting_errors(metrics, StoreOperation::Revocations),
+            shutdown_rx.clone(),
+        ),
+    );
+    // Leagues: the scheduler plays their matches among the connected bots.
+    // Each path below has a store handle of its own that counts its failures.
+    let scheduler = Scheduler::new(
+        store
+            .clone()
+            .counting_errors(metrics, StoreOperation::LeagueScheduler),
+        lobby.clone(),
+        Some(instance.id.to_string()),
+    );
+    tokio::spawn(scheduler.clone().run(shutdown_rx.clone()));
+    if metrics.enabled() {
+        register_bot_series(store, metrics).await;
+    }
+    let leagues = Leagues::new(store.clone(), scheduler, status::internal);
+    if metrics.enabled() {
+        tokio::spawn(crate::metrics::leagues::refresh(
+            metrics.clone(),
+            leagues.counting_errors(metrics, StoreOperation::LeagueMetrics),
+            shutdown_rx.clone(),
+        ));
+    }
+    leagues
+}
+
+/// Registered bots have their series from start-up, in registration order.
+async fn register_bot_series(store: &Store, metrics: &Metrics) {
+    match store.list_bots().await {
+        Ok(bots) => bots
+            .iter()
+            .filter(|bot| bot.revoked_at_ms.is_none())
+            .for_each(|bot| metrics.bot_registered(&bot.name)),
+        Err(error) => {
+            warn!(%error, "cannot list the bots for the metrics: their series appear as they connect")
+        }
+    }
+}
+
+/// Serves the web viewer on `listener`, reading through handles of its own that count
+/// their failures, until `stopped` fires (or its sender is dropped).
+fn spawn_web(
+    listener: TcpListener,
+    store: &Store,
+    metrics: &Metrics,
+    services: &Services,
+    page_tokens: crate::page_token::PageTokens,
+    stopped: tokio::sync::oneshot::Receiver<()>,
+) -> tokio::task::JoinHandle<()> {
+    let web = crate::web::Web::new(
+        store.clone().counting_errors(metrics, StoreOperation::Web),
+        services
+            .leagues
+            .counting_errors(metrics, StoreOperation::Web),
+        services.logs_in_flight.clone(),
+        page_tokens,
+    );
+    tokio::spawn(async move {
+        let stopped = async move {
+            let _ = stopped.await;
+        };
+        if let Err(error) = crate::web::serve(web, listener, stopped).await {
+            warn!(error = %error, "the web viewer failed");
+        }
+    })
+}
+
+/// Serves the metrics on `listener` until the task is aborted; an error goes to `failed`.
+fn spawn_metrics_endpoint(
+    metrics: Metrics,
+    listener: TcpListener,
+    failed: tokio::sync::oneshot::Sender<std::io::Error>,
+) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        if let Err(error) = metrics.serve(listener, std::future::pending::<()>()).await {
+            let _ = failed.send(error);
+        }
+    })
+}
+
+/// Health (the Arena service SERVING at once) and reflection, both versions, on a gRPC
+/// server with the keepalive of `net`: the router the Arena and Admin services join.
+async fn health_and_reflection(
+    net: &NetLimits,
+) -> Result<
+    (
+        tonic_health::server::HealthReporter,
+        tonic::transport::server::Router,
+    ),
+    ServeError,
+> {
     let (health_reporter, health_service) = tonic_health::server::health_reporter();
     health_reporter
         .set_serving::<ArenaServer<ArenaService>>()
@@ -294,15 +468,24 @@ pub async fn serve_with_web(
         .register_encoded_file_descriptor_set(knobel_proto::FILE_DESCRIPTOR_SET)
         .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
         .build_v1alpha()?;
+    let router = tonic::transport::Server::builder()
+        .http2_keepalive_interval(Some(net.keepalive_interval))
+        .http2_keepalive_timeout(Some(net.keepalive_timeout))
+        .add_service(health_service)
+        .add_service(reflection_v1)
+        .add_service(reflection_v1alpha);
+    Ok((health_reporter, router))
+}
 
-    // One signal for everything: the caller's shutdown future flips the watch. Health
-    // says NOT_SERVING first, before anything else stops.
-    let mut signal = shutdown_rx.clone();
-    let reporter = health_reporter.clone();
-    // A metrics endpoint that fails (its listening socket closed) stops the arena as a
-    // shutdown does, and `serve` then returns its error: an arena no one can scrape is
-    // restarted rather than left running unobserved.
-    let (metrics_failed, metrics_failure) = tokio::sync::oneshot::channel::<std::io::Error>();
+/// The task that turns the caller's `shutdown` (or a failure of the metrics endpoint,
+/// which it keeps in the returned slot) into the one shutdown signal: health says
+/// NOT_SERVING first, then the watch flips.
+fn spawn_shutdown_signal(
+    shutdown: impl Future<Output = ()> + Send + 'static,
+    reporter: tonic_health::server::HealthReporter,
+    shutdown_tx: watch::Sender<bool>,
+    metrics_failure: tokio::sync::oneshot::Receiver<std::io::Error>,
+) -> Arc<std::sync::Mutex<Option<std::io::Error>>> {
     let metrics_error = Arc::new(std::sync::Mutex::new(None));
     let failed_with = metrics_error.clone();
     tokio::spawn(async move {
@@ -321,37 +504,34 @@ pub async fn serve_with_web(
             .await;
         let _ = shutdown_tx.send(true);
     });
-    // Metrics are served until the arena has stopped.
-    let metrics_task = metrics_listener.map(|listener| {
-        let metrics = metrics.clone();
-        tokio::spawn(async move {
-            if let Err(error) = metrics.serve(listener, std::future::pending::<()>()).await {
-                let _ = metrics_failed.send(error);
-            }
-        })
-    });
-    let drain_lobby = lobby.clone();
-    let grace = config.shutdown_grace;
+    metrics_error
+}
 
-    let arena = ArenaServer::new(service)
+/// Serves the Arena and Admin services on `router` until `signal` says shutdown and the
+/// lobby has drained (the running matches within the grace, then the records).
+async fn serve_grpc(
+    router: tonic::transport::server::Router,
+    listener: TcpListener,
+    config: &ServerConfig,
+    services: Services,
+    mut signal: watch::Receiver<bool>,
+) -> Result<(), tonic::transport::Error> {
+    let drain_lobby = services.lobby;
+    let grace = config.shutdown_grace;
+    let arena = ArenaServer::new(services.arena)
         .max_decoding_message_size(MAX_MESSAGE_BYTES)
         .max_encoding_message_size(MAX_SENT_MESSAGE_BYTES);
     // Every Admin call is authenticated before its method runs (what
     // `AdminServer::with_interceptor` does, on the server with its message limit).
     let admin = InterceptedService::new(
-        AdminServer::new(admin).max_decoding_message_size(MAX_ADMIN_MESSAGE_BYTES),
-        admin_auth,
+        AdminServer::new(services.admin).max_decoding_message_size(MAX_ADMIN_MESSAGE_BYTES),
+        services.admin_auth,
     );
     // Connections within the bounds, closed when silent (see `net`); `net` sets
     // TCP_NODELAY, or Nagle's algorithm holds small messages back for the bot's delayed
     // ACK (~40 ms).
-    let incoming = net::incoming(listener, &config.net, net_metrics);
-    let result = tonic::transport::Server::builder()
-        .http2_keepalive_interval(Some(config.net.keepalive_interval))
-        .http2_keepalive_timeout(Some(config.net.keepalive_timeout))
-        .add_service(health_service)
-        .add_service(reflection_v1)
-        .add_service(reflection_v1alpha)
+    let incoming = net::incoming(listener, &config.net, services.net_metrics);
+    router
         .add_service(arena)
         .add_service(admin)
         .serve_with_incoming_shutdown(incoming, async move {
@@ -363,20 +543,35 @@ pub async fn serve_with_web(
             // The server keeps serving the running matches' streams meanwhile.
             drain_lobby.drain(grace, RECORDS_DRAIN).await;
         })
-        .await;
-    let _ = stop_heartbeat.send(true);
-    let _ = heartbeat.await;
+        .await
+}
+
+/// What still runs when the gRPC server has returned.
+struct Running {
+    stop_heartbeat: watch::Sender<bool>,
+    heartbeat: tokio::task::JoinHandle<()>,
+    metrics_task: Option<tokio::task::JoinHandle<()>>,
+    stop_web: tokio::sync::oneshot::Sender<()>,
+    web_task: Option<tokio::task::JoinHandle<()>>,
+}
+
+/// The shutdown steps after the gRPC server has returned, in order: the heartbeat stops,
+/// the lease is released, the metrics endpoint stops, then the web viewer (waited for up to
+/// [`WEB_STOP_WAIT`]).
+async fn stop_after_serving(running: Running, store: &Store, instance: &crate::instance::Instance) {
+    let _ = running.stop_heartbeat.send(true);
+    let _ = running.heartbeat.await;
     match store.release_lease(&instance.id).await {
         Ok(_) => info!(instance = %instance.id, "the arena's lease is released"),
         Err(error) => {
             warn!(instance = %instance.id, error = %error, "cannot release the arena's lease: it runs out by itself")
         }
     }
-    if let Some(task) = metrics_task {
+    if let Some(task) = running.metrics_task {
         task.abort();
     }
-    let _ = stop_web.send(());
-    if let Some(mut task) = web_task {
+    let _ = running.stop_web.send(());
+    if let Some(mut task) = running.web_task {
         // Its live pages end at once; a page still being read is not waited for long.
         if tokio::time::timeout(WEB_STOP_WAIT, &mut task)
             .await
@@ -386,11 +581,6 @@ pub async fn serve_with_web(
         }
     }
     info!("arena stopped");
-    result?;
-    match metrics_error.lock().expect("not poisoned").take() {
-        Some(error) => Err(ServeError::Metrics(error)),
-        None => Ok(()),
-    }
 }
 
 /// The `knobel.v1.Arena` service.

@@ -212,55 +212,13 @@ impl Connection {
         preset: String,
         out: mpsc::Sender<Result<OutboundMessage, Status>>,
     ) {
-        let welcome = pb::Welcome {
-            server_version: env!("CARGO_PKG_VERSION").to_owned(),
-            limits: Some(pb::Limits {
-                max_message_bytes: MAX_MESSAGE_BYTES as u32,
-                max_strikes: MAX_STRIKES.into(),
-                max_pings_per_minute: MAX_PINGS_PER_MINUTE,
-                hello_timeout_ms: wire_ms(self.hello_timeout),
-            }),
-            bot_name: self.bot_name.clone(),
-        };
-        let mut link = StreamLink {
-            bot_id: self.bot_id,
-            bot_name: self.bot_name.clone(),
-            revocation: Box::pin(self.slot.revoked().clone().cancelled_owned()),
-            inbound,
-            out,
-            pings: PingLimiter::default(),
-            open: HashSet::new(),
-            match_id: String::new(),
-            game: hello.games[0],
-            seat: Seat(0),
-            ended: None,
-            gone: false,
-            gone_reason: None,
-            back: None,
-        };
+        let welcome = self.welcome();
+        let mut link = self.link(inbound, out, &hello);
         if !link.push(pb::arena_message::Kind::Welcome(welcome)) {
             return;
         }
         info!(bot = %self.bot_name, bot_id = self.bot_id, %preset, client = %hello.client_version, "bot connected");
-        // The stream plays its preset and, for the other games it names, their default
-        // presets: it can be seated in a match of any of them.
-        let presets: Vec<String> = std::iter::once(preset.clone())
-            .chain(
-                hello
-                    .games
-                    .iter()
-                    .map(|game| game.name().to_owned())
-                    .filter(|default| {
-                        self.lobby.rules_for(default).is_some_and(|rules| {
-                            rules.game()
-                                != self
-                                    .lobby
-                                    .rules_for(&preset)
-                                    .map_or(rules.game(), |r| r.game())
-                        })
-                    }),
-            )
-            .collect();
+        let presets = self.presets(&hello, preset);
         let mut played = 0u32;
         // While matches cannot start (the store is unavailable): since when, and when the
         // bot was last told.
@@ -292,21 +250,7 @@ impl Connection {
                 // The match did not start (it could not be recorded): nothing was sent on
                 // the stream. Back to the lobby, after a pause; the bot is told why if this
                 // lasts.
-                let since = *unstarted.get_or_insert_with(Instant::now);
-                if since.elapsed() >= UNAVAILABLE_NOTICE_AFTER
-                    && told.is_none_or(|at| at.elapsed() >= UNAVAILABLE_NOTICE_EVERY)
-                {
-                    told = Some(Instant::now());
-                    link.error(
-                        0,
-                        pb::ErrorCode::ArenaUnavailable,
-                        format!(
-                            "the arena cannot record matches for now (its database has been unavailable for {} s): not a strike; you stay in the lobby and are seated once it is back",
-                            since.elapsed().as_secs()
-                        ),
-                    );
-                }
-                if !self.pause(&mut link, UNSTARTED_PAUSE).await {
+                if !self.not_started(&mut link, &mut unstarted, &mut told).await {
                     return;
                 }
                 continue;
@@ -324,6 +268,93 @@ impl Connection {
                 return;
             }
         }
+    }
+
+    /// The Welcome of this stream: the arena's version and limits.
+    fn welcome(&self) -> pb::Welcome {
+        pb::Welcome {
+            server_version: env!("CARGO_PKG_VERSION").to_owned(),
+            limits: Some(pb::Limits {
+                max_message_bytes: MAX_MESSAGE_BYTES as u32,
+                max_strikes: MAX_STRIKES.into(),
+                max_pings_per_minute: MAX_PINGS_PER_MINUTE,
+                hello_timeout_ms: wire_ms(self.hello_timeout),
+            }),
+            bot_name: self.bot_name.clone(),
+        }
+    }
+
+    /// The link of this stream to its matches, in none yet.
+    fn link(
+        &self,
+        inbound: Streaming<pb::BotMessage>,
+        out: mpsc::Sender<Result<OutboundMessage, Status>>,
+        hello: &BotHello,
+    ) -> StreamLink {
+        StreamLink {
+            bot_id: self.bot_id,
+            bot_name: self.bot_name.clone(),
+            revocation: Box::pin(self.slot.revoked().clone().cancelled_owned()),
+            inbound,
+            out,
+            pings: PingLimiter::default(),
+            open: HashSet::new(),
+            match_id: String::new(),
+            game: hello.games[0],
+            seat: Seat(0),
+            ended: None,
+            gone: false,
+            gone_reason: None,
+            back: None,
+        }
+    }
+
+    /// The presets the stream plays: its `preset` and, for the other games it names, their
+    /// default presets: it can be seated in a match of any of them.
+    fn presets(&self, hello: &BotHello, preset: String) -> Vec<String> {
+        std::iter::once(preset.clone())
+            .chain(
+                hello
+                    .games
+                    .iter()
+                    .map(|game| game.name().to_owned())
+                    .filter(|default| {
+                        self.lobby.rules_for(default).is_some_and(|rules| {
+                            rules.game()
+                                != self
+                                    .lobby
+                                    .rules_for(&preset)
+                                    .map_or(rules.game(), |r| r.game())
+                        })
+                    }),
+            )
+            .collect()
+    }
+
+    /// After a match that did not start: tells the bot why if matches have not started
+    /// since `unstarted` for a while (at most every so often, `told` keeping when), then
+    /// pauses. False if the stream ended meanwhile or the arena is shutting down.
+    async fn not_started(
+        &self,
+        link: &mut StreamLink,
+        unstarted: &mut Option<Instant>,
+        told: &mut Option<Instant>,
+    ) -> bool {
+        let since = *unstarted.get_or_insert_with(Instant::now);
+        if since.elapsed() >= UNAVAILABLE_NOTICE_AFTER
+            && told.is_none_or(|at| at.elapsed() >= UNAVAILABLE_NOTICE_EVERY)
+        {
+            *told = Some(Instant::now());
+            link.error(
+                0,
+                pb::ErrorCode::ArenaUnavailable,
+                format!(
+                    "the arena cannot record matches for now (its database has been unavailable for {} s): not a strike; you stay in the lobby and are seated once it is back",
+                    since.elapsed().as_secs()
+                ),
+            );
+        }
+        self.pause(link, UNSTARTED_PAUSE).await
     }
 
     /// Waits `pause`, answering the bot. False if the stream ended meanwhile, or the arena is

@@ -10,14 +10,38 @@ use tonic::{Request, Response, Status};
 
 use super::{ArenaService, LOG_CHUNK_BYTES, MAX_LOGS_IN_FLIGHT, MAX_SENT_MESSAGE_BYTES, status};
 use crate::league::DiceMode;
-use crate::store::{MatchCursor, MatchFilter, MatchStatus, Store, StoreError, StoreOperation};
+use crate::store::{
+    MatchCursor, MatchFilter, MatchStatus, MatchSummary, Store, StoreError, StoreOperation,
+};
 
 /// The ListMatches RPC: one page of the recorded matches, newest first.
 pub(super) async fn list_matches(
     service: &ArenaService,
     request: Request<pb::ListMatchesRequest>,
 ) -> Result<Response<pb::ListMatchesResponse>, Status> {
-    let request = request.into_inner();
+    let filter = match_filter(service, request.into_inner())?;
+    let (found, more) = service
+        .store_for(StoreOperation::ListMatches)
+        .list_matches_page(&filter)
+        .await
+        .map_err(status::internal)?;
+    let next_page_token = match found.last() {
+        Some(last) if more => service.page_tokens.encode(&MatchCursor::of(last)),
+        _ => String::new(),
+    };
+    let matches = found.into_iter().map(wire_summary).collect();
+    Ok(Response::new(pb::ListMatchesResponse {
+        matches,
+        next_page_token,
+    }))
+}
+
+/// The filter of a ListMatchesRequest: INVALID_ARGUMENT for an unknown game or status, a
+/// page token this arena did not make, or a bot name too long.
+fn match_filter(
+    service: &ArenaService,
+    request: pb::ListMatchesRequest,
+) -> Result<MatchFilter, Status> {
     let game = match request.game {
         0 => None,
         value => Some(
@@ -59,53 +83,41 @@ pub(super) async fn list_matches(
         0 => MatchFilter::DEFAULT_LIMIT,
         limit => limit.min(MatchFilter::MAX_LIMIT),
     };
-    let filter = MatchFilter {
+    Ok(MatchFilter {
         game,
         status,
         bot_name,
         limit,
         after,
-    };
-    let (found, more) = service
-        .store_for(StoreOperation::ListMatches)
-        .list_matches_page(&filter)
-        .await
-        .map_err(status::internal)?;
-    let next_page_token = match found.last() {
-        Some(last) if more => service.page_tokens.encode(&MatchCursor::of(last)),
-        _ => String::new(),
-    };
-    let matches = found
-        .into_iter()
-        .map(|m| pb::MatchSummary {
-            match_id: m.id,
-            game: m
-                .game
-                .parse::<Game>()
-                .map_or(0, |g| pb::Game::from(g) as i32),
-            preset: m.preset,
-            variants: serde_json::from_str::<knobel_engine::Rules>(&m.rules_json)
-                .map(|rules| rules.variants_on().into_iter().map(str::to_owned).collect())
-                .unwrap_or_default(),
-            seat_names: m.seat_names,
-            status: wire_status(m.status) as i32,
-            // The full outcome; a match recorded before the store kept outcomes has its
-            // placings only.
-            outcome: match (m.outcome, m.placings) {
-                (Some(outcome), _) => Some(pb::Outcome::from(&outcome)),
-                (None, placings) => placings.map(|placings| pb::Outcome {
-                    placings: placings.into_iter().map(u32::from).collect(),
-                    ..pb::Outcome::default()
-                }),
-            },
-            started_unix_ms: m.started_at_ms.max(0) as u64,
-            finished_unix_ms: m.finished_at_ms.map(|t| t.max(0) as u64),
-        })
-        .collect();
-    Ok(Response::new(pb::ListMatchesResponse {
-        matches,
-        next_page_token,
-    }))
+    })
+}
+
+/// A recorded match as ListMatches lists it.
+fn wire_summary(m: MatchSummary) -> pb::MatchSummary {
+    pb::MatchSummary {
+        match_id: m.id,
+        game: m
+            .game
+            .parse::<Game>()
+            .map_or(0, |g| pb::Game::from(g) as i32),
+        preset: m.preset,
+        variants: serde_json::from_str::<knobel_engine::Rules>(&m.rules_json)
+            .map(|rules| rules.variants_on().into_iter().map(str::to_owned).collect())
+            .unwrap_or_default(),
+        seat_names: m.seat_names,
+        status: wire_status(m.status) as i32,
+        // The full outcome; a match recorded before the store kept outcomes has its
+        // placings only.
+        outcome: match (m.outcome, m.placings) {
+            (Some(outcome), _) => Some(pb::Outcome::from(&outcome)),
+            (None, placings) => placings.map(|placings| pb::Outcome {
+                placings: placings.into_iter().map(u32::from).collect(),
+                ..pb::Outcome::default()
+            }),
+        },
+        started_unix_ms: m.started_at_ms.max(0) as u64,
+        finished_unix_ms: m.finished_at_ms.map(|t| t.max(0) as u64),
+    }
 }
 
 /// The GetMatchLog RPC: the log of an ended match, in one message.

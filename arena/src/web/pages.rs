@@ -19,7 +19,7 @@ use crate::league::LeagueConfig;
 use crate::league::service::{Forfeits, LeagueView};
 use crate::league::standings::{BotStanding, GameStandings, ScoreBasis, rating_history};
 use crate::server::read_only::{EndedLog, ended_log, logs_busy, withheld};
-use crate::store::{BotTotals, MatchCursor, MatchFilter};
+use crate::store::{BotTotals, MatchCursor, MatchFilter, MatchSummary};
 
 /// Matches listed per page of a bot.
 pub const BOT_MATCHES_PER_PAGE: u32 = 50;
@@ -678,16 +678,7 @@ pub(super) async fn bot(
     let name = segment(bot)?;
     query::name("bot", &name)?;
     let params = params(raw.as_deref(), &["page"])?;
-    let after = match params.get("page") {
-        None => None,
-        Some(token) => Some(web.page_tokens.decode(token).map_err(|e| {
-            WebError::BadRequest(format!(
-                "page = {} is not legal: {e} (use the page links)",
-                knobel_engine::quoted(token)
-            ))
-        })?)
-        .flatten(),
-    };
+    let after = page_after(&web, params.get("page"))?;
     let leagues = web.leagues.leagues().await?;
     let in_leagues: Vec<String> = leagues
         .iter()
@@ -717,26 +708,57 @@ pub(super) async fn bot(
     };
     // The totals cover every finished match of the bot, not only this page's.
     let totals = web.store.bot_totals(&name).await?;
-    let matches = found
-        .iter()
-        .map(|m| {
-            let seat = m.seat_names.iter().position(|s| *s == name);
-            let outcome = m.outcome.as_ref();
-            BotMatch {
-                href: href("/matches/", &m.id),
-                id: m.id.clone(),
-                game: m.game.clone(),
-                status: m.status.as_str(),
-                started: time(m.started_at_ms),
-                seat: seat.map(|s| s.to_string()).unwrap_or_default(),
-                place: match (outcome, seat) {
-                    (Some(o), Some(i)) => o.placings[i].to_string(),
-                    _ => String::new(),
-                },
-                penalties: penalties(outcome, seat),
-            }
-        })
-        .collect();
+    let matches = found.iter().map(|m| bot_match(m, &name)).collect();
+    let charts = bot_charts(&web, &name, in_leagues).await?;
+    html(&BotPage {
+        title: format!("Bot {name}"),
+        bot: name,
+        matches,
+        totals,
+        next,
+        charts,
+    })
+}
+
+/// The matches after the page token `page` (the first page without one).
+fn page_after(web: &Web, page: Option<&String>) -> Result<Option<MatchCursor>, WebError> {
+    Ok(match page {
+        None => None,
+        Some(token) => Some(web.page_tokens.decode(token).map_err(|e| {
+            WebError::BadRequest(format!(
+                "page = {} is not legal: {e} (use the page links)",
+                knobel_engine::quoted(token)
+            ))
+        })?)
+        .flatten(),
+    })
+}
+
+/// Match `m` as a row of bot `name`'s page.
+fn bot_match(m: &MatchSummary, name: &str) -> BotMatch {
+    let seat = m.seat_names.iter().position(|s| *s == name);
+    let outcome = m.outcome.as_ref();
+    BotMatch {
+        href: href("/matches/", &m.id),
+        id: m.id.clone(),
+        game: m.game.clone(),
+        status: m.status.as_str(),
+        started: time(m.started_at_ms),
+        seat: seat.map(|s| s.to_string()).unwrap_or_default(),
+        place: match (outcome, seat) {
+            (Some(o), Some(i)) => o.placings[i].to_string(),
+            _ => String::new(),
+        },
+        penalties: penalties(outcome, seat),
+    }
+}
+
+/// Bot `name`'s rating chart in each of `in_leagues` where it has a rating.
+async fn bot_charts(
+    web: &Web,
+    name: &str,
+    in_leagues: Vec<String>,
+) -> Result<Vec<BotChart>, WebError> {
     let mut charts = Vec::new();
     for (i, league) in in_leagues.into_iter().enumerate() {
         let Some(view) = web
@@ -768,14 +790,7 @@ pub(super) async fn bot(
             conservative: num(last.conservative()),
         });
     }
-    html(&BotPage {
-        title: format!("Bot {name}"),
-        bot: name,
-        matches,
-        totals,
-        next,
-        charts,
-    })
+    Ok(charts)
 }
 
 pub(super) async fn log_json(

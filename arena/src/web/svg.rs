@@ -130,6 +130,15 @@ pub(super) fn colour(i: usize) -> &'static str {
     COLOURS[i % COLOURS.len()]
 }
 
+/// A rating chart's width and height, in its viewBox units.
+const CHART_W: f64 = 720.0;
+const CHART_H: f64 = 360.0;
+/// A rating chart's margins around the plot (room for the ticks' labels).
+const CHART_LEFT: f64 = 52.0;
+const CHART_RIGHT: f64 = 16.0;
+const CHART_TOP: f64 = 16.0;
+const CHART_BOTTOM: f64 = 40.0;
+
 /// The chart of `series` (rating μ against the number of the match), titled `title`; the
 /// dashed line of each bot is its conservative rating μ − 3σ when `conservative` is set.
 /// `id` names the chart in its page (its title is `{id}-title`): unique per page, so that
@@ -140,102 +149,132 @@ pub(super) fn rating_chart(
     title: &str,
     conservative: bool,
 ) -> String {
-    const W: f64 = 720.0;
-    const H: f64 = 360.0;
-    const LEFT: f64 = 52.0;
-    const RIGHT: f64 = 16.0;
-    const TOP: f64 = 16.0;
-    const BOTTOM: f64 = 40.0;
-    let points = series.iter().flat_map(|s| s.points.iter());
-    let last = points.clone().map(|(n, _)| *n).max().unwrap_or(1).max(1);
-    let values = points.flat_map(|(_, r)| {
-        let low = if conservative { r.conservative() } else { r.mu };
-        [r.mu, low]
-    });
-    let (mut low, mut high) = values.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
-        (lo.min(v), hi.max(v))
-    });
-    if !low.is_finite() {
-        (low, high) = (0.0, 50.0);
-    }
-    if high - low < 1.0 {
-        high += 0.5;
-        low -= 0.5;
-    }
-    let x = |n: usize| LEFT + (W - LEFT - RIGHT) * (n as f64 / last as f64);
-    let y = |v: f64| TOP + (H - TOP - BOTTOM) * (1.0 - (v - low) / (high - low));
+    let plot = Plot::of(series, conservative);
     let mut svg = format!(
-        "<svg class=\"chart\" id=\"{id}\" viewBox=\"0 0 {W} {H}\" role=\"img\" \
+        "<svg class=\"chart\" id=\"{id}\" viewBox=\"0 0 {CHART_W} {CHART_H}\" role=\"img\" \
          aria-labelledby=\"{id}-title\"><title id=\"{id}-title\">{}</title>",
         escape(title),
         id = escape(id)
     );
-    // Axes and ticks: five on each.
+    chart_axes(&mut svg, &plot);
+    for (i, s) in series.iter().enumerate() {
+        chart_series(&mut svg, i, s, &plot, conservative);
+    }
+    svg.push_str("</svg>");
+    svg
+}
+
+/// The scales of a rating chart: matches 0..=`last` across, ratings `low..=high` up.
+struct Plot {
+    last: usize,
+    low: f64,
+    high: f64,
+}
+
+impl Plot {
+    /// Scales that hold every point of `series` (and its conservative rating when
+    /// `conservative` is set), at least one rating point high.
+    fn of(series: &[RatingSeries], conservative: bool) -> Plot {
+        let points = series.iter().flat_map(|s| s.points.iter());
+        let last = points.clone().map(|(n, _)| *n).max().unwrap_or(1).max(1);
+        let values = points.flat_map(|(_, r)| {
+            let low = if conservative { r.conservative() } else { r.mu };
+            [r.mu, low]
+        });
+        let (mut low, mut high) = values.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
+            (lo.min(v), hi.max(v))
+        });
+        if !low.is_finite() {
+            (low, high) = (0.0, 50.0);
+        }
+        if high - low < 1.0 {
+            high += 0.5;
+            low -= 0.5;
+        }
+        Plot { last, low, high }
+    }
+
+    /// Where match `n` stands across.
+    fn x(&self, n: usize) -> f64 {
+        CHART_LEFT + (CHART_W - CHART_LEFT - CHART_RIGHT) * (n as f64 / self.last as f64)
+    }
+
+    /// Where rating `v` stands up.
+    fn y(&self, v: f64) -> f64 {
+        CHART_TOP
+            + (CHART_H - CHART_TOP - CHART_BOTTOM) * (1.0 - (v - self.low) / (self.high - self.low))
+    }
+}
+
+/// A rating chart's axes and ticks: five on each, and the label across.
+fn chart_axes(svg: &mut String, plot: &Plot) {
     write!(
         svg,
-        "<g stroke=\"#999\" stroke-width=\"1\"><line x1=\"{LEFT}\" y1=\"{}\" x2=\"{}\" y2=\"{}\"/>\
-         <line x1=\"{LEFT}\" y1=\"{TOP}\" x2=\"{LEFT}\" y2=\"{}\"/></g>",
-        H - BOTTOM,
-        W - RIGHT,
-        H - BOTTOM,
-        H - BOTTOM
+        "<g stroke=\"#999\" stroke-width=\"1\"><line x1=\"{CHART_LEFT}\" y1=\"{}\" x2=\"{}\" y2=\"{}\"/>\
+         <line x1=\"{CHART_LEFT}\" y1=\"{CHART_TOP}\" x2=\"{CHART_LEFT}\" y2=\"{}\"/></g>",
+        CHART_H - CHART_BOTTOM,
+        CHART_W - CHART_RIGHT,
+        CHART_H - CHART_BOTTOM,
+        CHART_H - CHART_BOTTOM
     )
     .expect("writing to a String");
     svg.push_str("<g font-size=\"12\" font-family=\"sans-serif\" fill=\"#333\">");
+    let (low, high, last) = (plot.low, plot.high, plot.last);
     for k in 0..=4 {
         let v = low + (high - low) * f64::from(k) / 4.0;
         write!(
             svg,
             "<text x=\"{}\" y=\"{:.1}\" text-anchor=\"end\">{v:.1}</text>",
-            LEFT - 6.0,
-            y(v) + 4.0
+            CHART_LEFT - 6.0,
+            plot.y(v) + 4.0
         )
         .expect("writing to a String");
         let n = (last as f64 * f64::from(k) / 4.0).round() as usize;
         write!(
             svg,
             "<text x=\"{:.1}\" y=\"{}\" text-anchor=\"middle\">{n}</text>",
-            x(n),
-            H - BOTTOM + 16.0
+            plot.x(n),
+            CHART_H - CHART_BOTTOM + 16.0
         )
         .expect("writing to a String");
     }
     write!(
         svg,
         "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">match (in schedule order)</text></g>",
-        (LEFT + W - RIGHT) / 2.0,
-        H - 6.0
+        (CHART_LEFT + CHART_W - CHART_RIGHT) / 2.0,
+        CHART_H - 6.0
     )
     .expect("writing to a String");
-    for (i, s) in series.iter().enumerate() {
-        let line = |value: fn(&crate::league::ratings::Rating) -> f64| -> String {
-            s.points
-                .iter()
-                .map(|(n, r)| format!("{:.1},{:.1}", x(*n), y(value(r))))
-                .collect::<Vec<_>>()
-                .join(" ")
-        };
+}
+
+/// The `i`-th series' line (μ), and its dashed conservative line when `conservative` is
+/// set.
+fn chart_series(svg: &mut String, i: usize, s: &RatingSeries, plot: &Plot, conservative: bool) {
+    let line = |value: fn(&crate::league::ratings::Rating) -> f64| -> String {
+        s.points
+            .iter()
+            .map(|(n, r)| format!("{:.1},{:.1}", plot.x(*n), plot.y(value(r))))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    write!(
+        svg,
+        "<polyline class=\"series\" data-bot=\"{}\" fill=\"none\" stroke=\"{}\" \
+         stroke-width=\"2\" points=\"{}\"><title>{}</title></polyline>",
+        escape(&s.bot),
+        colour(i),
+        line(|r| r.mu),
+        escape(&s.bot)
+    )
+    .expect("writing to a String");
+    if conservative {
         write!(
             svg,
-            "<polyline class=\"series\" data-bot=\"{}\" fill=\"none\" stroke=\"{}\" \
-             stroke-width=\"2\" points=\"{}\"><title>{}</title></polyline>",
-            escape(&s.bot),
+            "<polyline fill=\"none\" stroke=\"{}\" stroke-width=\"1\" \
+             stroke-dasharray=\"4 3\" points=\"{}\"/>",
             colour(i),
-            line(|r| r.mu),
-            escape(&s.bot)
+            line(|r| r.conservative())
         )
         .expect("writing to a String");
-        if conservative {
-            write!(
-                svg,
-                "<polyline fill=\"none\" stroke=\"{}\" stroke-width=\"1\" \
-                 stroke-dasharray=\"4 3\" points=\"{}\"/>",
-                colour(i),
-                line(|r| r.conservative())
-            )
-            .expect("writing to a String");
-        }
     }
-    svg.push_str("</svg>");
-    svg
 }

@@ -5,7 +5,7 @@
 use crate::action::Action;
 use crate::hand::Hand;
 use crate::rules::Game;
-use crate::shake::{ShakeObservation, TurnView};
+use crate::shake::{ShakeDecision, ShakeObservation, TurnView};
 use crate::types::DieMask;
 
 fn hand_of(game: Game, dice: [u8; 3]) -> Hand {
@@ -88,21 +88,11 @@ pub(super) fn play(o: &ShakeObservation, skills: ShakeSkills) -> Action {
     }
 
     // Turn as many sixes as allowed (one if the rest must still be rerolled from three).
-    let mut turn = DieMask::EMPTY;
-    if skills.turns_sixes
-        && !decision.turnable.is_empty()
-        && (decision.can_reroll || !decision.turn_needs_reroll)
-    {
-        let max = if decision.turn_needs_reroll && decision.turnable.len() == 3 {
-            1
-        } else {
-            decision.max_turn as usize
-        };
-        for slot in decision.turnable.slots().take(max) {
-            turn = turn.union(DieMask::single(slot));
-            dice[slot] = 1;
-        }
-    }
+    let turn = if skills.turns_sixes {
+        turn_sixes(decision, &mut dice)
+    } else {
+        DieMask::EMPTY
+    };
     let after = if turn.is_empty() {
         now
     } else {
@@ -124,19 +114,9 @@ pub(super) fn play(o: &ShakeObservation, skills: ShakeSkills) -> Action {
     }
 
     // Keep ones (and the two ones of a Schock with a high third die); reroll the rest.
-    let ones = dice.iter().filter(|&&die| die == 1).count();
-    let mut reroll = DieMask::EMPTY;
-    for (slot, &die) in dice.iter().enumerate() {
-        let keep = match skills.keep {
-            Keep::Ones => die == 1 || (ones == 2 && die >= 5),
-            Keep::Nothing => false,
-            Keep::Low => die == 2 || die == 3,
-        };
-        if !keep {
-            reroll = reroll.union(DieMask::single(slot));
-        }
-    }
-    reroll = reroll.minus(turn).minus(decision.locked);
+    let reroll = not_kept(dice, skills.keep)
+        .minus(turn)
+        .minus(decision.locked);
     if reroll.is_empty() {
         // Nothing worth rerolling: stop (turning only where stopping allows it).
         let turn = if decision.turn_needs_reroll {
@@ -147,6 +127,42 @@ pub(super) fn play(o: &ShakeObservation, skills: ShakeSkills) -> Action {
         return Action::Stop { turn };
     }
     Action::Reroll { dice: reroll, turn }
+}
+
+/// Turns as many sixes as `decision` allows (one if the rest must still be rerolled from
+/// three), making them ones in `dice`: the dice turned.
+fn turn_sixes(decision: &ShakeDecision, dice: &mut [u8; 3]) -> DieMask {
+    let mut turn = DieMask::EMPTY;
+    if !decision.turnable.is_empty() && (decision.can_reroll || !decision.turn_needs_reroll) {
+        let max = if decision.turn_needs_reroll && decision.turnable.len() == 3 {
+            1
+        } else {
+            decision.max_turn as usize
+        };
+        for slot in decision.turnable.slots().take(max) {
+            turn = turn.union(DieMask::single(slot));
+            dice[slot] = 1;
+        }
+    }
+    turn
+}
+
+/// The dice `keep` does not keep. `Keep::Ones` keeps ones (and the two ones of a Schock
+/// with a high third die).
+fn not_kept(dice: [u8; 3], keep: Keep) -> DieMask {
+    let ones = dice.iter().filter(|&&die| die == 1).count();
+    let mut reroll = DieMask::EMPTY;
+    for (slot, &die) in dice.iter().enumerate() {
+        let kept = match keep {
+            Keep::Ones => die == 1 || (ones == 2 && die >= 5),
+            Keep::Nothing => false,
+            Keep::Low => die == 2 || die == 3,
+        };
+        if !kept {
+            reroll = reroll.union(DieMask::single(slot));
+        }
+    }
+    reroll
 }
 
 /// The strength of the best hand shown this round by the other seats that finished their

@@ -36,37 +36,9 @@ fn hand_from_wire(field: &'static str, hand: &pb::Hand) -> Result<Hand, WireErro
         value: hand.kind,
         legal: HAND_KINDS,
     })?;
-    let values = hand.values.as_slice();
-    let bad = |kind: &'static str, expected: &'static str| WireError::BadHand {
+    let v = HandValues {
         field,
-        kind,
-        values: quote_list(values),
-        expected,
-    };
-    // The single value of a one-value hand, if it lies in `range`.
-    let one = |kind: &'static str, range: std::ops::RangeInclusive<u32>, expected| match values {
-        [x] if range.contains(x) => Ok(*x as u8),
-        _ => Err(bad(kind, expected)),
-    };
-    let none = |kind: &'static str, hand: Hand| match values {
-        [] => Ok(hand),
-        _ => Err(bad(kind, "no values")),
-    };
-    // Three Zokken dice high to low that make exactly `want`'s figure.
-    let zokken = |kind: &'static str, make: fn([u8; 3]) -> Hand| {
-        let expected = "three Miwin dice (1..=9) high to low that make this figure";
-        match values {
-            [a, b, c] if [a, b, c].iter().all(|&&v| (1..=9).contains(&v)) => {
-                let d = [*a as u8, *b as u8, *c as u8];
-                let want = make(d);
-                if Hand::zokken(d) == want && d == knobel_engine::sorted_desc(d) {
-                    Ok(want)
-                } else {
-                    Err(bad(kind, expected))
-                }
-            }
-            _ => Err(bad(kind, expected)),
-        }
+        values: hand.values.as_slice(),
     };
     Ok(match kind {
         K::Unspecified => {
@@ -76,39 +48,98 @@ fn hand_from_wire(field: &'static str, hand: &pb::Hand) -> Result<Hand, WireErro
                 legal: HAND_KINDS,
             });
         }
-        K::SchockOut => none("schock out", Hand::SchockOut)?,
-        K::Jule => none("jule", Hand::Jule)?,
-        K::Schock => Hand::Schock(one("schock", 2..=6, "one die, 2..=6")?),
-        K::General => Hand::General(one("general", 2..=6, "one die, 2..=6")?),
-        K::Straight => Hand::Straight(one("straight", 3..=6, "its top die, 3..=6")?),
-        K::Number => {
-            let expected = "a number of three dice (1..=6) high to low, not a higher hand";
-            match values {
-                [n] if (100..=666).contains(n) => {
-                    let d = [(n / 100) as u8, (n / 10 % 10) as u8, (n % 10) as u8];
-                    let dice_ok = d.iter().all(|v| (1..=6).contains(v));
-                    let higher = d[0] == d[2] || (d[1] == 1 && d[2] == 1);
-                    if dice_ok && d == knobel_engine::sorted_desc(d) && !higher {
-                        Hand::Number(*n as u16)
-                    } else {
-                        return Err(bad("number", expected));
-                    }
-                }
-                _ => return Err(bad("number", expected)),
-            }
-        }
-        K::Sjok1 => none("sjok1", Hand::Sjok1)?,
-        K::Sjok => Hand::Sjok(one("sjok", 2..=6, "one die, 2..=6")?),
-        K::Harde => Hand::Harde(one("harde", 2..=6, "one die, 2..=6")?),
-        K::Straat => Hand::Straat(one("straat", 3..=6, "its top die, 3..=6")?),
-        K::Hoog => Hand::Hoog(one("hoog", 5..=17, "the pip sum, 5..=17")?),
-        K::Kelm => none("kelm", Hand::Kelm)?,
-        K::Tinn => zokken("tinn", Hand::Tinn)?,
-        K::Strasse => Hand::Strasse(one("strasse", 3..=9, "its top die, 3..=9")?),
-        K::Plus => zokken("plus", Hand::Plus)?,
-        K::Pasch => zokken("pasch", Hand::Pasch)?,
-        K::Sonst => zokken("sonst", Hand::Sonst)?,
+        K::SchockOut => v.none("schock out", Hand::SchockOut)?,
+        K::Jule => v.none("jule", Hand::Jule)?,
+        K::Schock => Hand::Schock(v.one("schock", 2..=6, "one die, 2..=6")?),
+        K::General => Hand::General(v.one("general", 2..=6, "one die, 2..=6")?),
+        K::Straight => Hand::Straight(v.one("straight", 3..=6, "its top die, 3..=6")?),
+        K::Number => v.number()?,
+        K::Sjok1 => v.none("sjok1", Hand::Sjok1)?,
+        K::Sjok => Hand::Sjok(v.one("sjok", 2..=6, "one die, 2..=6")?),
+        K::Harde => Hand::Harde(v.one("harde", 2..=6, "one die, 2..=6")?),
+        K::Straat => Hand::Straat(v.one("straat", 3..=6, "its top die, 3..=6")?),
+        K::Hoog => Hand::Hoog(v.one("hoog", 5..=17, "the pip sum, 5..=17")?),
+        K::Kelm => v.none("kelm", Hand::Kelm)?,
+        K::Tinn => v.zokken("tinn", Hand::Tinn)?,
+        K::Strasse => Hand::Strasse(v.one("strasse", 3..=9, "its top die, 3..=9")?),
+        K::Plus => v.zokken("plus", Hand::Plus)?,
+        K::Pasch => v.zokken("pasch", Hand::Pasch)?,
+        K::Sonst => v.zokken("sonst", Hand::Sonst)?,
     })
+}
+
+/// The values of a wire hand at `field`, read for the kind it names.
+struct HandValues<'a> {
+    field: &'static str,
+    values: &'a [u32],
+}
+
+impl HandValues<'_> {
+    /// The values do not make a hand of `kind`: they should be as `expected` says.
+    fn bad(&self, kind: &'static str, expected: &'static str) -> WireError {
+        WireError::BadHand {
+            field: self.field,
+            kind,
+            values: quote_list(self.values),
+            expected,
+        }
+    }
+
+    /// The single value of a one-value hand, if it lies in `range`.
+    fn one(
+        &self,
+        kind: &'static str,
+        range: std::ops::RangeInclusive<u32>,
+        expected: &'static str,
+    ) -> Result<u8, WireError> {
+        match self.values {
+            [x] if range.contains(x) => Ok(*x as u8),
+            _ => Err(self.bad(kind, expected)),
+        }
+    }
+
+    /// `hand`, a hand of no values, if there are none.
+    fn none(&self, kind: &'static str, hand: Hand) -> Result<Hand, WireError> {
+        match self.values {
+            [] => Ok(hand),
+            _ => Err(self.bad(kind, "no values")),
+        }
+    }
+
+    /// Three Zokken dice high to low that make exactly `make`'s figure.
+    fn zokken(&self, kind: &'static str, make: fn([u8; 3]) -> Hand) -> Result<Hand, WireError> {
+        let expected = "three Miwin dice (1..=9) high to low that make this figure";
+        match self.values {
+            [a, b, c] if [a, b, c].iter().all(|&&v| (1..=9).contains(&v)) => {
+                let d = [*a as u8, *b as u8, *c as u8];
+                let want = make(d);
+                if Hand::zokken(d) == want && d == knobel_engine::sorted_desc(d) {
+                    Ok(want)
+                } else {
+                    Err(self.bad(kind, expected))
+                }
+            }
+            _ => Err(self.bad(kind, expected)),
+        }
+    }
+
+    /// A number: three dice (1..=6) high to low as one number, not a higher hand.
+    fn number(&self) -> Result<Hand, WireError> {
+        let expected = "a number of three dice (1..=6) high to low, not a higher hand";
+        match self.values {
+            [n] if (100..=666).contains(n) => {
+                let d = [(n / 100) as u8, (n / 10 % 10) as u8, (n % 10) as u8];
+                let dice_ok = d.iter().all(|v| (1..=6).contains(v));
+                let higher = d[0] == d[2] || (d[1] == 1 && d[2] == 1);
+                if dice_ok && d == knobel_engine::sorted_desc(d) && !higher {
+                    Ok(Hand::Number(*n as u16))
+                } else {
+                    Err(self.bad("number", expected))
+                }
+            }
+            _ => Err(self.bad("number", expected)),
+        }
+    }
 }
 
 impl TryFrom<&pb::Hand> for Hand {

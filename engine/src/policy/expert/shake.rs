@@ -32,7 +32,7 @@ use super::tables::{Hands, Model, Variant, model, view_key};
 use super::turn::{Choice, Eval, Multi, Scratch, Solver, State};
 use crate::action::Action;
 use crate::rules::{Game, Rules};
-use crate::shake::ShakeObservation;
+use crate::shake::{ShakeDecision, ShakeObservation, TurnView};
 use crate::types::{DieMask, MAX_SEATS};
 
 /// The rules the expert plays Schocken or Sjokken by: the game's settings that an
@@ -104,37 +104,12 @@ impl ShakeExpert {
         let Some(pos) = o.turn_order.iter().position(|&s| s == o.seat) else {
             return Action::STOP;
         };
-        let sjokken = o.game == Game::Sjokken;
-        let tokens =
-            o.pot as u32 + o.removed as u32 + o.tokens.iter().map(|&t| t as u32).sum::<u32>();
-        let variant = Variant {
-            sjokken,
-            jule: !sjokken && rules.jule,
-            straight_in_one_throw: !sjokken && rules.straight_in_one_throw,
-            ties_by_throws: !sjokken && !rules.tie_later_loses,
-            turn_on_last_throw: sjokken || !decision.turn_needs_reroll,
-            tokens: tokens.min(u8::MAX as u32) as u8,
-        };
+        let variant = variant_of(o, rules, decision);
         let later = o.turn_order.len() - pos - 1;
         let limit = decision.max_throws;
         let starter = pos == 0;
         let locked = decision.locked;
-        let (mut free, mut n) = ([0u8; 3], 0);
-        for i in (0..3).filter(|&i| !locked.contains(i)) {
-            free[n] = dice[i];
-            n += 1;
-        }
-        let state = State {
-            t: me.throws,
-            locked: locked.len() as u8,
-            free: Multi::of(&free[..n]),
-            turnable: if decision.max_turn > 0 {
-                decision.turnable.len() as u8
-            } else {
-                0
-            },
-            all_rolled: me.rolled == DieMask::ALL,
-        };
+        let state = turn_state(me, decision, dice);
         let key = turn_key(variant, o, pos, later, limit, &state);
         if let Some(key) = key
             && let Some(&bits) = SOLVED.lock().unwrap_or_else(|e| e.into_inner()).get(&key)
@@ -145,23 +120,7 @@ impl ShakeExpert {
         let starter_payoff;
         let own = o.tokens.get(o.seat.index()).copied().unwrap_or(0) as f64;
         let payoff: &[f64] = if starter && o.pot == 0 && own > 0.0 {
-            // The passing phase: minus the chance that every later player ends below its
-            // final (under the limit its throws set) times the tokens it would pass on.
-            let base = model.starter_payoff(later);
-            let h = &model.hands;
-            self.payoff.clear();
-            self.payoff.extend_from_slice(&base);
-            for t in 1..=3u8 {
-                let layers: Vec<_> = (0..later).map(|j| model.layer(t, j)).collect();
-                for s in 0..h.strengths {
-                    if Some(s) == h.sjok1 || later == 0 {
-                        continue;
-                    }
-                    let r = h.rank(s, t);
-                    let below: f64 = layers.iter().map(|l| 1.0 - l.p[r]).product();
-                    self.payoff[s * 3 + t as usize - 1] -= below * h.values[s].min(own);
-                }
-            }
+            self.passing_starter_payoff(&model, later, own);
             &self.payoff
         } else if starter {
             starter_payoff = model.starter_payoff(later);
@@ -170,20 +129,7 @@ impl ShakeExpert {
             self.non_starter_payoff(&model, o, pos, later, limit);
             &self.payoff
         };
-        let solved = if (1..=3).contains(&limit) {
-            let mut eval = EVAL.with_borrow_mut(std::mem::take);
-            let solved = model
-                .graph(limit)
-                .solve(&model.hands, payoff, &state, &mut eval);
-            EVAL.set(eval);
-            solved
-        } else {
-            None
-        };
-        // A state no turn can be in (a hand-made observation): the solver itself.
-        let (_, choice) = solved.unwrap_or_else(|| {
-            Solver::new(&model.hands, payoff, limit, &mut self.scratch).solve(&state)
-        });
+        let choice = solve(&model, payoff, &state, limit, &mut self.scratch);
         if let Some(key) = key {
             let mut solved = SOLVED.lock().unwrap_or_else(|e| e.into_inner());
             if solved.len() >= SOLVED_CAP {
@@ -192,6 +138,28 @@ impl ShakeExpert {
             solved.insert(key, choice.pack());
         }
         to_action(choice, dice, decision.turnable, locked)
+    }
+
+    /// Fills `self.payoff` for the starter in the passing phase, holding `own` tokens, with
+    /// `later` players after it: the starter's payoff minus the chance that every later
+    /// player ends below its final (under the limit its throws set) times the tokens it
+    /// would pass on.
+    fn passing_starter_payoff(&mut self, model: &Model, later: usize, own: f64) {
+        let base = model.starter_payoff(later);
+        let h = &model.hands;
+        self.payoff.clear();
+        self.payoff.extend_from_slice(&base);
+        for t in 1..=3u8 {
+            let layers: Vec<_> = (0..later).map(|j| model.layer(t, j)).collect();
+            for s in 0..h.strengths {
+                if Some(s) == h.sjok1 || later == 0 {
+                    continue;
+                }
+                let r = h.rank(s, t);
+                let below: f64 = layers.iter().map(|l| 1.0 - l.p[r]).product();
+                self.payoff[s * 3 + t as usize - 1] -= below * h.values[s].min(own);
+            }
+        }
     }
 
     /// Fills `self.payoff` for a player at `pos` in the turn order with `later` players
@@ -211,56 +179,12 @@ impl ShakeExpert {
         // earlier views are taken in the order of their keys (the order of `turn_key`), so
         // that the payoff, a product over them, is a function of that key to the bit.
         let mut survive = vec![1.0f64; ranks + 1];
-        let mut keys = [0u16; MAX_SEATS];
-        let mut n = 0;
-        let mut odd = false;
-        for &seat in &o.turn_order[..pos] {
-            let Some(view) = o.turns.get(seat.index()) else {
-                continue;
-            };
-            match (
-                view_key(view.dice, view.rolled == DieMask::ALL, view.throws),
-                keys.get_mut(n),
-            ) {
-                (Some(key), Some(slot)) => {
-                    *slot = key;
-                    n += 1;
-                }
-                _ => odd = true,
-            }
-        }
+        let (mut keys, n, odd) = earlier_keys(o, pos);
         // best_mass: every earlier seat's distribution by rank, for the passing phase.
-        let mut owned: Vec<Vec<f64>> = Vec::new();
+        let owned: Vec<Vec<f64>>;
         let mut best_mass: Vec<&[f64]> = Vec::new();
         if odd {
-            // Dice off a die's faces or more seats than a table has (a hand-made
-            // observation): each view enumerated as it comes.
-            let mut mass = vec![0.0f64; ranks];
-            for &seat in &o.turn_order[..pos] {
-                let Some(view) = o.turns.get(seat.index()) else {
-                    continue;
-                };
-                mass.fill(0.0);
-                let all_rolled = view.rolled == DieMask::ALL;
-                let hidden: Vec<usize> = (0..3).filter(|&i| view.dice[i].is_none()).collect();
-                let known = view.dice.map(|d| d.unwrap_or(1));
-                let ways = 6usize.pow(hidden.len() as u32);
-                for i in 0..ways {
-                    let mut d = known;
-                    for (k, &slot) in hidden.iter().enumerate() {
-                        d[slot] = (i / 6usize.pow(k as u32) % 6) as u8 + 1;
-                    }
-                    let s = h.strength_index(Multi::of(&d), all_rolled);
-                    mass[h.rank(s, view.throws.clamp(1, 3))] += 1.0 / ways as f64;
-                }
-                owned.push(mass.clone());
-                // P(rank >= r), as a suffix sum.
-                let mut at_least = 0.0;
-                for r in (0..ranks).rev() {
-                    at_least += mass[r];
-                    survive[r] *= at_least;
-                }
-            }
+            owned = enumerate_earlier(h, o, pos, &mut survive);
             best_mass.extend(owned.iter().map(|m| &m[..]));
         } else {
             keys[..n].sort_unstable();
@@ -284,16 +208,7 @@ impl ShakeExpert {
         let passing = o.pot == 0 && own > 0.0;
         let (lose_value, beats, later_below) = if passing {
             let (lose_value, beats) = earlier_outlook(h, &best_mass, ranks);
-            // Each later player ends below a final of rank r with about 1 - p_j(r): the
-            // chance it does not end above r when it faces r as the worst hand.
-            let mut below = vec![1.0f64; ranks];
-            for j in 0..later {
-                let layer = model.layer(limit, j);
-                for (b, p) in below.iter_mut().zip(&layer.p) {
-                    *b *= 1.0 - p;
-                }
-            }
-            (lose_value, beats, below)
+            (lose_value, beats, later_below(model, limit, later, ranks))
         } else {
             (1.0, Vec::new(), Vec::new())
         };
@@ -320,6 +235,140 @@ impl ShakeExpert {
             }
         }
     }
+}
+
+/// The view keys of the seats before `pos` in the turn order (their order's), how many
+/// there are, and whether a view has none (dice off a die's faces, or more seats than a
+/// table has: a hand-made observation).
+fn earlier_keys(o: &ShakeObservation, pos: usize) -> ([u16; MAX_SEATS], usize, bool) {
+    let mut keys = [0u16; MAX_SEATS];
+    let mut n = 0;
+    let mut odd = false;
+    for &seat in &o.turn_order[..pos] {
+        let Some(view) = o.turns.get(seat.index()) else {
+            continue;
+        };
+        match (
+            view_key(view.dice, view.rolled == DieMask::ALL, view.throws),
+            keys.get_mut(n),
+        ) {
+            (Some(key), Some(slot)) => {
+                *slot = key;
+                n += 1;
+            }
+            _ => odd = true,
+        }
+    }
+    (keys, n, odd)
+}
+
+/// Every earlier seat's distribution by rank (the seats before `pos`), each view
+/// enumerated as it comes (for a hand-made observation that has no view keys); multiplies
+/// `survive[r]` by the chance that the seat's final is at rank r or above.
+fn enumerate_earlier(
+    h: &Hands,
+    o: &ShakeObservation,
+    pos: usize,
+    survive: &mut [f64],
+) -> Vec<Vec<f64>> {
+    let ranks = h.ranks();
+    let mut owned = Vec::new();
+    let mut mass = vec![0.0f64; ranks];
+    for &seat in &o.turn_order[..pos] {
+        let Some(view) = o.turns.get(seat.index()) else {
+            continue;
+        };
+        mass.fill(0.0);
+        let all_rolled = view.rolled == DieMask::ALL;
+        let hidden: Vec<usize> = (0..3).filter(|&i| view.dice[i].is_none()).collect();
+        let known = view.dice.map(|d| d.unwrap_or(1));
+        let ways = 6usize.pow(hidden.len() as u32);
+        for i in 0..ways {
+            let mut d = known;
+            for (k, &slot) in hidden.iter().enumerate() {
+                d[slot] = (i / 6usize.pow(k as u32) % 6) as u8 + 1;
+            }
+            let s = h.strength_index(Multi::of(&d), all_rolled);
+            mass[h.rank(s, view.throws.clamp(1, 3))] += 1.0 / ways as f64;
+        }
+        owned.push(mass.clone());
+        // P(rank >= r), as a suffix sum.
+        let mut at_least = 0.0;
+        for r in (0..ranks).rev() {
+            at_least += mass[r];
+            survive[r] *= at_least;
+        }
+    }
+    owned
+}
+
+/// Per rank r, about the chance that all `later` players end below a final of rank r
+/// under throw limit `limit`: each with 1 - p_j(r), the chance it does not end above r
+/// when it faces r as the worst hand.
+fn later_below(model: &Model, limit: u8, later: usize, ranks: usize) -> Vec<f64> {
+    let mut below = vec![1.0f64; ranks];
+    for j in 0..later {
+        let layer = model.layer(limit, j);
+        for (b, p) in below.iter_mut().zip(&layer.p) {
+            *b *= 1.0 - p;
+        }
+    }
+    below
+}
+
+/// The model variant of observation `o` under `rules`, for `decision`.
+fn variant_of(o: &ShakeObservation, rules: ShakeRules, decision: &ShakeDecision) -> Variant {
+    let sjokken = o.game == Game::Sjokken;
+    let tokens = o.pot as u32 + o.removed as u32 + o.tokens.iter().map(|&t| t as u32).sum::<u32>();
+    Variant {
+        sjokken,
+        jule: !sjokken && rules.jule,
+        straight_in_one_throw: !sjokken && rules.straight_in_one_throw,
+        ties_by_throws: !sjokken && !rules.tie_later_loses,
+        turn_on_last_throw: sjokken || !decision.turn_needs_reroll,
+        tokens: tokens.min(u8::MAX as u32) as u8,
+    }
+}
+
+/// The solver's state of turn `me` at `decision`, its dice `dice`.
+fn turn_state(me: &TurnView, decision: &ShakeDecision, dice: [u8; 3]) -> State {
+    let locked = decision.locked;
+    let (mut free, mut n) = ([0u8; 3], 0);
+    for i in (0..3).filter(|&i| !locked.contains(i)) {
+        free[n] = dice[i];
+        n += 1;
+    }
+    State {
+        t: me.throws,
+        locked: locked.len() as u8,
+        free: Multi::of(&free[..n]),
+        turnable: if decision.max_turn > 0 {
+            decision.turnable.len() as u8
+        } else {
+            0
+        },
+        all_rolled: me.rolled == DieMask::ALL,
+    }
+}
+
+/// The best choice at `state` for `payoff` under throw limit `limit`: by the compiled
+/// graph of the limit, or (a state no turn can be in, a hand-made observation) by the
+/// solver itself.
+fn solve(model: &Model, payoff: &[f64], state: &State, limit: u8, scratch: &mut Scratch) -> Choice {
+    let solved = if (1..=3).contains(&limit) {
+        let mut eval = EVAL.with_borrow_mut(std::mem::take);
+        let solved = model
+            .graph(limit)
+            .solve(&model.hands, payoff, state, &mut eval);
+        EVAL.set(eval);
+        solved
+    } else {
+        None
+    };
+    // A state no turn can be in (a hand-made observation): the solver itself.
+    let (_, choice) =
+        solved.unwrap_or_else(|| Solver::new(&model.hands, payoff, limit, scratch).solve(state));
+    choice
 }
 
 thread_local! {

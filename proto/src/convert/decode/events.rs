@@ -11,6 +11,8 @@ use crate::v1 as pb;
 
 impl TryFrom<&pb::Event> for Event {
     type Error = WireError;
+    // Long: one arm per event kind, each checking its fields; the whole wire-to-engine
+    // mapping reads in one place.
     fn try_from(event: &pb::Event) -> Result<Event, WireError> {
         use pb::event::Kind;
         let seat = seat_from_wire;

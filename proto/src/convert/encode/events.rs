@@ -6,6 +6,7 @@ use super::{dice_to_wire, dice_view_to_wire, mask_to_wire, seats_to_wire};
 use crate::v1 as pb;
 
 impl From<Event> for pb::Event {
+    // Long: one arm per event kind; the whole engine-to-wire mapping reads in one place.
     fn from(event: Event) -> pb::Event {
         use pb::event::Kind;
         let seat = |s: Seat| u32::from(s.0);
