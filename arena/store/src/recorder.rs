@@ -311,39 +311,11 @@ async fn retry(
         };
         let batch: Vec<MatchWrite> = backlog.drain(..take).collect();
         let results = store.write_matches(&batch).await;
-        let mut kept = Vec::new();
-        for (write, result) in batch.into_iter().zip(results) {
-            let id = match_id(&write);
-            match result {
-                Ok(()) => info!(
-                    match_id = id,
-                    "a match record kept while the store was unavailable is written"
-                ),
-                Err(error) if error.is_unavailable() => {
-                    if let Some(observer) = &observer {
-                        observer.failed(operation(&write));
-                    }
-                    kept.push((write, error));
-                }
-                // An abort with nothing to abort: the start it undoes was never written, or
-                // the match is over already.
-                Err(StoreError::MatchNotRunning { .. })
-                    if matches!(write, MatchWrite::Abort(_)) =>
-                {
-                    debug!(
-                        match_id = id,
-                        "a kept abort found its match not running: nothing to do"
-                    );
-                }
-                Err(StoreError::MatchNotRunning { .. }) => warn!(
-                    match_id = id,
-                    "a match result kept while the store was unavailable is refused: the match is no longer running (another arena aborted it after this arena's lease ran out)"
-                ),
-                Err(error) => {
-                    error!(match_id = id, error = %error, "a match record kept while the store was unavailable cannot be written: it is dropped")
-                }
-            }
-        }
+        let kept: Vec<(MatchWrite, StoreError)> = batch
+            .into_iter()
+            .zip(results)
+            .filter_map(|(write, result)| retried(write, result, observer.as_deref()))
+            .collect();
         if kept.is_empty() {
             delay = MIN_BACKOFF;
             failing = false;
@@ -363,4 +335,42 @@ async fn retry(
             observer.pending_writes(now);
         }
     }
+}
+
+/// What became of a kept write retried: logged; the write and its error back if the store is
+/// still unavailable (counted as a failed `observer` operation), to keep it for later.
+fn retried(
+    write: MatchWrite,
+    result: Result<(), StoreError>,
+    observer: Option<&dyn StoreObserver>,
+) -> Option<(MatchWrite, StoreError)> {
+    let id = match_id(&write);
+    match result {
+        Ok(()) => info!(
+            match_id = id,
+            "a match record kept while the store was unavailable is written"
+        ),
+        Err(error) if error.is_unavailable() => {
+            if let Some(observer) = observer {
+                observer.failed(operation(&write));
+            }
+            return Some((write, error));
+        }
+        // An abort with nothing to abort: the start it undoes was never written, or the
+        // match is over already.
+        Err(StoreError::MatchNotRunning { .. }) if matches!(write, MatchWrite::Abort(_)) => {
+            debug!(
+                match_id = id,
+                "a kept abort found its match not running: nothing to do"
+            );
+        }
+        Err(StoreError::MatchNotRunning { .. }) => warn!(
+            match_id = id,
+            "a match result kept while the store was unavailable is refused: the match is no longer running (another arena aborted it after this arena's lease ran out)"
+        ),
+        Err(error) => {
+            error!(match_id = id, error = %error, "a match record kept while the store was unavailable cannot be written: it is dropped")
+        }
+    }
+    None
 }

@@ -1,6 +1,7 @@
-//! Recording matches: starts, finishes and aborts, in one transaction per batch. (Over 500
-//! lines: `write_batch` is one transaction body for every kind of write, kept whole so that
-//! its order of statements can be read in one place.)
+//! Recording matches: starts, finishes and aborts, in one transaction per batch. The
+//! transaction's body is written once and expanded per backend (`with_writer!`), so its
+//! parts are macros (`start_in_batch!`, `finish_in_batch!`, `abort_in_batch!`,
+//! `insert_seat_rows!`) rather than functions generic over sqlx's databases.
 
 use knobel_engine::{ForfeitReason, Outcome};
 
@@ -267,6 +268,217 @@ fn adjusted_scores(finished: &FinishedMatch, seats: usize) -> Option<&[f64]> {
     Some(scores)
 }
 
+/// What failed, in the errors of a batch's statements.
+const START: &str = "recording a new match";
+const FINISH: &str = "recording the end of a match";
+const ABORT: &str = "aborting a match";
+const LEAGUE: &str = "recording the end of a league match";
+
+/// The seats of a match just started, as `match_seats` rows.
+fn started_seats(new: &NewMatch) -> impl Iterator<Item = (&str, i32, &str, Option<i64>)> {
+    new.seat_names.iter().enumerate().map(|(seat, name)| {
+        (
+            new.id.as_str(),
+            i32::try_from(seat).expect("seat counts are small"),
+            name.as_str(),
+            new.seat_bot_ids.get(seat).copied().flatten(),
+        )
+    })
+}
+
+/// A start in the batch's transaction `$tx`: the match row (its seats added to `$seats`, for
+/// one insert at the end). The write's result; `?` for what fails the whole batch.
+macro_rules! start_in_batch {
+    ($tx:ident, $store:expr, $new:expr, $seat_names:expr, $seat_bot_ids:expr, $seats:ident) => {{
+        let new: &NewMatch = $new;
+        let inserted = sqlx::query(
+            "INSERT INTO matches \
+             (id, game, preset, rules_json, seed, seat_names, status, \
+              started_at_ms, seat_bot_ids, owner_instance, league_id, league_ordinal) \
+             VALUES ($1, $2, $3, $4, $5, $6, 'running', $7, $8, $9, $10, $11) \
+             ON CONFLICT (id) DO NOTHING",
+        )
+        .bind(&new.id)
+        .bind(&new.game)
+        .bind(&new.preset)
+        .bind(&new.rules_json)
+        .bind(new.seed)
+        .bind($seat_names)
+        .bind(new.started_at_ms)
+        .bind($seat_bot_ids)
+        .bind($store.owner.as_ref().map(|owner| owner.as_str()))
+        .bind(new.league.map(|slot| slot.league_id))
+        .bind(new.league.map(|slot| slot.ordinal as i32))
+        .execute(&mut *$tx)
+        .await
+        .map_err(StoreError::db(START))?
+        .rows_affected();
+        if inserted > 0 {
+            $seats.extend(started_seats(new));
+        }
+        written(inserted, || StoreError::MatchExists { id: new.id.clone() })
+    }};
+}
+
+/// A finish in the batch's transaction `$tx`: the match row, its seat results (added to
+/// `$seat_rows`), its league match counted (its league added to `$leagues`). A second,
+/// identical finish (a retry whose commit was not confirmed) is a no-op.
+macro_rules! finish_in_batch {
+    ($tx:ident, $finished:expr, $log:expr, $placings:expr, $forms:expr, $league:expr,
+     $seat_rows:ident, $leagues:ident) => {{
+        let finished: &FinishedMatch = $finished;
+        let id = finished.id.as_str();
+        check_outcome(finished)?;
+        let row: Option<(String, String, Option<String>)> = sqlx::query_as(
+            "UPDATE matches \
+             SET status = 'finished', log_lz4 = $2, placings = $3, finished_at_ms = $4, \
+                 outcome_json = CASE game WHEN 'schocken' THEN $5 \
+                     WHEN 'sjokken' THEN $6 ELSE $7 END \
+             WHERE id = $1 AND status = 'running' \
+             RETURNING seat_names, game, seat_bot_ids",
+        )
+        .bind(id)
+        .bind($log)
+        .bind($placings)
+        .bind(finished.finished_at_ms)
+        .bind(&$forms[0])
+        .bind(&$forms[1])
+        .bind(&$forms[2])
+        .fetch_optional(&mut *$tx)
+        .await
+        .map_err(StoreError::db(FINISH))?;
+        match row {
+            None => {
+                let found = sqlx::query_as(ALREADY)
+                    .bind(id)
+                    .fetch_optional(&mut *$tx)
+                    .await
+                    .map_err(StoreError::db(FINISH))?;
+                let wanted = ("finished", Some($placings.as_str()), None);
+                if already(found, wanted, finished.finished_at_ms) {
+                    Ok(())
+                } else {
+                    Err(StoreError::MatchNotRunning { id: id.to_owned() })
+                }
+            }
+            Some((seat_names, game, seat_bot_ids)) => {
+                // On an error the match row is already updated: the transaction is rolled
+                // back.
+                $seat_rows.extend(seat_results(
+                    finished,
+                    &game,
+                    &seat_names,
+                    seat_bot_ids.as_deref(),
+                )?);
+                if let Some(slot) = $league
+                    && finish_league_match_sql!($tx, id, *slot)?
+                {
+                    $leagues.insert(slot.league_id);
+                }
+                Ok(())
+            }
+        }
+    }};
+}
+
+/// An abort in the batch's transaction `$tx`; a second, identical abort is a no-op.
+macro_rules! abort_in_batch {
+    ($tx:ident, $aborted:expr, $log:expr) => {{
+        let aborted: &AbortedMatch = $aborted;
+        let updated = sqlx::query(
+            "UPDATE matches \
+             SET status = 'aborted', abort_reason = $2, \
+                 log_lz4 = COALESCE($3, log_lz4), finished_at_ms = $4 \
+             WHERE id = $1 AND status = 'running'",
+        )
+        .bind(&aborted.id)
+        .bind(&aborted.reason)
+        .bind($log)
+        .bind(aborted.finished_at_ms)
+        .execute(&mut *$tx)
+        .await
+        .map_err(StoreError::db(ABORT))?
+        .rows_affected();
+        let again = updated == 0 && {
+            let found = sqlx::query_as(ALREADY)
+                .bind(&aborted.id)
+                .fetch_optional(&mut *$tx)
+                .await
+                .map_err(StoreError::db(ABORT))?;
+            already(
+                found,
+                ("aborted", None, Some(aborted.reason.as_str())),
+                aborted.finished_at_ms,
+            )
+        };
+        written(updated.max(u64::from(again)), || {
+            StoreError::MatchNotRunning {
+                id: aborted.id.clone(),
+            }
+        })
+    }};
+}
+
+/// The batch's `match_seats` and `seat_results` rows, in chunks well within the parameter
+/// limits of both databases (SQLite 32 766, PostgreSQL 65 535 per statement).
+macro_rules! insert_seat_rows {
+    ($tx:ident, $started_seats:expr, $seat_rows:expr) => {{
+        for rows in $started_seats.chunks(SEAT_ROWS_PER_STATEMENT) {
+            let mut insert = sqlx::QueryBuilder::new(
+                "INSERT INTO match_seats (match_id, seat, bot_name, bot_id) ",
+            );
+            insert.push_values(rows, |mut row, &(id, seat, bot_name, bot_id)| {
+                row.push_bind(id)
+                    .push_bind(seat)
+                    .push_bind(bot_name)
+                    .push_bind(bot_id);
+            });
+            insert
+                .build()
+                .execute(&mut *$tx)
+                .await
+                .map_err(StoreError::db(START))?;
+        }
+        for rows in $seat_rows.chunks(SEAT_ROWS_PER_STATEMENT) {
+            let mut insert = sqlx::QueryBuilder::new(
+                "INSERT INTO seat_results (match_id, seat, bot_name, place, strikes, \
+                 timeouts, forfeit_reason, tokens, chips, bot_id, adjusted_score) ",
+            );
+            insert.push_values(rows, |mut row, r| {
+                let (
+                    id,
+                    seat,
+                    bot_name,
+                    place,
+                    strikes,
+                    timeouts,
+                    forfeit,
+                    tokens,
+                    chips,
+                    bot_id,
+                    adjusted,
+                ) = r;
+                row.push_bind(*id)
+                    .push_bind(*seat)
+                    .push_bind(bot_name.as_str())
+                    .push_bind(*place)
+                    .push_bind(*strikes)
+                    .push_bind(*timeouts)
+                    .push_bind(*forfeit)
+                    .push_bind(*tokens)
+                    .push_bind(*chips)
+                    .push_bind(*bot_id)
+                    .push_bind(*adjusted);
+            });
+            insert
+                .build()
+                .execute(&mut *$tx)
+                .await
+                .map_err(StoreError::db(FINISH))?;
+        }
+    }};
+}
+
 impl Store {
     /// Records a match as it starts, with status "running".
     ///
@@ -386,16 +598,13 @@ impl Store {
         &self,
         writes: &[MatchWrite],
     ) -> Result<Vec<Result<(), StoreError>>, StoreError> {
-        const START: &str = "recording a new match";
-        const FINISH: &str = "recording the end of a match";
-        const ABORT: &str = "aborting a match";
-        const LEAGUE: &str = "recording the end of a league match";
-        const BEGIN: &str = "opening a transaction for match records";
-        const COMMIT: &str = crate::error::COMMITTING;
         // Everything that can be prepared is prepared before the transaction starts.
         let prepared: Vec<Prepared<'_>> = writes.iter().map(Prepared::new).collect();
         with_writer!(self, pool => async {
-            let mut tx = pool.begin().await.map_err(StoreError::db(BEGIN))?;
+            let mut tx = pool
+                .begin()
+                .await
+                .map_err(StoreError::db("opening a transaction for match records"))?;
             let mut results = Vec::with_capacity(writes.len());
             // Seat results of every finished match, written by one statement at the end.
             let mut seat_rows: Vec<SeatRow<'_>> = Vec::new();
@@ -405,171 +614,27 @@ impl Store {
             let mut leagues = std::collections::BTreeSet::new();
             for prepared in &prepared {
                 let result = match prepared {
-                    Prepared::Start(new, seat_names, seat_bot_ids) => {
-                        let inserted = sqlx::query(
-                            "INSERT INTO matches \
-                             (id, game, preset, rules_json, seed, seat_names, status, \
-                              started_at_ms, seat_bot_ids, owner_instance, league_id, \
-                              league_ordinal) \
-                             VALUES ($1, $2, $3, $4, $5, $6, 'running', $7, $8, $9, $10, $11) \
-                             ON CONFLICT (id) DO NOTHING",
-                        )
-                        .bind(&new.id)
-                        .bind(&new.game)
-                        .bind(&new.preset)
-                        .bind(&new.rules_json)
-                        .bind(new.seed)
-                        .bind(seat_names)
-                        .bind(new.started_at_ms)
-                        .bind(seat_bot_ids)
-                        .bind(self.owner.as_ref().map(|owner| owner.as_str()))
-                        .bind(new.league.map(|slot| slot.league_id))
-                        .bind(new.league.map(|slot| slot.ordinal as i32))
-                        .execute(&mut *tx)
-                        .await
-                        .map_err(StoreError::db(START))?
-                        .rows_affected();
-                        if inserted > 0 {
-                            started_seats.extend(new.seat_names.iter().enumerate().map(
-                                |(seat, name)| {
-                                    (
-                                        new.id.as_str(),
-                                        i32::try_from(seat).expect("seat counts are small"),
-                                        name.as_str(),
-                                        new.seat_bot_ids.get(seat).copied().flatten(),
-                                    )
-                                },
-                            ));
-                        }
-                        written(inserted, || StoreError::MatchExists { id: new.id.clone() })
-                    }
+                    Prepared::Start(new, seat_names, seat_bot_ids) => start_in_batch!(
+                        tx, self, new, seat_names, seat_bot_ids, started_seats
+                    ),
                     Prepared::Finish(finished, log, placings_json, outcome_forms, league) => {
-                        let id = finished.id.as_str();
-                        check_outcome(finished)?;
-                        let row: Option<(String, String, Option<String>)> = sqlx::query_as(
-                            "UPDATE matches \
-                             SET status = 'finished', log_lz4 = $2, placings = $3, \
-                                 finished_at_ms = $4, \
-                                 outcome_json = CASE game WHEN 'schocken' THEN $5 \
-                                     WHEN 'sjokken' THEN $6 ELSE $7 END \
-                             WHERE id = $1 AND status = 'running' \
-                             RETURNING seat_names, game, seat_bot_ids",
+                        finish_in_batch!(
+                            tx, finished, log, placings_json, outcome_forms, league, seat_rows,
+                            leagues
                         )
-                        .bind(id)
-                        .bind(log)
-                        .bind(placings_json)
-                        .bind(finished.finished_at_ms)
-                        .bind(&outcome_forms[0])
-                        .bind(&outcome_forms[1])
-                        .bind(&outcome_forms[2])
-                        .fetch_optional(&mut *tx)
-                        .await
-                        .map_err(StoreError::db(FINISH))?;
-                        match row {
-                            // The same finish again (a retry of a write whose commit was
-                            // not confirmed) is a no-op.
-                            None if already(
-                                sqlx::query_as(ALREADY)
-                                    .bind(id)
-                                    .fetch_optional(&mut *tx)
-                                    .await
-                                    .map_err(StoreError::db(FINISH))?,
-                                ("finished", Some(placings_json.as_str()), None),
-                                finished.finished_at_ms,
-                            ) => Ok(()),
-                            None => Err(StoreError::MatchNotRunning { id: id.to_owned() }),
-                            Some((seat_names, game, seat_bot_ids)) => {
-                                // On an error the match row is already updated: the
-                                // transaction is rolled back.
-                                seat_rows.extend(seat_results(
-                                    finished,
-                                    &game,
-                                    &seat_names,
-                                    seat_bot_ids.as_deref(),
-                                )?);
-                                if let Some(slot) = league
-                                    && finish_league_match_sql!(tx, id, *slot)?
-                                {
-                                    leagues.insert(slot.league_id);
-                                }
-                                Ok(())
-                            }
-                        }
                     }
-                    Prepared::Abort(aborted, log) => {
-                        let updated = sqlx::query(
-                            "UPDATE matches \
-                             SET status = 'aborted', abort_reason = $2, \
-                                 log_lz4 = COALESCE($3, log_lz4), finished_at_ms = $4 \
-                             WHERE id = $1 AND status = 'running'",
-                        )
-                        .bind(&aborted.id)
-                        .bind(&aborted.reason)
-                        .bind(log)
-                        .bind(aborted.finished_at_ms)
-                        .execute(&mut *tx)
-                        .await
-                        .map_err(StoreError::db(ABORT))?
-                        .rows_affected();
-                        // The same abort again (a retry) is a no-op.
-                        let again = updated == 0
-                            && already(
-                                sqlx::query_as(ALREADY)
-                                    .bind(&aborted.id)
-                                    .fetch_optional(&mut *tx)
-                                    .await
-                                    .map_err(StoreError::db(ABORT))?,
-                                ("aborted", None, Some(aborted.reason.as_str())),
-                                aborted.finished_at_ms,
-                            );
-                        written(updated.max(u64::from(again)), || StoreError::MatchNotRunning {
-                            id: aborted.id.clone(),
-                        })
-                    }
+                    Prepared::Abort(aborted, log) => abort_in_batch!(tx, aborted, log),
                 };
                 results.push(result);
             }
-            // In chunks well within the parameter limits of both databases (SQLite 32 766,
-            // PostgreSQL 65 535 per statement). The seats first: a match started and
-            // finished in one batch is in both.
-            for rows in started_seats.chunks(SEAT_ROWS_PER_STATEMENT) {
-                let mut insert = sqlx::QueryBuilder::new(
-                    "INSERT INTO match_seats (match_id, seat, bot_name, bot_id) ",
-                );
-                insert.push_values(rows, |mut row, &(id, seat, bot_name, bot_id)| {
-                    row.push_bind(id)
-                        .push_bind(seat)
-                        .push_bind(bot_name)
-                        .push_bind(bot_id);
-                });
-                insert.build().execute(&mut *tx).await.map_err(StoreError::db(START))?;
-            }
-            for rows in seat_rows.chunks(SEAT_ROWS_PER_STATEMENT) {
-                let mut insert = sqlx::QueryBuilder::new(
-                    "INSERT INTO seat_results (match_id, seat, bot_name, place, strikes, \
-                     timeouts, forfeit_reason, tokens, chips, bot_id, adjusted_score) ",
-                );
-                insert.push_values(rows, |mut row, r| {
-                    let (id, seat, bot_name, place, strikes, timeouts, forfeit, tokens, chips,
-                        bot_id, adjusted) = r;
-                    row.push_bind(*id)
-                        .push_bind(*seat)
-                        .push_bind(bot_name.as_str())
-                        .push_bind(*place)
-                        .push_bind(*strikes)
-                        .push_bind(*timeouts)
-                        .push_bind(*forfeit)
-                        .push_bind(*tokens)
-                        .push_bind(*chips)
-                        .push_bind(*bot_id)
-                        .push_bind(*adjusted);
-                });
-                insert.build().execute(&mut *tx).await.map_err(StoreError::db(FINISH))?;
-            }
+            // The seats first: a match started and finished in one batch is in both.
+            insert_seat_rows!(tx, started_seats, seat_rows);
             for league_id in leagues {
                 finish_league_sql!(tx, league_id)?;
             }
-            tx.commit().await.map_err(StoreError::db(COMMIT))?;
+            tx.commit()
+                .await
+                .map_err(StoreError::db(crate::error::COMMITTING))?;
             Ok(results)
         }
         .await)
