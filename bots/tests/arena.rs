@@ -265,16 +265,29 @@ fn tight() -> TimeControl {
 async fn illegal_answers_are_struck_and_forfeit_the_seat() {
     let arena = TestArena::start(tight()).await;
     for game in Game::ALL {
-        let report = misbehave(&arena, game, Misbehave::Illegal).await;
-        let summary = &report.matches[0];
-        assert!(summary.finished, "{summary:?}");
-        assert_eq!(
-            summary.errors,
-            vec![pb::ErrorCode::IllegalAction; 3],
-            "{game}: {summary:?}"
-        );
-        assert_eq!(summary.strikes, 3);
-        assert!(summary.forfeited);
+        // A practice match's dice are fresh each time, and now and then (about one match in
+        // thirty, in Sjokken) the match ends before the bot is asked a third time: each of
+        // its illegal answers is struck all the same, and another match is played, up to 5.
+        let mut forfeited = None;
+        for _ in 0..5 {
+            let report = misbehave(&arena, game, Misbehave::Illegal).await;
+            let summary = report.matches[0].clone();
+            assert!(summary.finished, "{summary:?}");
+            let struck = summary.errors.len();
+            assert!((1..=3).contains(&struck), "{game}: {summary:?}");
+            assert_eq!(
+                summary.errors,
+                vec![pb::ErrorCode::IllegalAction; struck],
+                "{game}: {summary:?}"
+            );
+            assert_eq!(summary.strikes as usize, struck, "{game}: {summary:?}");
+            assert_eq!(summary.forfeited, struck == 3, "{game}: {summary:?}");
+            if summary.forfeited {
+                forfeited = Some(summary);
+                break;
+            }
+        }
+        let summary = forfeited.unwrap_or_else(|| panic!("{game}: no match reached 3 strikes"));
         assert_eq!(summary.place, 3, "a forfeited seat is last");
     }
     arena.stop().await;
