@@ -3,16 +3,12 @@
 #![warn(missing_docs)]
 
 pub mod auth;
-pub mod instance;
-pub mod league;
-pub mod lobby;
 pub mod match_text;
 pub mod metrics;
 pub mod net;
 pub mod page_token;
-pub mod referee;
 pub mod server;
 pub mod settings;
+pub use knobel_core::{instance, league, lobby, observer, referee, streams};
 pub use knobel_store as store;
-pub mod streams;
 pub mod web;

@@ -52,7 +52,7 @@ impl TestArena {
             practice: true,
             practice_wait,
             time_control,
-            presets: knobel_arena::settings::PresetRules::new(Some(5)).unwrap(),
+            presets: knobel_arena::lobby::PresetRules::new(Some(5)).unwrap(),
             ..LobbyConfig::default()
         };
         #[allow(clippy::needless_update)]

@@ -87,6 +87,9 @@ fn a_back_arrow_between_crates_is_refused_naming_it() {
         ("knobel-bots", "knobel-arena"),
         ("knobel-store", "knobel-arena"),
         ("knobel-league", "knobel-store"),
+        ("knobel-store", "knobel-core"),
+        ("knobel-core", "knobel-arena"),
+        ("knobel-core", "knobel-bots"),
     ] {
         let out = check_metadata(&with_arrow(meta.clone(), from, to), dir.path());
         assert_eq!(out.status.code(), Some(1), "{from} -> {to} passed");
@@ -119,7 +122,11 @@ fn a_crate_reaching_a_stack_it_must_not_is_refused() {
 fn a_runtime_file_naming_the_metrics_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     // The module seams of .ci/layers.toml, with clean files.
-    for seam in ["arena/src/lobby", "arena/src/referee"] {
+    for seam in [
+        "arena/core/src",
+        "arena/core/src/referee",
+        "arena/src/metrics",
+    ] {
         let folder = dir.path().join(seam);
         std::fs::create_dir_all(&folder).unwrap();
         std::fs::write(folder.join("clean.rs"), "use super::Seat;\n").unwrap();
@@ -130,13 +137,45 @@ fn a_runtime_file_naming_the_metrics_is_refused() {
     let args = ["--metadata", meta.to_str().unwrap(), "--root", root];
     let out = check_layers(&args);
     assert!(out.status.success(), "{}", stderr(&out));
-    let bad = dir.path().join("arena/src/referee/bad.rs");
+    let bad = dir.path().join("arena/core/src/referee/bad.rs");
     std::fs::write(bad, "\nuse crate::metrics::Metrics;\n").unwrap();
     let out = check_layers(&args);
     assert_eq!(out.status.code(), Some(1));
     assert!(
         stderr(&out).contains(
-            "arena/src/referee/bad.rs:2: names crate::metrics, which arena/src/referee must not use"
+            "arena/core/src/referee/bad.rs:2: names crate::metrics, which arena/core/src must not use"
+        ),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn a_runtime_file_naming_the_wire_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    for seam in [
+        "arena/core/src",
+        "arena/core/src/referee",
+        "arena/src/metrics",
+    ] {
+        std::fs::create_dir_all(dir.path().join(seam)).unwrap();
+    }
+    let lobby = dir.path().join("arena/core/src/lobby");
+    std::fs::create_dir_all(&lobby).unwrap();
+    std::fs::write(
+        lobby.join("mod.rs"),
+        "fn refused() -> tonic::Status {}
+",
+    )
+    .unwrap();
+    let meta = dir.path().join("metadata.json");
+    std::fs::write(&meta, serde_json::to_vec(&metadata()).unwrap()).unwrap();
+    let root = dir.path().to_str().unwrap();
+    let out = check_layers(&["--metadata", meta.to_str().unwrap(), "--root", root]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains(
+            "arena/core/src/lobby/mod.rs:1: names tonic, which arena/core/src must not use"
         ),
         "{}",
         stderr(&out)

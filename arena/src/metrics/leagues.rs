@@ -520,7 +520,7 @@ async fn refresh_once(
             .leagues()
             .await?
             .into_iter()
-            .map(|(l, _)| l)
+            .map(|info| info.record)
             .collect(),
     );
     let names: HashSet<&str> = records.iter().map(|l| l.name.as_str()).collect();
@@ -537,8 +537,8 @@ async fn refresh_once(
         let view = leagues
             .standings_of(record, RUNNING_STANDINGS_MAX_AGE)
             .await?;
-        let league = &view.record;
-        let running = u64::from(view.info.playing);
+        let league = &view.info.record;
+        let running = view.info.live.playing as u64;
         let done = league.finished_matches;
         let pending = league.total_matches.saturating_sub(done + running);
         let series = shown.entry(league.name.clone()).or_default();
@@ -710,9 +710,7 @@ mod tests {
             stopped,
         );
         let scheduler = crate::league::scheduler::Scheduler::new(store.clone(), lobby, None);
-        let leagues = Leagues::new(store.clone(), scheduler, |e| {
-            tonic::Status::unavailable(e.to_string())
-        });
+        let leagues = Leagues::new(store.clone(), scheduler);
         (
             leagues.counting_errors(metrics, StoreOperation::LeagueMetrics),
             store,

@@ -25,6 +25,7 @@ use tokio::net::TcpListener;
 
 use crate::referee::{DecisionOutcome, MatchInfo, MatchReport, TimeControl};
 use crate::store::{StoreObserver, StoreOperation};
+use knobel_core::observer::{RuntimeObserver, StreamGuard};
 
 pub mod leagues;
 
@@ -550,6 +551,23 @@ impl Drop for StreamGauge {
 
 #[cfg(test)]
 pub(crate) mod tests;
+
+/// The runtime's matches and streams, as `knobel_matches_started_total`,
+/// `knobel_matches_ended_total` (with every seat's decisions, strikes and forfeits) and
+/// `knobel_play_streams`.
+impl RuntimeObserver for Metrics {
+    fn match_started(&self, game: Game) {
+        Metrics::match_started(self, game)
+    }
+
+    fn match_ended(&self, info: &MatchInfo, report: &MatchReport) {
+        Metrics::match_ended(self, info, report)
+    }
+
+    fn stream_opened(&self, bot: &str) -> StreamGuard {
+        StreamGuard::holding(Metrics::stream_opened(self, bot))
+    }
+}
 
 /// The store's failures, retry backlog and commits, as `knobel_store_errors_total`,
 /// `knobel_store_pending_writes` and `knobel_store_commit_seconds`.

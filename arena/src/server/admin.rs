@@ -9,6 +9,7 @@ use tonic::service::Interceptor;
 use tonic::{Request, Response, Status};
 use tracing::info;
 
+use super::leagues::{league_status, wire_info};
 use super::status::{bearer_token_of, check_throttle, internal, peer_of};
 use crate::auth;
 use crate::league::service::Leagues;
@@ -127,9 +128,10 @@ impl Admin for AdminService {
         let league = self
             .leagues
             .create(&request.into_inner().config_toml)
-            .await?;
+            .await
+            .map_err(league_status)?;
         Ok(Response::new(pb::LeagueResponse {
-            league: Some(league),
+            league: Some(wire_info(&league)),
         }))
     }
 
@@ -137,9 +139,13 @@ impl Admin for AdminService {
         &self,
         request: Request<pb::LeagueRequest>,
     ) -> Result<Response<pb::LeagueResponse>, Status> {
-        let league = self.leagues.start(&request.into_inner().name).await?;
+        let league = self
+            .leagues
+            .start(&request.into_inner().name)
+            .await
+            .map_err(league_status)?;
         Ok(Response::new(pb::LeagueResponse {
-            league: Some(league),
+            league: Some(wire_info(&league)),
         }))
     }
 
@@ -147,9 +153,13 @@ impl Admin for AdminService {
         &self,
         request: Request<pb::LeagueRequest>,
     ) -> Result<Response<pb::LeagueResponse>, Status> {
-        let league = self.leagues.pause(&request.into_inner().name).await?;
+        let league = self
+            .leagues
+            .pause(&request.into_inner().name)
+            .await
+            .map_err(league_status)?;
         Ok(Response::new(pb::LeagueResponse {
-            league: Some(league),
+            league: Some(wire_info(&league)),
         }))
     }
 
@@ -157,9 +167,13 @@ impl Admin for AdminService {
         &self,
         request: Request<pb::LeagueRequest>,
     ) -> Result<Response<pb::LeagueResponse>, Status> {
-        let league = self.leagues.cancel(&request.into_inner().name).await?;
+        let league = self
+            .leagues
+            .cancel(&request.into_inner().name)
+            .await
+            .map_err(league_status)?;
         Ok(Response::new(pb::LeagueResponse {
-            league: Some(league),
+            league: Some(wire_info(&league)),
         }))
     }
 }

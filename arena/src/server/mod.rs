@@ -12,6 +12,7 @@
 //! statuses they share.
 
 mod admin;
+pub mod leagues;
 mod play;
 pub(crate) mod read_only;
 mod status;
@@ -380,7 +381,7 @@ async fn start_background_tasks(
     if metrics.enabled() {
         register_bot_series(store, metrics).await;
     }
-    let leagues = Leagues::new(store.clone(), scheduler, status::internal);
+    let leagues = Leagues::new(store.clone(), scheduler);
     if metrics.enabled() {
         tokio::spawn(crate::metrics::leagues::refresh(
             metrics.clone(),
@@ -670,13 +671,24 @@ impl Arena for ArenaService {
         request: Request<pb::GetStandingsRequest>,
     ) -> Result<Response<pb::GetStandingsResponse>, Status> {
         let name = request.into_inner().league;
-        self.leagues.standings(&name).await.map(Response::new)
+        let view = self
+            .leagues
+            .standings(&name)
+            .await
+            .map_err(leagues::league_status)?;
+        Ok(Response::new(leagues::wire_standings(
+            leagues::wire_info(&view.info),
+            &view.played.standings,
+        )))
     }
 
     async fn list_leagues(
         &self,
         _request: Request<pb::ListLeaguesRequest>,
     ) -> Result<Response<pb::ListLeaguesResponse>, Status> {
-        self.leagues.list().await.map(Response::new)
+        let leagues = self.leagues.leagues().await.map_err(status::internal)?;
+        Ok(Response::new(pb::ListLeaguesResponse {
+            leagues: leagues.iter().map(leagues::wire_info).collect(),
+        }))
     }
 }

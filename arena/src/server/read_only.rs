@@ -426,7 +426,11 @@ pub(super) async fn export_league(
     request: Request<pb::ExportLeagueRequest>,
 ) -> Result<Response<ArchiveChunks>, Status> {
     let name = request.into_inner().league;
-    let (league, header) = service.leagues.archive_header(&name).await?;
+    let (league, header) = service
+        .leagues
+        .archive_header(&name)
+        .await
+        .map_err(super::leagues::league_status)?;
     let serving = service
         .logs_in_flight
         .clone()

@@ -1,4 +1,5 @@
 use super::*;
+use knobel_engine::{PRESETS, Rules};
 
 fn refused(raw: RawSettings) -> String {
     raw.validate().expect_err("out of range").to_string()

@@ -16,7 +16,7 @@ use crate::league::service::Leagues;
 pub const LIVE_POLL: Duration = Duration::from_millis(500);
 
 /// What a live page was last sent: the standings of so many results, in a status.
-type Progress = (usize, i32);
+type Progress = (usize, crate::store::LeagueStatus);
 
 struct Channel {
     tx: watch::Sender<Arc<String>>,
@@ -85,7 +85,7 @@ impl Live {
             else {
                 continue;
             };
-            let progress = (view.played.results.len(), view.info.status);
+            let progress = (view.played.results.len(), view.info.record.status);
             let shown = self
                 .channels
                 .lock()

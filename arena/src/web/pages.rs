@@ -16,10 +16,10 @@ use super::query::{self, one_of, params};
 use super::svg;
 use super::{PageResult, Web, WebError, html};
 use crate::league::LeagueConfig;
-use crate::league::service::{Forfeits, LeagueView};
+use crate::league::service::{Forfeits, LeagueInfo, LeagueView};
 use crate::league::standings::{BotStanding, GameStandings, ScoreBasis, rating_history};
 use crate::server::read_only::{EndedLog, ended_log, logs_busy, withheld};
-use crate::store::{BotTotals, MatchCursor, MatchFilter, MatchSummary};
+use crate::store::{BotTotals, LeagueRecord, MatchCursor, MatchFilter, MatchSummary};
 
 /// Matches listed per page of a bot.
 pub const BOT_MATCHES_PER_PAGE: u32 = 50;
@@ -46,18 +46,6 @@ pub(super) fn game_title(game: Game) -> &'static str {
     }
 }
 
-fn status_text(status: i32) -> &'static str {
-    use knobel_proto::v1::LeagueStatus as S;
-    match S::try_from(status) {
-        Ok(S::Created) => "created",
-        Ok(S::Running) => "running",
-        Ok(S::Paused) => "paused",
-        Ok(S::Cancelled) => "cancelled",
-        Ok(S::Finished) => "finished",
-        _ => "unknown",
-    }
-}
-
 // -------------------------------------------------------------------------------------
 // Leagues
 // -------------------------------------------------------------------------------------
@@ -66,9 +54,9 @@ struct LeagueRow {
     name: String,
     href: String,
     status: &'static str,
-    finished: u32,
-    total: u32,
-    playing: u32,
+    finished: u64,
+    total: u64,
+    playing: usize,
     waiting_for: String,
     created: String,
     dice: String,
@@ -88,20 +76,20 @@ pub(super) async fn leagues(State(web): State<Web>, RawQuery(raw): RawQuery) -> 
         .leagues()
         .await?
         .into_iter()
-        .map(|(record, info)| LeagueRow {
+        .map(|LeagueInfo { record, live, .. }| LeagueRow {
             href: href("/leagues/", &record.name),
-            name: record.name,
-            status: status_text(info.status),
-            finished: info.finished_matches,
-            total: info.total_matches,
-            playing: info.playing,
-            waiting_for: info.waiting_for.join(", "),
+            status: record.status.as_str(),
+            finished: record.finished_matches,
+            total: record.total_matches,
+            playing: live.playing,
+            waiting_for: live.waiting_for.join(", "),
             created: time(record.created_at_ms),
-            dice: if info.public_dice {
-                format!("{}, public dice", info.dice)
+            dice: if record.seed_source.is_public() {
+                format!("{}, public dice", record.dice.as_str())
             } else {
-                info.dice.clone()
+                record.dice.as_str().to_owned()
             },
+            name: record.name,
         })
         .collect();
     html(&LeaguesPage {
@@ -172,9 +160,9 @@ struct Section {
 #[template(path = "standings_live.html")]
 struct LiveSection {
     status: &'static str,
-    finished: u32,
-    total: u32,
-    playing: u32,
+    finished: u64,
+    total: u64,
+    playing: usize,
     waiting_for: String,
     sections: Vec<Section>,
 }
@@ -309,11 +297,11 @@ pub(super) fn live_section(view: &LeagueView) -> Result<String, WebError> {
         });
     }
     Ok(LiveSection {
-        status: status_text(view.info.status),
-        finished: view.info.finished_matches,
-        total: view.info.total_matches,
-        playing: view.info.playing,
-        waiting_for: view.info.waiting_for.join(", "),
+        status: view.info.record.status.as_str(),
+        finished: view.info.record.finished_matches,
+        total: view.info.record.total_matches,
+        playing: view.info.live.playing,
+        waiting_for: view.info.live.waiting_for.join(", "),
         sections,
     }
     .render()?)
@@ -362,12 +350,13 @@ struct DiceNotice {
 }
 
 impl DiceNotice {
-    fn of(info: &knobel_proto::v1::LeagueInfo) -> DiceNotice {
+    fn of(league: &LeagueRecord) -> DiceNotice {
+        let (commitment, secret) = league.shown_dice();
         DiceNotice {
-            mode: info.dice.clone(),
-            public: info.public_dice,
-            commitment: info.dice_commitment.clone(),
-            secret: info.dice_secret.clone(),
+            mode: league.dice.as_str().to_owned(),
+            public: league.seed_source.is_public(),
+            commitment,
+            secret,
         }
     }
 }
@@ -390,7 +379,7 @@ pub(super) async fn standings(
     let name = segment(league)?;
     let params = params(raw.as_deref(), &["a", "b"])?;
     let view = league_view(&web, &name).await?;
-    let bots = view.record.bots.clone();
+    let bots = view.info.record.bots.clone();
     let legal: Vec<&str> = bots.iter().map(String::as_str).collect();
     let pick = |key: &str| -> Result<Option<String>, WebError> {
         match params.get(key) {
@@ -425,7 +414,7 @@ pub(super) async fn standings(
         events: format!("{}/events", href("/leagues/", &name)),
         ratings: format!("{}/ratings", href("/leagues/", &name)),
         live: live_section(&view)?,
-        dice: DiceNotice::of(&view.info),
+        dice: DiceNotice::of(&view.info.record),
         league: name,
         bots,
         chosen,
@@ -555,7 +544,7 @@ pub(super) async fn ratings(
     let name = segment(league)?;
     let params = params(raw.as_deref(), &["game"])?;
     let view = league_view(&web, &name).await?;
-    let choices = game_choices(&view.record.config_toml);
+    let choices = game_choices(&view.info.record.config_toml);
     let choice = match params.get("game") {
         Some(value) => one_of("game", value, &choices)?,
         None => "overall",
@@ -682,8 +671,8 @@ pub(super) async fn bot(
     let leagues = web.leagues.leagues().await?;
     let in_leagues: Vec<String> = leagues
         .iter()
-        .filter(|(l, _)| l.bots.contains(&name))
-        .map(|(l, _)| l.name.clone())
+        .filter(|l| l.record.bots.contains(&name))
+        .map(|l| l.record.name.clone())
         .collect();
     let filter = MatchFilter {
         bot_name: Some(name.clone()),

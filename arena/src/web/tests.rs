@@ -161,8 +161,12 @@ fn league_view(played: Vec<crate::league::PlayedMatch>) -> crate::league::servic
         secret: crate::store::HeldSecret::none(),
     };
     LeagueView {
-        record,
-        info: knobel_proto::v1::LeagueInfo::default(),
+        info: crate::league::service::LeagueInfo {
+            record,
+            live: Default::default(),
+            stop: crate::league::Stop::Fixed,
+            budget: None,
+        },
         played: std::sync::Arc::new(Played {
             standings: crate::league::standings(&played),
             results: played,

@@ -155,6 +155,16 @@ impl LeagueRecord {
         self.secret.0.as_ref().filter(|_| self.has_ended())
     }
 
+    /// What every view of the league shows of its dice: the commitment and, once the league
+    /// has ended, the secret in hex (each empty where there is none).
+    pub fn shown_dice(&self) -> (String, String) {
+        let secret = self.revealed_secret().map(|s| s.to_hex());
+        (
+            self.commitment.clone().unwrap_or_default(),
+            secret.unwrap_or_default(),
+        )
+    }
+
     /// The league's dice, for the arena that plays it (`None` for a legacy league, whose
     /// stored seeds are played as they are).
     pub fn dice(&self) -> Option<LeagueDice> {

@@ -95,6 +95,20 @@ pub trait StoreObserver: Send + Sync + 'static {
     fn committed(&self, ok: bool, took: Duration);
 }
 
+/// A shared observer observes as the one it shares (the runtime keeps its observer as an
+/// `Arc<dyn ...>`).
+impl<T: StoreObserver + ?Sized> StoreObserver for std::sync::Arc<T> {
+    fn failed(&self, operation: StoreOperation) {
+        (**self).failed(operation)
+    }
+    fn pending_writes(&self, writes: usize) {
+        (**self).pending_writes(writes)
+    }
+    fn committed(&self, ok: bool, took: Duration) {
+        (**self).committed(ok, took)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

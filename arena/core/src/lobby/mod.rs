@@ -25,11 +25,13 @@ use tokio_util::task::TaskTracker;
 use tracing::{info, warn};
 
 mod league;
+mod presets;
+
+pub use presets::PresetRules;
 
 use crate::league::luck::adjusted_scores_blocking;
-use crate::metrics::Metrics;
+use crate::observer::{Observer, RuntimeObserver};
 use crate::referee::{AbsentBot, BotLink, MatchInfo, MatchReport, Player, TimeControl, run_match};
-use crate::settings::PresetRules;
 use crate::store::{
     AbortedMatch, FinishedMatch, MatchWrite, NewMatch, Recorded, Recorder, Store, now_ms,
 };
@@ -127,7 +129,7 @@ enum Planned {
 pub struct Lobby {
     config: LobbyConfig,
     recorder: Recorder,
-    metrics: Metrics,
+    observer: Observer,
     shutdown: watch::Receiver<bool>,
     /// Turned true when running matches must stop now (the shutdown grace is over); the
     /// shutdown signal itself only stops new matches.
@@ -158,13 +160,14 @@ impl Lobby {
     pub fn new(
         config: LobbyConfig,
         store: Store,
-        metrics: Metrics,
+        observer: impl RuntimeObserver,
         shutdown: watch::Receiver<bool>,
     ) -> Arc<Lobby> {
+        let observer: Observer = Arc::new(observer);
         Arc::new(Lobby {
             config,
-            recorder: Recorder::spawn_observed(store, metrics.clone()),
-            metrics,
+            recorder: Recorder::spawn_observed(store, observer.clone()),
+            observer,
             shutdown,
             abort: watch::channel(false).0,
             waiting: Mutex::new(Vec::new()),
@@ -380,7 +383,7 @@ impl Lobby {
         }
         let game = info.rules.game();
         info!(match_id = %info.match_id, preset = %info.preset, seats = ?info.seat_names, bot_ids = ?info.seat_bot_ids, "match started");
-        self.metrics.match_started(game);
+        self.observer.match_started(game);
         self.count_playing(&info, true);
         let played = run_match(info.clone(), seed, players, self.abort.subscribe()).await;
         self.count_playing(&info, false);
@@ -493,7 +496,7 @@ impl Lobby {
         report: &MatchReport,
         league: Option<crate::store::LeagueSlot>,
     ) {
-        self.metrics.match_ended(info, report);
+        self.observer.match_ended(info, report);
         let log_json = report.log.to_json();
         let match_id = info.match_id.clone();
         let write = if let Some(outcome) = &report.outcome {

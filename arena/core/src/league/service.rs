@@ -1,20 +1,19 @@
-//! The league RPCs: Admin's CreateLeague, StartLeague, PauseLeague and CancelLeague, and the
-//! read-only GetStandings and ListLeagues; and the one place league types become wire types.
+//! The league operations behind Admin's CreateLeague, StartLeague, PauseLeague and
+//! CancelLeague and the read-only GetStandings and ListLeagues, the web pages and the
+//! metrics: in domain types, with a [`LeagueError`] a caller maps to its own answer (the
+//! server's gRPC adapter turns both into wire types, `knobel-arena`'s `server::leagues`).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use knobel_proto::v1 as pb;
-use tonic::Status;
+use thiserror::Error;
 use tracing::info;
 
-use super::confidence::Bounds;
-use super::scheduler::Scheduler;
-use super::settle::{PairVerdict, Stop};
-use super::standings::{
-    BotStanding, GameStandings, Interval, Neighbours, PairComparison, ScoreBasis, Standings,
-};
+use super::export::ExportError;
+use super::scheduler::{LiveProgress, Scheduler};
+use super::settle::Stop;
+use super::standings::Standings;
 use super::{LeagueConfig, LeagueDice, PlayedMatch, expand, standings_with};
 use crate::store::{
     LeagueRecord, LeagueStatus, NewLeague, Store, StoreError, StoreObserver, StoreOperation,
@@ -31,15 +30,80 @@ pub const RUNNING_STANDINGS_MAX_AGE: Duration = Duration::from_secs(5);
 /// however many results the league has stored.
 pub const STANDINGS_AGE_PER_COMPUTE: u32 = 20;
 
+/// A league as ListLeagues, GetStandings and the pages show it: the stored record with
+/// this arena's live progress and the stop rule of its file.
+#[derive(Clone, Debug)]
+pub struct LeagueInfo {
+    /// The stored league.
+    pub record: LeagueRecord,
+    /// Its matches playing here now and the bots its next matches wait for.
+    pub live: LiveProgress,
+    /// When it ends: as its file says.
+    pub stop: Stop,
+    /// Its match budget, if its file sets one.
+    pub budget: Option<u32>,
+}
+
 /// A league with its progress, results and standings ([`Leagues::league_standings`]).
 #[derive(Clone, Debug)]
 pub struct LeagueView {
-    /// The stored league.
-    pub record: LeagueRecord,
-    /// Its progress as ListLeagues shows it (live progress included).
-    pub info: pb::LeagueInfo,
+    /// The league and its progress.
+    pub info: LeagueInfo,
     /// Its results and what is computed from them.
     pub played: Arc<Played>,
+}
+
+/// Why a league operation was refused, or failed.
+#[derive(Debug, Error)]
+pub enum LeagueError {
+    /// The league file is larger than [`MAX_CONFIG_BYTES`].
+    #[error(
+        "the league file has {bytes} bytes: a league file has at most {MAX_CONFIG_BYTES} bytes \
+         (64 KiB)"
+    )]
+    FileTooLarge {
+        /// Its size.
+        bytes: usize,
+    },
+    /// The league file does not make a league (its message names the field and line).
+    #[error("{0}")]
+    InvalidFile(String),
+    /// No league has this name.
+    #[error(
+        "no league named {}: `knobel league list` (the ListLeagues RPC) lists the leagues",
+        knobel_engine::quoted(.name)
+    )]
+    NoLeague {
+        /// The name asked for.
+        name: String,
+    },
+    /// A league of this name exists already.
+    #[error("{0}")]
+    Exists(StoreError),
+    /// The league's status does not allow the change.
+    #[error("league {name:?} is {from}: it can become {to} only when {legal}")]
+    WrongStatus {
+        /// The league.
+        name: String,
+        /// Its status.
+        from: LeagueStatus,
+        /// The status asked for.
+        to: LeagueStatus,
+        /// The statuses it may come from, joined with "or".
+        legal: String,
+    },
+    /// Its archive cannot be had: no such league, or it has not ended.
+    #[error("{0}")]
+    Export(ExportError),
+    /// The store failed (an internal fault, not the caller's).
+    #[error(transparent)]
+    Store(StoreError),
+}
+
+impl From<StoreError> for LeagueError {
+    fn from(error: StoreError) -> LeagueError {
+        LeagueError::Store(error)
+    }
 }
 
 /// A league's results and what is computed from them: they change only when another of
@@ -106,103 +170,8 @@ pub const MAX_CONFIG_BYTES: usize = 64 * 1024;
 pub struct Leagues {
     store: Store,
     scheduler: Arc<Scheduler>,
-    /// Maps a store failure to a status (the server's: it logs and counts it).
-    failed: fn(StoreError) -> Status,
     /// Per league id: its results as last read, and what was computed from them.
     played: Arc<Mutex<HashMap<i64, Kept>>>,
-}
-
-fn wire_status(status: LeagueStatus) -> pb::LeagueStatus {
-    match status {
-        LeagueStatus::Created => pb::LeagueStatus::Created,
-        LeagueStatus::Running => pb::LeagueStatus::Running,
-        LeagueStatus::Paused => pb::LeagueStatus::Paused,
-        LeagueStatus::Cancelled => pb::LeagueStatus::Cancelled,
-        LeagueStatus::Finished => pb::LeagueStatus::Finished,
-    }
-}
-
-fn wire_interval(i: Interval) -> pb::Interval {
-    pb::Interval {
-        estimate: i.estimate,
-        low: i.low,
-        high: i.high,
-    }
-}
-
-fn wire_bot(b: &BotStanding) -> pb::BotStanding {
-    pb::BotStanding {
-        bot: b.bot.clone(),
-        matches: b.matches as u32,
-        mu: b.mu,
-        sigma: b.sigma,
-        conservative: b.conservative,
-        mean_place: b.mean_place,
-        losses: b.losses.map(|l| l as u32),
-        loss_rate: b.loss_rate.map(wire_interval),
-        average_loss_rate: b.average_loss_rate,
-        chips_per_100_rounds: b.chips_per_100_rounds.map(wire_interval),
-        adjusted: b.adjusted.map(wire_interval),
-    }
-}
-
-fn wire_bounds(b: Bounds) -> pb::Bounds {
-    pb::Bounds {
-        low: b.low,
-        high: b.high,
-    }
-}
-
-fn wire_basis(basis: ScoreBasis) -> pb::ScoreBasis {
-    match basis {
-        ScoreBasis::Adjusted => pb::ScoreBasis::Adjusted,
-        ScoreBasis::Raw => pb::ScoreBasis::Raw,
-    }
-}
-
-fn wire_verdict(verdict: PairVerdict) -> pb::PairVerdict {
-    match verdict {
-        PairVerdict::Separated => pb::PairVerdict::Separated,
-        PairVerdict::Equivalent => pb::PairVerdict::Equivalent,
-        PairVerdict::Open => pb::PairVerdict::Open,
-    }
-}
-
-fn wire_neighbours(n: &Neighbours) -> pb::Neighbours {
-    pb::Neighbours {
-        above: n.above.clone(),
-        below: n.below.clone(),
-        sets: n.sets as u32,
-        difference: n.difference,
-        sequence: Some(wire_bounds(n.sequence)),
-        verdict: wire_verdict(n.verdict) as i32,
-    }
-}
-
-fn wire_pair(p: &PairComparison) -> pb::PairComparison {
-    pb::PairComparison {
-        a: p.a.clone(),
-        b: p.b.clone(),
-        matches: p.matches as u32,
-        a_above: p.a_above as u32,
-        b_above: p.b_above as u32,
-        sets: p.sets as u32,
-        paired_difference: Some(wire_interval(p.paired_difference)),
-        sequence: Some(wire_bounds(p.sequence)),
-    }
-}
-
-fn wire_game(g: &GameStandings) -> pb::GameStandings {
-    pb::GameStandings {
-        game: pb::Game::from(g.game) as i32,
-        matches: g.matches as u32,
-        bots: g.bots.iter().map(wire_bot).collect(),
-        pairs: g.pairs.iter().map(wire_pair).collect(),
-        score_basis: wire_basis(g.basis) as i32,
-        margin: g.margin,
-        settled: g.settled(),
-        neighbours: g.neighbours.iter().map(wire_neighbours).collect(),
-    }
 }
 
 /// When the league of file `config_toml` ends, and its budget: as its file says (a stored
@@ -211,34 +180,12 @@ fn stop_rule(config_toml: &str) -> (Stop, Option<u32>) {
     LeagueConfig::from_toml(config_toml).map_or((Stop::Fixed, None), |c| (c.stop, c.budget))
 }
 
-fn no_league(name: &str) -> Status {
-    Status::not_found(format!(
-        "no league named {}: `knobel league list` (the ListLeagues RPC) lists the leagues",
-        knobel_engine::quoted(name)
-    ))
-}
-
-/// Standings as the wire carries them.
-pub fn wire_standings(league: pb::LeagueInfo, s: &Standings) -> pb::GetStandingsResponse {
-    pb::GetStandingsResponse {
-        league: Some(league),
-        games: s.games.iter().map(wire_game).collect(),
-        overall: s.overall.iter().map(wire_bot).collect(),
-    }
-}
-
 impl Leagues {
-    /// League operations on `store`, with `scheduler`'s live progress; `failed` turns a
-    /// store error into the status a client gets.
-    pub fn new(
-        store: Store,
-        scheduler: Arc<Scheduler>,
-        failed: fn(StoreError) -> Status,
-    ) -> Leagues {
+    /// League operations on `store`, with `scheduler`'s live progress.
+    pub fn new(store: Store, scheduler: Arc<Scheduler>) -> Leagues {
         Leagues {
             store,
             scheduler,
-            failed,
             played: Arc::default(),
         }
     }
@@ -259,62 +206,44 @@ impl Leagues {
 
     /// The league as ListLeagues and GetStandings show it: the stored record with this
     /// arena's live progress.
-    pub fn info(&self, league: &LeagueRecord) -> pb::LeagueInfo {
-        let live = self.scheduler.progress(league.id);
-        let (stop, budget) = stop_rule(&league.config_toml);
-        pb::LeagueInfo {
-            name: league.name.clone(),
-            status: wire_status(league.status) as i32,
-            bots: league.bots.clone(),
-            total_matches: league.total_matches as u32,
-            finished_matches: league.finished_matches as u32,
-            playing: live.playing as u32,
-            waiting_for: live.waiting_for,
-            waiting_for_connected: live.waiting_for_connected,
-            created_unix_ms: league.created_at_ms.max(0) as u64,
-            dice: league.dice.as_str().to_owned(),
-            public_dice: league.seed_source.is_public(),
-            dice_commitment: league.commitment.clone().unwrap_or_default(),
-            dice_secret: league
-                .revealed_secret()
-                .map(|s| s.to_hex())
-                .unwrap_or_default(),
-            stop: stop.name().to_owned(),
+    pub fn info(&self, record: LeagueRecord) -> LeagueInfo {
+        let (stop, budget) = stop_rule(&record.config_toml);
+        LeagueInfo {
+            live: self.scheduler.progress(record.id),
+            record,
+            stop,
             budget,
         }
     }
 
-    async fn find(&self, name: &str) -> Result<LeagueRecord, Status> {
+    async fn find(&self, name: &str) -> Result<LeagueRecord, LeagueError> {
         self.store
             .league(name)
-            .await
-            .map_err(self.failed)?
-            .ok_or_else(|| no_league(name))
+            .await?
+            .ok_or_else(|| LeagueError::NoLeague {
+                name: name.to_owned(),
+            })
     }
 
     /// CreateLeague.
-    pub async fn create(&self, config_toml: &str) -> Result<pb::LeagueInfo, Status> {
+    pub async fn create(&self, config_toml: &str) -> Result<LeagueInfo, LeagueError> {
         if config_toml.len() > MAX_CONFIG_BYTES {
-            return Err(Status::invalid_argument(format!(
-                "the league file has {} bytes: a league file has at most {MAX_CONFIG_BYTES} \
-                 bytes (64 KiB)",
-                config_toml.len()
-            )));
+            return Err(LeagueError::FileTooLarge {
+                bytes: config_toml.len(),
+            });
         }
-        let config = LeagueConfig::from_toml(config_toml)
-            .map_err(|e| Status::invalid_argument(format!("league file: {e}")))?;
+        let invalid =
+            |e: &dyn std::fmt::Display| LeagueError::InvalidFile(format!("league file: {e}"));
+        let config = LeagueConfig::from_toml(config_toml).map_err(|e| invalid(&e))?;
         let registered: Vec<String> = self
             .store
             .list_bots()
-            .await
-            .map_err(self.failed)?
+            .await?
             .into_iter()
             .filter(|b| !b.is_revoked())
             .map(|b| b.name)
             .collect();
-        let bots = config
-            .resolve_bots(&registered)
-            .map_err(|e| Status::invalid_argument(format!("league file: {e}")))?;
+        let bots = config.resolve_bots(&registered).map_err(|e| invalid(&e))?;
         // A balanced design may take a second to find (docs/leagues.md, "Schedule"): off the
         // async threads.
         let (dice, seed_source) = LeagueDice::for_config(&config);
@@ -323,10 +252,10 @@ impl Leagues {
             (config, bots, schedule, dice)
         })
         .await;
-        let schedule = schedule.map_err(|e| Status::invalid_argument(e.to_string()))?;
+        let schedule = schedule.map_err(|e| LeagueError::InvalidFile(e.to_string()))?;
         config
             .check_budget(schedule.len() as u128)
-            .map_err(|e| Status::invalid_argument(format!("league file: {e}")))?;
+            .map_err(|e| invalid(&e))?;
         let new = NewLeague {
             name: &config.name,
             config_toml,
@@ -338,12 +267,12 @@ impl Leagues {
         let league = match self.store.create_league(&new).await {
             Ok(league) => league,
             Err(error @ StoreError::LeagueExists { .. }) => {
-                return Err(Status::already_exists(error.to_string()));
+                return Err(LeagueError::Exists(error));
             }
-            Err(error) => return Err((self.failed)(error)),
+            Err(error) => return Err(error.into()),
         };
         info!(league = %league.name, matches = league.total_matches, bots = ?league.bots, "league created");
-        Ok(self.info(&league))
+        Ok(self.info(league))
     }
 
     /// StartLeague, PauseLeague, CancelLeague: moves league `name` to `to` from one of
@@ -353,29 +282,27 @@ impl Leagues {
         name: &str,
         from: &[LeagueStatus],
         to: LeagueStatus,
-    ) -> Result<pb::LeagueInfo, Status> {
+    ) -> Result<LeagueInfo, LeagueError> {
         let league = self.find(name).await?;
         if league.status != to {
             if !from.contains(&league.status) {
                 let legal: Vec<&str> = from.iter().map(|s| s.as_str()).collect();
-                return Err(Status::failed_precondition(format!(
-                    "league {name:?} is {}: it can become {to} only when {}",
-                    league.status,
-                    legal.join(" or ")
-                )));
+                return Err(LeagueError::WrongStatus {
+                    name: name.to_owned(),
+                    from: league.status,
+                    to,
+                    legal: legal.join(" or "),
+                });
             }
-            self.store
-                .set_league_status(name, from, to)
-                .await
-                .map_err(self.failed)?;
+            self.store.set_league_status(name, from, to).await?;
             info!(league = %name, from = %league.status, to = %to, "league status changed");
         }
         let league = self.find(name).await?;
-        Ok(self.info(&league))
+        Ok(self.info(league))
     }
 
     /// StartLeague.
-    pub async fn start(&self, name: &str) -> Result<pb::LeagueInfo, Status> {
+    pub async fn start(&self, name: &str) -> Result<LeagueInfo, LeagueError> {
         let league = self
             .transition(
                 name,
@@ -388,13 +315,13 @@ impl Leagues {
     }
 
     /// PauseLeague.
-    pub async fn pause(&self, name: &str) -> Result<pb::LeagueInfo, Status> {
+    pub async fn pause(&self, name: &str) -> Result<LeagueInfo, LeagueError> {
         self.transition(name, &[LeagueStatus::Running], LeagueStatus::Paused)
             .await
     }
 
     /// CancelLeague.
-    pub async fn cancel(&self, name: &str) -> Result<pb::LeagueInfo, Status> {
+    pub async fn cancel(&self, name: &str) -> Result<LeagueInfo, LeagueError> {
         self.transition(
             name,
             &[
@@ -483,8 +410,7 @@ impl Leagues {
             }
         };
         Ok(LeagueView {
-            info: self.info(&record),
-            record,
+            info: self.info(record),
             played,
         })
     }
@@ -509,15 +435,9 @@ impl Leagues {
     }
 
     /// Every league with its progress: what ListLeagues serves.
-    pub async fn leagues(&self) -> Result<Vec<(LeagueRecord, pb::LeagueInfo)>, StoreError> {
+    pub async fn leagues(&self) -> Result<Vec<LeagueInfo>, StoreError> {
         let leagues = self.store.list_leagues().await?;
-        Ok(leagues
-            .into_iter()
-            .map(|l| {
-                let info = self.info(&l);
-                (l, info)
-            })
-            .collect())
+        Ok(leagues.into_iter().map(|l| self.info(l)).collect())
     }
 
     /// Forfeits in league `league_id`'s finished matches, per game and bot (the standings
@@ -531,22 +451,13 @@ impl Leagues {
         Ok(forfeits)
     }
 
-    /// GetStandings.
-    pub async fn standings(&self, name: &str) -> Result<pb::GetStandingsResponse, Status> {
-        let view = self
-            .league_standings(name)
-            .await
-            .map_err(self.failed)?
-            .ok_or_else(|| no_league(name))?;
-        Ok(wire_standings(view.info, &view.played.standings))
-    }
-
-    /// ListLeagues.
-    pub async fn list(&self) -> Result<pb::ListLeaguesResponse, Status> {
-        let leagues = self.leagues().await.map_err(self.failed)?;
-        Ok(pb::ListLeaguesResponse {
-            leagues: leagues.into_iter().map(|(_, info)| info).collect(),
-        })
+    /// GetStandings: league `name` with its standings computed from every result.
+    pub async fn standings(&self, name: &str) -> Result<LeagueView, LeagueError> {
+        self.league_standings(name)
+            .await?
+            .ok_or_else(|| LeagueError::NoLeague {
+                name: name.to_owned(),
+            })
     }
 }
 
@@ -560,15 +471,12 @@ async fn blocking<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) 
 
 impl Leagues {
     /// The archive's first line of league `name`, which must have ended (ExportLeague).
-    pub async fn archive_header(&self, name: &str) -> Result<(LeagueRecord, String), Status> {
+    pub async fn archive_header(&self, name: &str) -> Result<(LeagueRecord, String), LeagueError> {
         super::export::header(&self.store, name)
             .await
             .map_err(|e| match e {
-                super::export::ExportError::Store(e) => (self.failed)(e),
-                e @ super::export::ExportError::NoLeague { .. } => Status::not_found(e.to_string()),
-                e @ super::export::ExportError::NotEnded { .. } => {
-                    Status::failed_precondition(e.to_string())
-                }
+                ExportError::Store(e) => LeagueError::Store(e),
+                e => LeagueError::Export(e),
             })
     }
 
@@ -586,8 +494,6 @@ impl Leagues {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::league::PlayedSeat;
-    use knobel_engine::Game;
 
     fn kept(age: Duration, took: Duration) -> Kept {
         Kept {
@@ -602,114 +508,6 @@ mod tests {
                 forfeits: Forfeits::new(),
             }),
         }
-    }
-
-    /// A match at a table of two, `winner` first: Schocken or Sjokken with the adjusted
-    /// scores `adjusted` (winner's, loser's), or Zokken with 5 chips to the winner and none
-    /// adjusted.
-    fn duel(
-        ordinal: u32,
-        game: Game,
-        (winner, loser): (&str, &str),
-        adjusted: (f64, f64),
-    ) -> PlayedMatch {
-        let zokken = game == Game::Zokken;
-        let seat = |bot: &str, place: u8, chips: i64, adjusted: f64| PlayedSeat {
-            bot: bot.to_owned(),
-            place,
-            chips: zokken.then_some(chips),
-            adjusted: (!zokken).then_some(adjusted),
-        };
-        PlayedMatch {
-            ordinal,
-            game,
-            set: ordinal,
-            rounds: 10,
-            seats: vec![
-                seat(winner, 1, 5, adjusted.0),
-                seat(loser, 2, -5, adjusted.1),
-            ],
-        }
-    }
-
-    #[test]
-    fn the_wire_carries_the_basis_adjusted_scores_neighbours_and_verdicts() {
-        // Schocken: ada clearly better, with adjusted scores on every match; Zokken: two
-        // matches without them, too few for a verdict; Sjokken: bob and cleo alike.
-        let mut played: Vec<PlayedMatch> = (0..60)
-            .map(|i| {
-                // ada's adjusted loss is 0.3 or 0.4, bob's 0.7 or 0.6, whoever wins.
-                let luck = [0.0, 0.1][i as usize % 2];
-                let (ada, bob) = (0.3 + luck, 0.7 - luck);
-                if i % 4 == 0 {
-                    duel(i, Game::Schocken, ("bob", "ada"), (bob, ada))
-                } else {
-                    duel(i, Game::Schocken, ("ada", "bob"), (ada, bob))
-                }
-            })
-            .collect();
-        played.push(duel(60, Game::Zokken, ("ada", "bob"), (0.0, 0.0)));
-        played.push(duel(61, Game::Zokken, ("bob", "ada"), (0.0, 0.0)));
-        played.extend((0..40).map(|i| {
-            let d = [0.01, -0.01][i as usize / 2 % 2];
-            let pair = if i % 2 == 0 {
-                ("bob", "cleo")
-            } else {
-                ("cleo", "bob")
-            };
-            duel(100 + i, Game::Sjokken, pair, (0.5 + d, 0.5 - d))
-        }));
-        let mut margins = crate::league::Margins::default();
-        margins.set(Game::Sjokken, 0.2);
-        let info = pb::LeagueInfo {
-            name: "cup".to_owned(),
-            stop: "settled".to_owned(),
-            budget: Some(400),
-            ..Default::default()
-        };
-        let wire = wire_standings(info, &standings_with(&played, &margins));
-        assert_eq!(wire.league.as_ref().unwrap().budget, Some(400));
-        let [schocken, sjokken, zokken] = &wire.games[..] else {
-            panic!("three games: {:?}", wire.games);
-        };
-
-        assert_eq!(schocken.score_basis, pb::ScoreBasis::Adjusted as i32);
-        assert_eq!(schocken.margin, 0.02);
-        assert!(schocken.settled);
-        assert_eq!(schocken.bots[0].bot, "ada");
-        // The adjusted score beside the raw one.
-        let ada = &schocken.bots[0];
-        assert!(ada.adjusted.is_some() && ada.loss_rate.is_some(), "{ada:?}");
-        let [n] = &schocken.neighbours[..] else {
-            panic!("one pair of neighbours: {:?}", schocken.neighbours);
-        };
-        assert_eq!(
-            (n.above.as_str(), n.below.as_str(), n.sets),
-            ("ada", "bob", 60)
-        );
-        assert_eq!(n.verdict, pb::PairVerdict::Separated as i32);
-        assert!(n.difference > 0.0 && n.sequence.unwrap().low > 0.0, "{n:?}");
-        let pair = &schocken.pairs[0];
-        assert!(
-            pair.sequence.unwrap().high < 0.0,
-            "a − b favours ada: {pair:?}"
-        );
-
-        assert_eq!(
-            sjokken.neighbours[0].verdict,
-            pb::PairVerdict::Equivalent as i32
-        );
-        assert_eq!(sjokken.margin, 0.2);
-        assert!(sjokken.settled);
-
-        assert_eq!(zokken.score_basis, pb::ScoreBasis::Raw as i32);
-        assert_eq!(zokken.margin, 10.0);
-        assert!(!zokken.settled);
-        assert!(zokken.bots.iter().all(|b| b.adjusted.is_none()));
-        assert!(zokken.bots[0].chips_per_100_rounds.is_some());
-        assert_eq!(zokken.neighbours[0].verdict, pb::PairVerdict::Open as i32);
-        // Overall has no adjusted score.
-        assert!(wire.overall.iter().all(|b| b.adjusted.is_none()));
     }
 
     #[test]

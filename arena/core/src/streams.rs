@@ -20,7 +20,7 @@ use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 use tracing::{info, warn};
 
-use crate::metrics::{Metrics, StreamGauge};
+use crate::observer::{RuntimeObserver, StreamGuard};
 use crate::store::Store;
 
 /// How often the arena checks the database for connected bots revoked by another process;
@@ -46,7 +46,7 @@ pub struct StreamSlot {
     registry: StreamRegistry,
     bot_id: i64,
     revoked: CancellationToken,
-    _gauge: StreamGauge,
+    _counted: StreamGuard,
 }
 
 impl StreamSlot {
@@ -76,7 +76,7 @@ impl StreamRegistry {
         bot_id: i64,
         bot_name: &str,
         max: usize,
-        metrics: &Metrics,
+        observer: &dyn RuntimeObserver,
     ) -> Result<StreamSlot, usize> {
         let mut bots = self.bots.lock().expect("streams lock");
         let entry = bots.entry(bot_id).or_insert_with(|| Entry {
@@ -91,7 +91,7 @@ impl StreamRegistry {
             registry: self.clone(),
             bot_id,
             revoked: entry.revoked.clone(),
-            _gauge: metrics.stream_opened(bot_name),
+            _counted: observer.stream_opened(bot_name),
         })
     }
 
@@ -155,7 +155,7 @@ mod tests {
     #[test]
     fn slots_are_bounded_per_bot_and_revoked_together() {
         let registry = StreamRegistry::default();
-        let metrics = Metrics::default();
+        let metrics = crate::observer::Unobserved;
         let a1 = registry.acquire(1, "bot", 2, &metrics).unwrap();
         let a2 = registry.acquire(1, "bot", 2, &metrics).unwrap();
         assert_eq!(registry.acquire(1, "bot", 2, &metrics).err(), Some(2));
