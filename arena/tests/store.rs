@@ -13,7 +13,7 @@ use std::time::Duration;
 use knobel_arena::auth::{generate_token, hash_token};
 use knobel_arena::league::schedule::MAX_MATCHES;
 use knobel_arena::league::{
-    DiceMode, LeagueConfig, LeagueDice, LeagueSecret, ScheduledMatch, SeedSource, expand,
+    DiceMode, LeagueConfig, LeagueDice, LeagueSecret, ScheduledMatch, SeedSource, Stop, expand,
 };
 use knobel_arena::settings::{RawSettings, STORE_TIMEOUT_MS};
 use knobel_arena::store::{
@@ -22,7 +22,7 @@ use knobel_arena::store::{
     Store, StoreError, now_ms,
 };
 use knobel_arena::store::{LeagueRecord, LeagueSlot, LeagueStatus, NewLeague};
-use knobel_engine::{ForfeitReason, Outcome};
+use knobel_engine::{ForfeitReason, Game, Outcome};
 use sqlx::{AssertSqlSafe, Connection, PgConnection, Row};
 
 // ----------------------------------------------------------------------------------------------
@@ -318,6 +318,7 @@ store_tests!(
     league_adjusted_scores_follow_the_luck_version,
     recorded_adjusted_scores_are_the_luck_of_the_stored_log,
     unplayable_league_matches_are_read_as_corrupt,
+    a_league_file_is_read_once_by_the_store,
 );
 
 // ----------------------------------------------------------------------------------------------
@@ -3188,4 +3189,58 @@ async fn recorded_adjusted_scores_are_the_luck_of_the_stored_log(db: TestDb) {
             luck.adjusted.into_iter().map(Some).collect::<Vec<_>>()
         );
     }
+}
+
+/// The store reads a league's file once, for every caller (its stop rule, budget, games and
+/// margins); a stored file that no longer reads is corrupt, naming the league, on every path
+/// that reads the league, and a file that does not read is never stored.
+async fn a_league_file_is_read_once_by_the_store(db: TestDb) {
+    let store = db.store().await;
+    let (bots, schedule, dice) = league_schedule();
+    let settled = "name = \"l1\"\nbots = [\"ann\", \"ben\", \"cat\"]\nstop = \"settled\"\n\
+                   budget = 40\nrepetitions = 100\n[games.zokken]\nsettings = { rounds = 5 }\n";
+    let new = NewLeague {
+        name: "l1",
+        config_toml: settled,
+        bots: &bots,
+        schedule: &schedule,
+        dice: &dice,
+        seed_source: SeedSource::Secret,
+    };
+    let created = store.create_league(&new).await.unwrap();
+    let stored = store.league("l1").await.unwrap().unwrap();
+    for league in [&created, &stored] {
+        assert_eq!(
+            (league.config.stop, league.config.budget),
+            (Stop::Settled, Some(40))
+        );
+        assert_eq!(league.config.games[0].game, Game::Zokken);
+    }
+    assert_eq!(*stored.config, LeagueConfig::from_toml(settled).unwrap());
+
+    db.execute("UPDATE leagues SET config_toml = 'not a league file' WHERE name = 'l1'")
+        .await;
+    let error = store.league("l1").await.unwrap_err();
+    assert!(matches!(error, StoreError::Corrupt { .. }), "{error:?}");
+    assert!(
+        error
+            .to_string()
+            .contains("league \"l1\": its stored league file does not read"),
+        "{error}"
+    );
+    let error = store.list_leagues().await.unwrap_err();
+    assert!(matches!(error, StoreError::Corrupt { .. }), "{error:?}");
+
+    let unreadable = NewLeague {
+        name: "l2",
+        config_toml: "not a league file",
+        ..new
+    };
+    let error = store.create_league(&unreadable).await.unwrap_err();
+    assert!(matches!(error, StoreError::Corrupt { .. }), "{error:?}");
+    assert_eq!(
+        db.scalar("SELECT COUNT(*) FROM leagues WHERE name = 'l2'")
+            .await,
+        0
+    );
 }

@@ -484,9 +484,10 @@ async fn a_program_that_keeps_exiting_is_restarted_with_backoff_and_its_stderr_i
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_program_that_never_answers_times_out_and_is_restarted_after_the_match() {
     let python = python();
-    // No bank: three timeouts within seconds (the arena's default deadline, 1 s, leaves the
-    // healthy run of the program time enough on a busy machine).
-    let arena = practice_arena(&["--decision-ms", "1000", "--time-bank-ms", "0"]).await;
+    // Three timeouts within about nine seconds (2 s each, the 3 s bank spent by the first);
+    // the healthy run after the restart has that much for a decision too, on a busy machine
+    // (a 1 s deadline without a bank timed the restarted Python program out once in CI).
+    let arena = practice_arena(&["--decision-ms", "2000", "--time-bank-ms", "3000"]).await;
     let token = arena.add_bot("silent").await;
     let dir = tempfile::tempdir().expect("temp dir");
     let program = misbehaving(&python, "never-answer", dir.path());

@@ -33,7 +33,6 @@ use knobel_engine::Game;
 
 use super::{MAX_BOT_LABELS, Metrics, Register};
 use crate::league::PlayedMatch;
-use crate::league::config::LeagueConfig;
 use crate::league::ratings::Rating;
 use crate::league::service::{Leagues, Played, RUNNING_STANDINGS_MAX_AGE};
 use crate::league::settle::PairVerdict;
@@ -424,31 +423,14 @@ fn lines<'a>(ranked: &'a [BotStanding], entrants: &'a [String]) -> Vec<Line<'a>>
     lines
 }
 
-/// A league's games and their table sizes, from its file; if it does not read, the games of
-/// its standings, at the largest table they saw.
-fn games_of(record: &LeagueRecord, played: &Played) -> Vec<(Game, u32)> {
-    match LeagueConfig::from_toml(&record.config_toml) {
-        Ok(config) => config
-            .games
-            .iter()
-            .map(|plan| (plan.game, plan.table_size))
-            .collect(),
-        Err(_) => played
-            .standings
-            .games
-            .iter()
-            .map(|g| {
-                let seats = played
-                    .results
-                    .iter()
-                    .filter(|m| m.game == g.game)
-                    .map(|m| m.seats.len() as u32)
-                    .max()
-                    .unwrap_or(0);
-                (g.game, seats)
-            })
-            .collect(),
-    }
+/// A league's games and their table sizes, from its file.
+fn games_of(record: &LeagueRecord) -> Vec<(Game, u32)> {
+    record
+        .config
+        .games
+        .iter()
+        .map(|plan| (plan.game, plan.table_size))
+        .collect()
 }
 
 /// The leagues shown: running and paused first, then the newest.
@@ -574,7 +556,7 @@ fn set_standings(
     series: &mut Shown,
 ) {
     let s = &played.standings;
-    let games = games_of(league, played);
+    let games = games_of(league);
     let counts = placings(&played.results);
     let mut standings = HashSet::new();
     let mut places = HashSet::new();
@@ -636,16 +618,20 @@ mod tests {
     use crate::store::{Store, StoreOperation};
 
     fn record(bots: &[String], games: &str) -> LeagueRecord {
+        let config_toml = format!(
+            "name = \"big\"\nseed = 1\nbots = [{}]\n{games}",
+            bots.iter()
+                .map(|b| format!("\"{b}\""))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
         LeagueRecord {
             id: 1,
             name: "big".to_owned(),
-            config_toml: format!(
-                "name = \"big\"\nseed = 1\nbots = [{}]\n{games}",
-                bots.iter()
-                    .map(|b| format!("\"{b}\""))
-                    .collect::<Vec<_>>()
-                    .join(", ")
+            config: std::sync::Arc::new(
+                crate::league::LeagueConfig::from_toml(&config_toml).unwrap(),
             ),
+            config_toml,
             bots: bots.to_vec(),
             status: LeagueStatus::Created,
             created_at_ms: 0,

@@ -520,12 +520,10 @@ struct RatingsPage {
     matches: usize,
 }
 
-/// The choices of the ratings page for a league of `config_toml`: "overall", then each game
-/// the league plays (every game if its file cannot be read, which a stored league's can).
-pub(super) fn game_choices(config_toml: &str) -> Vec<&'static str> {
-    let played: Vec<Game> = LeagueConfig::from_toml(config_toml)
-        .map(|c| c.games.iter().map(|plan| plan.game).collect())
-        .unwrap_or_else(|_| Game::ALL.to_vec());
+/// The choices of the ratings page for a league of `config`: "overall", then each game the
+/// league plays.
+pub(super) fn game_choices(config: &LeagueConfig) -> Vec<&'static str> {
+    let played: Vec<Game> = config.games.iter().map(|plan| plan.game).collect();
     std::iter::once("overall")
         .chain(
             Game::ALL
@@ -544,7 +542,7 @@ pub(super) async fn ratings(
     let name = segment(league)?;
     let params = params(raw.as_deref(), &["game"])?;
     let view = league_view(&web, &name).await?;
-    let choices = game_choices(&view.info.record.config_toml);
+    let choices = game_choices(&view.info.record.config);
     let choice = match params.get("game") {
         Some(value) => one_of("game", value, &choices)?,
         None => "overall",

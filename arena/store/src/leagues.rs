@@ -11,13 +11,15 @@
 
 use std::fmt;
 use std::str::FromStr;
+use std::sync::Arc;
 
 use knobel_engine::{Game, Rules};
 
 use super::league_schedule::{InsertSchedule, ScheduleRows, league_creation_timeout};
 use super::{Store, StoreError, now_ms};
 use knobel_league::{
-    DiceMode, LeagueDice, LeagueSecret, PlayedMatch, PlayedSeat, ScheduledMatch, SeedSource,
+    DiceMode, LeagueConfig, LeagueDice, LeagueSecret, PlayedMatch, PlayedSeat, ScheduledMatch,
+    SeedSource,
 };
 
 /// How long a claim whose match row never appeared holds (the arena that claimed it stopped
@@ -99,7 +101,7 @@ pub struct NewLeague<'a> {
 }
 
 /// A stored league.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct LeagueRecord {
     /// Its id.
     pub id: i64,
@@ -107,6 +109,9 @@ pub struct LeagueRecord {
     pub name: String,
     /// The league file as given.
     pub config_toml: String,
+    /// The league file, read once by the store: a stored file was checked when the league
+    /// was created, and one that no longer reads is [`StoreError::Corrupt`], naming it.
+    pub config: Arc<LeagueConfig>,
     /// Its bots.
     pub bots: Vec<String>,
     /// Where it stands.
@@ -227,10 +232,22 @@ type LeagueRow = (
     Option<String>,
 );
 
+/// The stored file of league `name`, read (what it was checked to be at creation).
+fn stored_config(name: &str, config_toml: &str) -> Result<Arc<LeagueConfig>, StoreError> {
+    LeagueConfig::from_toml(config_toml)
+        .map(Arc::new)
+        .map_err(|e| {
+            corrupt(format!(
+                "league {name:?}: its stored league file does not read: {e}"
+            ))
+        })
+}
+
 fn league_from_row(row: LeagueRow) -> Result<LeagueRecord, StoreError> {
     let (id, name, config_toml, bots_json, status, created_at_ms, total, finished) =
         (row.0, row.1, row.2, row.3, row.4, row.5, row.6, row.7);
     let (dice, seed_source, secret, commitment) = (row.8, row.9, row.10, row.11);
+    let config = stored_config(&name, &config_toml)?;
     let bots = serde_json::from_str(&bots_json).map_err(|e| {
         corrupt(format!(
             "league {name:?}: bots are not a JSON string array: {e}"
@@ -253,6 +270,7 @@ fn league_from_row(row: LeagueRow) -> Result<LeagueRecord, StoreError> {
         id,
         name,
         config_toml,
+        config,
         bots,
         status,
         created_at_ms,
@@ -366,6 +384,8 @@ impl Store {
     /// [`league_creation_timeout`]): 200,000 matches take a few seconds to store
     /// (docs/leagues.md, "Large leagues").
     pub async fn create_league(&self, new: &NewLeague<'_>) -> Result<LeagueRecord, StoreError> {
+        // Read as every later read reads it: a file that does not read is never stored.
+        let config = stored_config(new.name, new.config_toml)?;
         let rows = ScheduleRows::new(new.schedule);
         let created_at_ms = now_ms();
         let store = self
@@ -392,6 +412,7 @@ impl Store {
             id,
             name: new.name.to_owned(),
             config_toml: new.config_toml.to_owned(),
+            config,
             bots: new.bots.to_vec(),
             status: LeagueStatus::Created,
             created_at_ms,

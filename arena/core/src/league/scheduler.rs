@@ -25,7 +25,6 @@ use std::time::Duration;
 use tokio::sync::watch;
 use tracing::{debug, error, info, warn};
 
-use super::LeagueConfig;
 use super::adaptive::{Adaptive, Ended};
 use super::settle::Stop;
 use crate::lobby::Lobby;
@@ -335,21 +334,12 @@ impl Scheduler {
     fn run_of(&self, league: &LeagueRecord) -> (usize, HashSet<u32>, bool) {
         let mut runs = self.runs.lock().expect("scheduler lock");
         let run = runs.entry(league.id).or_insert_with(|| {
-            let config = LeagueConfig::from_toml(&league.config_toml);
-            let (concurrency, time_control, settled) = match &config {
-                Ok(c) => (
-                    c.concurrency as usize,
-                    TimeControl {
-                        decision: Duration::from_millis(c.decision_ms),
-                        bank: Duration::from_millis(c.time_bank_ms),
-                    },
-                    c.stop == Stop::Settled,
-                ),
-                Err(e) => {
-                    warn!(league = %league.name, error = %e, "a stored league file does not read: playing one match at a time with the default time control");
-                    (1, TimeControl::default(), false)
-                }
+            let c = &league.config;
+            let time_control = TimeControl {
+                decision: Duration::from_millis(c.decision_ms),
+                bank: Duration::from_millis(c.time_bank_ms),
             };
+            let (concurrency, settled) = (c.concurrency as usize, c.stop == Stop::Settled);
             Run {
                 concurrency,
                 time_control,
@@ -391,10 +381,7 @@ impl Scheduler {
             .remove(&league.id);
         let mut adaptive = match taken {
             Some(a) => a,
-            None => match LeagueConfig::from_toml(&league.config_toml) {
-                Ok(config) => Adaptive::new(&config),
-                Err(_) => return Ok(None),
-            },
+            None => Adaptive::new(&league.config),
         };
         let finished = league.finished_matches;
         let read = if adaptive.due(finished) {

@@ -174,12 +174,6 @@ pub struct Leagues {
     played: Arc<Mutex<HashMap<i64, Kept>>>,
 }
 
-/// When the league of file `config_toml` ends, and its budget: as its file says (a stored
-/// file always reads; a fixed league without a budget if not).
-fn stop_rule(config_toml: &str) -> (Stop, Option<u32>) {
-    LeagueConfig::from_toml(config_toml).map_or((Stop::Fixed, None), |c| (c.stop, c.budget))
-}
-
 impl Leagues {
     /// League operations on `store`, with `scheduler`'s live progress.
     pub fn new(store: Store, scheduler: Arc<Scheduler>) -> Leagues {
@@ -207,12 +201,11 @@ impl Leagues {
     /// The league as ListLeagues and GetStandings show it: the stored record with this
     /// arena's live progress.
     pub fn info(&self, record: LeagueRecord) -> LeagueInfo {
-        let (stop, budget) = stop_rule(&record.config_toml);
         LeagueInfo {
             live: self.scheduler.progress(record.id),
+            stop: record.config.stop,
+            budget: record.config.budget,
             record,
-            stop,
-            budget,
         }
     }
 
@@ -421,10 +414,7 @@ impl Leagues {
         let forfeits = self.forfeits(league.id).await?;
         // Thousands of results take a while: off the runtime's workers, which referee
         // the matches meanwhile.
-        // The league file's margins (a stored file always reads; the defaults if not).
-        let margins = LeagueConfig::from_toml(&league.config_toml)
-            .map(|c| c.margins())
-            .unwrap_or_default();
+        let margins = league.config.margins();
         let (standings, results) =
             blocking(move || (standings_with(&results, &margins), results)).await;
         Ok(Arc::new(Played {
@@ -508,15 +498,6 @@ mod tests {
                 forfeits: Forfeits::new(),
             }),
         }
-    }
-
-    #[test]
-    fn the_stop_rule_is_read_from_the_league_file() {
-        let file = "name = \"x\"\nbots = [\"a\", \"b\"]\nstop = \"settled\"\nbudget = 40\n\
-                    repetitions = 100\n[games.zokken]\n";
-        assert_eq!(stop_rule(file), (Stop::Settled, Some(40)));
-        let fixed = "name = \"x\"\nbots = [\"a\", \"b\"]\n[games.zokken]\n";
-        assert_eq!(stop_rule(fixed), (Stop::Fixed, None));
     }
 
     #[test]
