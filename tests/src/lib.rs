@@ -589,7 +589,7 @@ pub async fn finish(mut child: Child, within: Duration) -> (std::process::ExitSt
 /// The Python interpreter with grpcio installed: `KNOBEL_PYTHON` (`.ci/run` makes one),
 /// else `python3` if it has grpcio and protobuf. Fails the test if there is none: a test
 /// never passes without having run (build with `KNOBEL_TEST_WITHOUT=python` to mark it
-/// ignored instead; see `arena/build.rs`, the build script of this crate too).
+/// ignored instead; see `arena/server/build.rs`, the build script of this crate too).
 pub fn python() -> PathBuf {
     if let Some(path) = std::env::var_os("KNOBEL_PYTHON") {
         return PathBuf::from(path);

@@ -6,7 +6,7 @@
 //! (private server) first: without it they fail, saying what is missing (a test never
 //! passes without having run). Built with `KNOBEL_TEST_WITHOUT=postgres` they are marked
 //! ignored instead (`#[cfg_attr(knobel_without_postgres, ignore = ...)]`; see
-//! `arena/build.rs`, also the build script of this crate).
+//! `arena/server/build.rs`, also the build script of this crate).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

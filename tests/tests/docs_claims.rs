@@ -154,7 +154,7 @@ fn counts_before(text: &str, noun: &str) -> Vec<(String, usize)> {
 
 /// How many bots the demo plays: the length of `DEMO_BOTS` in its source.
 fn demo_bots() -> usize {
-    let source = read(&workspace().join("arena/src/cli/demo.rs"));
+    let source = read(&workspace().join("arena/server/src/cli/demo.rs"));
     let declared = source
         .split("pub const DEMO_BOTS: [(&str, &str); ")
         .nth(1)

@@ -125,7 +125,7 @@ fn a_runtime_file_naming_the_metrics_is_refused() {
     for seam in [
         "arena/core/src",
         "arena/core/src/referee",
-        "arena/src/metrics",
+        "arena/server/src/metrics",
     ] {
         let folder = dir.path().join(seam);
         std::fs::create_dir_all(&folder).unwrap();
@@ -156,7 +156,7 @@ fn a_runtime_file_naming_the_wire_is_refused() {
     for seam in [
         "arena/core/src",
         "arena/core/src/referee",
-        "arena/src/metrics",
+        "arena/server/src/metrics",
     ] {
         std::fs::create_dir_all(dir.path().join(seam)).unwrap();
     }

@@ -232,7 +232,7 @@ async fn js(client: &Client, script: &str) -> Value {
 /// Axe-core, injected into the page: no critical violation, and no critical or serious
 /// result axe could not decide (some rules, such as duplicate-id-aria, report there), but
 /// for the contrast of text axe cannot measure: inside an SVG chart (its text is #333 on
-/// white: `arena/src/web/svg.rs`), or cut off by a table's scrolling region on a phone
+/// white: `arena/server/src/web/svg.rs`), or cut off by a table's scrolling region on a phone
 /// ("partially obscured": the same cells are measured on the desktop pages). Then a
 /// screenshot.
 async fn audit(client: &Client, name: &str) {

@@ -3,7 +3,7 @@
 //!
 //! **Order.** Bots are ranked by their mean score over their matches: the mean place
 //! (Schocken, Sjokken, and overall), or the net chips per 100 rounds (Zokken); ties by the
-//! conservative rating, then by name. Measured (`arena/benches/league_efficiency.rs`,
+//! conservative rating, then by name. Measured (`arena/server/benches/league_efficiency.rs`,
 //! docs/leagues.md "Statistical efficiency"), the mean score orders six players of known
 //! strength correctly with about a fifth of the matches the match-by-match Weng-Lin
 //! rating needs, and it is where duplicate sets pay off: a bot's score summed over a set

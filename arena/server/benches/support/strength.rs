@@ -1,5 +1,5 @@
 //! One league of built-in players played in-process, for the expert's strength (the
-//! `expert_strength` bench and `arena/tests/expert_strength.rs`).
+//! `expert_strength` bench and `arena/server/tests/expert_strength.rs`).
 
 use knobel_arena::league::simulate::play_schedule;
 use knobel_arena::league::{LeagueConfig, LeagueDice, Standings, expand, standings};

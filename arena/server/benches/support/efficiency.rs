@@ -1,5 +1,5 @@
 //! The statistical-efficiency measure of the `league_efficiency` bench (and of
-//! `arena/tests/league_efficiency.rs`): leagues of a field of known strength, played with
+//! `arena/server/tests/league_efficiency.rs`): leagues of a field of known strength, played with
 //! duplicate sets and with independent seeds, and whether their orderings rank the field
 //! in its true order.
 

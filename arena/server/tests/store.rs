@@ -200,7 +200,7 @@ impl Drop for DbGuard {
 
 /// Runs `test` on a new PostgreSQL database, dropped afterwards whatever happens. Fails if
 /// PostgreSQL cannot be reached: a test never passes without having run (see
-/// `arena/build.rs` for marking these tests ignored instead).
+/// `arena/server/build.rs` for marking these tests ignored instead).
 async fn run_postgres<F, Fut>(test: F)
 where
     F: FnOnce(TestDb) -> Fut,
@@ -390,7 +390,7 @@ async fn migrations_apply_twice(db: TestDb) {
     third.close().await;
     let files = std::fs::read_dir(concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/store/migrations/sqlite"
+        "/../store/migrations/sqlite"
     ))
     .unwrap()
     .filter(|e| {
@@ -1105,8 +1105,8 @@ async fn match_seats_are_filled_in_for_older_matches(db: TestDb) {
     );
     db.execute("DELETE FROM match_seats").await;
     let migration = match db.kind {
-        Kind::Sqlite => include_str!("../store/migrations/sqlite/0007_match_seats.sql"),
-        Kind::Postgres => include_str!("../store/migrations/postgres/0007_match_seats.sql"),
+        Kind::Sqlite => include_str!("../../store/migrations/sqlite/0007_match_seats.sql"),
+        Kind::Postgres => include_str!("../../store/migrations/postgres/0007_match_seats.sql"),
     };
     let start = migration
         .find("INSERT INTO match_seats")

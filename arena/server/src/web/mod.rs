@@ -1,7 +1,7 @@
 //! The web viewer: a live leaderboard and match viewer on an HTTP port of its own
 //! (`knobel serve --web-listen`, docs/web.md).
 //!
-//! Server-rendered HTML (askama templates in `arena/templates/`), a stylesheet and a small
+//! Server-rendered HTML (askama templates in `arena/server/templates/`), a stylesheet and a small
 //! script embedded in the binary; every page works without the script, which adds live
 //! standings (server-sent events) and the step-through of a match. The pages read what the
 //! read-only RPCs read, through the same functions (`Leagues::league_standings_within`,

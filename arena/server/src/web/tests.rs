@@ -74,7 +74,7 @@ fn numbers_and_times_read_well() {
 fn the_ratings_page_offers_the_games_the_league_plays() {
     use super::pages::game_choices;
     // A stored league's file always reads: the store refuses one that does not
-    // (arena/tests/store.rs, `a_league_file_is_read_once_by_the_store`).
+    // (arena/server/tests/store.rs, `a_league_file_is_read_once_by_the_store`).
     let choices = |file: &str| game_choices(&crate::league::LeagueConfig::from_toml(file).unwrap());
     let file = "name = \"l\"\nbots = [\"a\", \"b\"]\n[games.zokken]\n[games.schocken]\n";
     assert_eq!(choices(file), ["overall", "schocken", "zokken"]);
