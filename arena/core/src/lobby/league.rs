@@ -51,7 +51,7 @@ impl Lobby {
         + 'static,
         ended: impl FnOnce(&str, bool) + Send + 'static,
     ) -> bool {
-        if *self.shutdown.borrow() {
+        if self.runner.shutting_down() {
             return false;
         }
         let game = m.rules.game();
@@ -93,7 +93,7 @@ impl Lobby {
         };
         let lobby = self.clone();
         let claiming = claim(&info.match_id);
-        self.matches.spawn(async move {
+        self.runner.spawn(async move {
             let Some(seed) = claiming.await else {
                 // Another arena has it, or the store cannot say: the streams wait again,
                 // in their places (nothing was sent on them).
@@ -102,7 +102,10 @@ impl Lobby {
                 return;
             };
             let players: Vec<Planned> = group.into_iter().map(|w| Planned::Bot(w.claim)).collect();
-            let started = lobby.play(info.clone(), seed, players, Some(slot)).await;
+            let started = lobby
+                .runner
+                .play(info.clone(), seed, players, Some(slot))
+                .await;
             ended(&info.match_id, started);
         });
         true
