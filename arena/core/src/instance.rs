@@ -98,7 +98,7 @@ impl Instance {
         loop {
             tokio::select! {
                 _ = tokio::time::sleep(every) => {}
-                _ = crate::referee::shutting_down(&mut stop) => return,
+                _ = crate::shutdown::requested(&mut stop) => return,
             }
             match store
                 .renew_lease(&self.id, self.lease, self.started_at_ms, now_ms())

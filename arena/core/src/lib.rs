@@ -3,8 +3,9 @@
 //! ([`referee`]); the lobby that seats waiting bots and runs each match from its recorded
 //! start to its recorded end ([`lobby`]); leagues at run time, their scheduler and service
 //! ([`league`]); each bot's open streams ([`streams`]); this arena's lease on its matches
-//! ([`instance`]). It reports through [`observer::RuntimeObserver`], which the arena's metrics
-//! implement, and returns domain errors, never wire statuses.
+//! ([`instance`]); the shutdown signal every task holds ([`shutdown`]). It reports through
+//! [`observer::RuntimeObserver`], which the arena's metrics implement, and returns domain
+//! errors, never wire statuses.
 #![warn(missing_docs)]
 
 pub mod instance;
@@ -12,5 +13,6 @@ pub mod league;
 pub mod lobby;
 pub mod observer;
 pub mod referee;
+pub mod shutdown;
 pub use knobel_store as store;
 pub mod streams;

@@ -125,7 +125,7 @@ impl StreamRegistry {
         loop {
             tokio::select! {
                 _ = every.tick() => {}
-                _ = crate::referee::shutting_down(&mut shutdown) => return,
+                _ = crate::shutdown::requested(&mut shutdown) => return,
             }
             let ids = self.connected();
             if ids.is_empty() {

@@ -74,13 +74,6 @@ pub async fn run_match(
     Ok(Referee::new(info, seed, players, shutdown)?.run().await)
 }
 
-/// Resolves once `shutdown` turns true (never, if its sender is gone).
-pub async fn shutting_down(shutdown: &mut watch::Receiver<bool>) {
-    if shutdown.wait_for(|&down| down).await.is_err() {
-        std::future::pending::<()>().await;
-    }
-}
-
 /// One match being refereed: the engine's match, its seats under the time control, and the
 /// step in progress.
 struct Referee {
@@ -154,7 +147,7 @@ impl Referee {
             flush: pin!(tokio::time::sleep_until(Instant::now())),
             stopping: pin!({
                 let mut shutdown = self.shutdown.clone();
-                async move { shutting_down(&mut shutdown).await }
+                async move { crate::shutdown::requested(&mut shutdown).await }
             }),
         };
         while !self.game.is_over() {

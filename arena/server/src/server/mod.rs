@@ -536,7 +536,7 @@ async fn serve_grpc(
         .add_service(arena)
         .add_service(admin)
         .serve_with_incoming_shutdown(incoming, async move {
-            crate::referee::shutting_down(&mut signal).await;
+            crate::shutdown::requested(&mut signal).await;
             info!(
                 grace_secs = grace.as_secs_f64(),
                 "shutting down: no new matches; running matches may finish within the grace"

@@ -128,7 +128,7 @@ impl ArenaService {
         let mut shutdown = self.shutdown.clone();
         let first = tokio::select! {
             first = tokio::time::timeout(self.hello_timeout, inbound.message()) => first,
-            _ = crate::referee::shutting_down(&mut shutdown) => {
+            _ = crate::shutdown::requested(&mut shutdown) => {
                 return Err(Status::unavailable("the arena is shutting down"));
             }
         };
@@ -373,7 +373,7 @@ impl Connection {
                         Handled::Decision(_) | Handled::Gone => return false,
                     }
                 }
-                _ = crate::referee::shutting_down(&mut shutdown) => {
+                _ = crate::shutdown::requested(&mut shutdown) => {
                     link.refuse_shutting_down();
                     return false;
                 }
@@ -424,7 +424,7 @@ impl Connection {
                         Handled::Decision(FromSeat::Disconnected) | Handled::Gone => return None,
                     }
                 }
-                _ = crate::referee::shutting_down(&mut shutdown) => {
+                _ = crate::shutdown::requested(&mut shutdown) => {
                     link.refuse_shutting_down();
                     return None;
                 }
