@@ -126,6 +126,7 @@ fn a_runtime_file_naming_the_metrics_is_refused() {
         "arena/core/src",
         "arena/core/src/referee",
         "arena/server/src/metrics",
+        "arena/server/src/net",
     ] {
         let folder = dir.path().join(seam);
         std::fs::create_dir_all(&folder).unwrap();
@@ -157,6 +158,7 @@ fn a_runtime_file_naming_the_wire_is_refused() {
         "arena/core/src",
         "arena/core/src/referee",
         "arena/server/src/metrics",
+        "arena/server/src/net",
     ] {
         std::fs::create_dir_all(dir.path().join(seam)).unwrap();
     }

@@ -17,9 +17,10 @@
 //! `throttle.rs` throttles failed logins ([`AuthThrottle`]), `connection.rs` is the admitted
 //! connection ([`LimitedIo`]), `metrics.rs` holds [`NetMetrics`] and the metrics endpoint's
 //! [`MetricsListener`], `web.rs` the web viewer's [`WebListener`]. The limits themselves, their flags and their checks are settings:
-//! [`crate::settings::net_limits`] (the checked [`NetLimits`] is re-exported here).
+//! the settings (`settings/net_limits.rs`), which check the [`NetLimits`] defined here.
 
 mod connection;
+mod limits;
 mod metrics;
 mod peers;
 mod throttle;
@@ -34,13 +35,13 @@ use tokio_stream::Stream;
 use tracing::warn;
 
 pub use self::connection::{HTTP2_PREFACE_BYTES, LimitedIo};
+pub use self::limits::NetLimits;
 pub use self::metrics::{METRICS_MAX_CONNECTIONS, MetricsListener, NetMetrics};
 pub use self::peers::{Over, PeerCounter, Permit, peer_key};
 pub use self::throttle::AuthThrottle;
 pub use self::web::{
     USUAL_WEB_ADDR, WEB_IDLE_TIMEOUT, WEB_MAX_CONNECTIONS, WebBinding, WebListener, bind_web_viewer,
 };
-pub use crate::settings::net_limits::{NetLimits, NetLimitsError};
 
 /// Refused connections are logged at most once per this interval (with how many were
 /// refused since).

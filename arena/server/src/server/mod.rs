@@ -120,7 +120,7 @@ pub enum ServeError {
     PageTokenKey(StoreError),
     /// A connection limit is out of its range.
     #[error(transparent)]
-    Limits(#[from] net::NetLimitsError),
+    Limits(#[from] crate::settings::NetLimitsError),
 }
 
 /// How long, after the running matches have ended, the arena waits on shutdown for the
