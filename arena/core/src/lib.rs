@@ -3,11 +3,12 @@
 //! ([`referee`]); the lobby that seats waiting bots and runs each match from its recorded
 //! start to its recorded end ([`lobby`]); leagues at run time, their scheduler and service
 //! ([`league`]); each bot's open streams ([`streams`]); this arena's lease on its matches
-//! ([`instance`]); the shutdown signal every task holds ([`shutdown`]). It reports through
+//! ([`instance`]); what an ended match may show ([`disclosure`]); the shutdown signal every task holds ([`shutdown`]). It reports through
 //! [`observer::RuntimeObserver`], which the arena's metrics implement, and returns domain
 //! errors, never wire statuses.
 #![warn(missing_docs)]
 
+pub mod disclosure;
 pub mod instance;
 pub mod league;
 pub mod lobby;

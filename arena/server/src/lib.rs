@@ -9,6 +9,6 @@ pub mod net;
 pub mod page_token;
 pub mod server;
 pub mod settings;
-pub use knobel_core::{instance, league, lobby, observer, referee, shutdown, streams};
+pub use knobel_core::{disclosure, instance, league, lobby, observer, referee, shutdown, streams};
 pub use knobel_store as store;
 pub mod web;

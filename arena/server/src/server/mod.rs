@@ -14,7 +14,7 @@
 mod admin;
 pub mod leagues;
 mod play;
-pub(crate) mod read_only;
+mod read_only;
 mod status;
 mod stream_link;
 #[cfg(test)]
@@ -62,6 +62,13 @@ pub const LOG_CHUNK_BYTES: usize = 1024 * 1024;
 /// Zokken match of 100 000 rounds has a log of about 470 MB); more are refused with
 /// RESOURCE_EXHAUSTED.
 pub const MAX_LOGS_IN_FLIGHT: usize = 4;
+
+/// Why a log cannot be served: too many are being sent.
+pub fn logs_busy() -> String {
+    format!(
+        "{MAX_LOGS_IN_FLIGHT} match logs are being sent already, the most at once: retry in a moment"
+    )
+}
 /// How long a new stream has to send its Hello, by default (see
 /// [`NetLimits::hello_timeout`]).
 pub const HELLO_TIMEOUT: Duration = Duration::from_secs(10);

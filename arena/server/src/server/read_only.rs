@@ -8,11 +8,9 @@ use knobel_proto::v1 as pb;
 use tokio_stream::Stream;
 use tonic::{Request, Response, Status};
 
-use super::{ArenaService, LOG_CHUNK_BYTES, MAX_LOGS_IN_FLIGHT, MAX_SENT_MESSAGE_BYTES, status};
-use crate::league::DiceMode;
-use crate::store::{
-    MatchCursor, MatchFilter, MatchStatus, MatchSummary, Store, StoreError, StoreOperation,
-};
+use super::{ArenaService, LOG_CHUNK_BYTES, MAX_SENT_MESSAGE_BYTES, logs_busy, status};
+use crate::disclosure::{EndedLog, check_match_id, ended_log, withheld};
+use crate::store::{MatchCursor, MatchFilter, MatchStatus, MatchSummary, StoreOperation};
 
 /// The ListMatches RPC: one page of the recorded matches, newest first.
 pub(super) async fn list_matches(
@@ -247,15 +245,6 @@ enum Served {
     Record { league: String, log_json: String },
 }
 
-/// Why a match's full log is withheld.
-pub(crate) fn withheld(id: &str, league: &str) -> String {
-    format!(
-        "match {id} is of league {league:?}, which has not ended: its full log (seed and hidden \
-         dice) is served once the league has finished or been cancelled; its public record is \
-         served now (GetMatchRecord)"
-    )
-}
-
 /// The GetMatchRecord RPC: the public record of an ended match.
 pub(super) async fn get_match_record(
     service: &ArenaService,
@@ -288,79 +277,6 @@ pub(super) async fn get_match_record(
         )));
     }
     Ok(Response::new(response))
-}
-
-/// `Ok` if `id` can be a match id (1..=64 bytes), else what is legal.
-pub(crate) fn check_match_id(id: &str) -> Result<(), &'static str> {
-    if id.is_empty() || id.len() > 64 {
-        return Err("match_id must be 1..=64 characters: see ListMatches");
-    }
-    Ok(())
-}
-
-/// Why a log cannot be served: too many are being sent.
-pub(crate) fn logs_busy() -> String {
-    format!(
-        "{MAX_LOGS_IN_FLIGHT} match logs are being sent already, the most at once: retry in a moment"
-    )
-}
-
-/// A match's log as GetMatchLog may serve it: only once the match has ended (a running
-/// match's log would show every hidden die), and, for a match of a league, once the league
-/// has ended (its seed and hidden dice stay secret until then: docs/fair-play.md). The one
-/// rule for GetMatchLog, StreamMatchLog, GetMatchRecord, ExportLeague and the web pages.
-pub(crate) enum EndedLog {
-    /// No such match.
-    Unknown,
-    /// The match is running: its log is not public yet.
-    Running,
-    /// The match ended without a log.
-    Missing,
-    /// The log of the ended match, as JSON text.
-    Log(String),
-    /// The match is of `league`, which has not ended: only the log's public record may be
-    /// served.
-    Withheld {
-        /// The league's name.
-        league: String,
-        /// The full log, to build the public record from; never to be served.
-        log_json: String,
-    },
-    /// The match is of duplicate set `set` of `league`, which has `left` seat orders still
-    /// to play on the same dice: not even its public record may be served yet.
-    SetPlaying {
-        /// The league's name.
-        league: String,
-        /// The set.
-        set: u32,
-        /// Its matches without a result.
-        left: u64,
-    },
-}
-
-/// The log of match `id` if it has ended (see [`EndedLog`]).
-pub(crate) async fn ended_log(store: &Store, id: &str) -> Result<EndedLog, StoreError> {
-    let log = match store.match_log(id).await? {
-        None => return Ok(EndedLog::Unknown),
-        Some((MatchStatus::Running, _)) => return Ok(EndedLog::Running),
-        Some((_, None)) => return Ok(EndedLog::Missing),
-        Some((_, Some(log))) => log,
-    };
-    Ok(match store.match_league(id).await? {
-        None => EndedLog::Log(log),
-        Some(league) if league.has_ended() => EndedLog::Log(log),
-        Some(league) if league.dice == DiceMode::Duplicate && league.set_unfinished > 0 => {
-            EndedLog::SetPlaying {
-                league: league.league,
-                set: league.set,
-                left: league.set_unfinished,
-            }
-        }
-        Some(league) => EndedLog::Withheld {
-            league: league.league,
-            log_json: log,
-        },
-    })
 }
 
 fn wire_status(status: MatchStatus) -> pb::MatchStatus {

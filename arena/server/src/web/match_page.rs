@@ -13,8 +13,9 @@ use super::pages::{Penalties, game_title, href, penalties, segment};
 use super::query::{one_of, params};
 use super::svg;
 use super::{PageResult, Web, WebError, html};
+use crate::disclosure::{EndedLog, check_match_id, ended_log};
 use crate::match_text::{self, DieView, Lie, PublicRecord, Sight, Step, TableView, hand_name};
-use crate::server::read_only::{EndedLog, check_match_id, ended_log, logs_busy};
+use crate::server::logs_busy;
 use crate::store::{MatchStatus, MatchSummary};
 
 /// Logs longer than this (bytes of JSON) are not stepped through on the page (their JSON

@@ -15,10 +15,11 @@ use super::format::{bounds, num, percent, signed, signed_number, time};
 use super::query::{self, one_of, params};
 use super::svg;
 use super::{PageResult, Web, WebError, html};
+use crate::disclosure::{EndedLog, ended_log, withheld};
 use crate::league::LeagueConfig;
 use crate::league::service::{Forfeits, LeagueInfo, LeagueView};
 use crate::league::standings::{BotStanding, GameStandings, ScoreBasis, rating_history};
-use crate::server::read_only::{EndedLog, ended_log, logs_busy, withheld};
+use crate::server::logs_busy;
 use crate::store::{BotTotals, LeagueRecord, MatchCursor, MatchFilter, MatchSummary};
 
 /// Matches listed per page of a bot.
