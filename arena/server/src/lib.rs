@@ -3,6 +3,7 @@
 #![warn(missing_docs)]
 
 pub mod auth;
+pub mod config;
 pub mod match_text;
 pub mod metrics;
 pub mod net;

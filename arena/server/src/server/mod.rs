@@ -33,10 +33,9 @@ use tonic::service::interceptor::InterceptedService;
 use tonic::{Request, Response, Status, Streaming};
 use tracing::{info, warn};
 
-use crate::auth;
 use crate::league::scheduler::Scheduler;
 use crate::league::service::Leagues;
-use crate::lobby::{Lobby, LobbyConfig};
+use crate::lobby::Lobby;
 use crate::metrics::Metrics;
 use crate::net::{self, AuthThrottle, NetLimits, PeerCounter};
 use crate::store::{Store, StoreError, StoreOperation};
@@ -75,37 +74,7 @@ pub const HELLO_TIMEOUT: Duration = Duration::from_secs(10);
 /// Pings a stream may send per minute before they are refused.
 pub const MAX_PINGS_PER_MINUTE: u32 = 120;
 
-/// Settings of the server.
-#[derive(Clone, Debug)]
-pub struct ServerConfig {
-    /// How matches are formed and timed.
-    pub lobby: LobbyConfig,
-    /// Most Play streams one bot may have open at once.
-    pub max_streams_per_bot: usize,
-    /// How long running matches get on shutdown before they are aborted.
-    pub shutdown_grace: Duration,
-    /// The admin token guarding the `Admin` service; `None` disables it.
-    pub admin_token: Option<auth::AdminToken>,
-    /// How long each renewal of this arena's lease holds (see [`crate::instance`]): if the
-    /// arena stops renewing it (it crashed, or is cut off from the database), other arenas
-    /// on the same database abort its running matches after this long.
-    pub instance_lease: Duration,
-    /// Connection bounds and timeouts, streams without Hello, failed logins.
-    pub net: NetLimits,
-}
-
-impl Default for ServerConfig {
-    fn default() -> ServerConfig {
-        ServerConfig {
-            lobby: LobbyConfig::default(),
-            max_streams_per_bot: 8,
-            shutdown_grace: Duration::from_secs(5),
-            admin_token: None,
-            instance_lease: Duration::from_secs(30),
-            net: NetLimits::default(),
-        }
-    }
-}
+pub use crate::config::ServerConfig;
 
 /// Why the server stopped with an error.
 #[derive(Debug, thiserror::Error)]

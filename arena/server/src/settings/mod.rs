@@ -24,9 +24,9 @@ use std::time::Duration;
 use knobel_engine::{MAX_SEATS, MIN_SEATS, RulesError};
 
 use crate::auth::AdminToken;
+use crate::config::ServerConfig;
 use crate::lobby::{LobbyConfig, PresetRules};
 use crate::referee::TimeControl;
-use crate::server::ServerConfig;
 
 use self::net_limits::RESERVED_FDS;
 pub use self::net_limits::{NetArgs, NetLimits, NetLimitsError};
