@@ -122,7 +122,7 @@ async fn within(run: impl Future<Output = Result<RunReport, BotError>>) -> RunRe
 fn quick() -> TimeControl {
     TimeControl {
         decision: Duration::from_millis(2000),
-        bank: Duration::from_millis(5000),
+        time_bank: Duration::from_millis(5000),
     }
 }
 
@@ -257,7 +257,7 @@ async fn misbehave(arena: &TestArena, game: Game, mode: Misbehave) -> RunReport 
 fn tight() -> TimeControl {
     TimeControl {
         decision: Duration::from_millis(300),
-        bank: Duration::from_millis(300),
+        time_bank: Duration::from_millis(300),
     }
 }
 

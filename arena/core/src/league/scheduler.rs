@@ -337,7 +337,7 @@ impl Scheduler {
             let c = &league.config;
             let time_control = TimeControl {
                 decision: Duration::from_millis(c.decision_ms),
-                bank: Duration::from_millis(c.time_bank_ms),
+                time_bank: Duration::from_millis(c.time_bank_ms),
             };
             let (concurrency, settled) = (c.concurrency as usize, c.stop == Stop::Settled);
             Run {

@@ -16,14 +16,14 @@ pub struct TimeControl {
     /// Deadline of every decision.
     pub decision: Duration,
     /// Time bank per seat per match, spent on answers later than `decision`.
-    pub bank: Duration,
+    pub time_bank: Duration,
 }
 
 impl Default for TimeControl {
     fn default() -> TimeControl {
         TimeControl {
             decision: Duration::from_secs(1),
-            bank: Duration::from_secs(10),
+            time_bank: Duration::from_secs(10),
         }
     }
 }

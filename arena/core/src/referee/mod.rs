@@ -123,7 +123,7 @@ impl Referee {
                     readiness: readiness.clone(),
                     seat,
                 });
-                SeatState::new(player, time.bank, waker)
+                SeatState::new(player, time.time_bank, waker)
             })
             .collect();
         Ok(Referee {
@@ -218,7 +218,7 @@ impl Referee {
                             .default_action(seat)
                             .expect("a seat to act has a default action"),
                         deadline: time.decision,
-                        time_bank: state.bank,
+                        time_bank: state.time_bank,
                     }));
                     if state.forfeited() {
                         self.answers.push((seat, None));

@@ -22,7 +22,7 @@ pub(super) struct SeatState {
     /// Who plays the seat.
     pub(super) player: Player,
     /// The seat's remaining time bank.
-    pub(super) bank: Duration,
+    pub(super) time_bank: Duration,
     /// Why the seat forfeits, once the referee has decided it; given to the engine by
     /// [`record_forfeits`] at the next point where the match can take it.
     forfeit: Option<ForfeitReason>,
@@ -49,10 +49,10 @@ pub(super) struct SeatState {
 
 impl SeatState {
     /// A seat played by `player`, its bank full, its link polled with `waker`.
-    pub(super) fn new(player: Player, bank: Duration, waker: Arc<SeatWaker>) -> SeatState {
+    pub(super) fn new(player: Player, time_bank: Duration, waker: Arc<SeatWaker>) -> SeatState {
         SeatState {
             player,
-            bank,
+            time_bank,
             forfeit: None,
             open_request: None,
             asked_at: Instant::now(),
@@ -155,8 +155,8 @@ pub(super) fn read_seat(
                     let elapsed = state.asked_at.elapsed();
                     state.late = elapsed > time.decision;
                     state.decisions.seconds.push(elapsed.as_secs_f64());
-                    state.bank = state
-                        .bank
+                    state.time_bank = state
+                        .time_bank
                         .saturating_sub(elapsed.saturating_sub(time.decision));
                     state.answer = Some(match action {
                         Ok(action) => Answer::Action(action),
@@ -189,7 +189,7 @@ pub(super) fn read_seat(
 /// The latest time an asked seat may answer: its deadline plus its time bank, counted from
 /// when it was asked.
 fn hard_deadline(state: &SeatState, time: TimeControl) -> Instant {
-    state.asked_at + time.decision + state.bank
+    state.asked_at + time.decision + state.time_bank
 }
 
 /// Gives every asked seat whose time is up a timeout (its bank spent) and keeps `timer` set
@@ -223,7 +223,7 @@ pub(super) fn poll_deadlines(
                     .decisions
                     .seconds
                     .push((now - state.asked_at).as_secs_f64());
-                state.bank = Duration::ZERO;
+                state.time_bank = Duration::ZERO;
                 state.answer = Some(Answer::Timeout);
             }
         }

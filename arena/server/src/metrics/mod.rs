@@ -214,7 +214,7 @@ fn decision_buckets(time: TimeControl) -> Vec<f64> {
     buckets.extend([
         deadline,
         2.0 * deadline,
-        (time.decision + time.bank).as_secs_f64(),
+        (time.decision + time.time_bank).as_secs_f64(),
     ]);
     buckets.sort_by(f64::total_cmp);
     buckets.dedup();

@@ -39,7 +39,7 @@ pub(crate) fn value(text: &str, series: &str) -> Option<f64> {
 fn decision_buckets_reach_past_the_deadline_and_the_bank() {
     let time = TimeControl {
         decision: Duration::from_millis(200),
-        bank: Duration::from_secs(2),
+        time_bank: Duration::from_secs(2),
     };
     let buckets = decision_buckets(time);
     for bound in [0.2, 0.4, 2.2, 60.0] {

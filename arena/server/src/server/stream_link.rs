@@ -112,7 +112,7 @@ impl StreamLink {
                 self.open.clear();
                 let time_control = pb::TimeControl {
                     decision_ms: wire_ms(info.time_control.decision),
-                    time_bank_ms: wire_ms(info.time_control.bank),
+                    time_bank_ms: wire_ms(info.time_control.time_bank),
                 };
                 pb::arena_message::Kind::MatchStart(convert::match_start(
                     &info.match_id,

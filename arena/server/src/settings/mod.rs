@@ -394,7 +394,7 @@ impl RawSettings {
                 practice_opponents: vec![self.practice_opponent],
                 time_control: TimeControl {
                     decision: Duration::from_millis(decision_ms),
-                    bank: Duration::from_millis(time_bank_ms),
+                    time_bank: Duration::from_millis(time_bank_ms),
                 },
                 presets,
             },

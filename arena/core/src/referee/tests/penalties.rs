@@ -69,7 +69,7 @@ async fn play(preset: &str, accept: Option<usize>) -> (MatchReport, Arc<Mutex<In
         seat_bot_ids: vec![Some(1), None, None],
         time_control: TimeControl {
             decision: Duration::from_millis(100),
-            bank: Duration::from_millis(50),
+            time_bank: Duration::from_millis(50),
         },
     });
     let players = vec![
