@@ -12,6 +12,7 @@ use tracing::info;
 
 use super::export::ExportError;
 use super::scheduler::{LiveProgress, Scheduler};
+
 use super::settle::Stop;
 use super::standings::Standings;
 use super::{LeagueConfig, LeagueDice, PlayedMatch, expand, standings_with};
@@ -165,21 +166,52 @@ pub type Forfeits = HashMap<(Option<knobel_engine::Game>, String), u64>;
 /// The largest league file accepted, in bytes.
 pub const MAX_CONFIG_BYTES: usize = 64 * 1024;
 
+/// Where the league operations get a league's live progress, and whom they wake when a
+/// league starts: this arena's [`Scheduler`], or [`NotPlayed`] where no league plays.
+pub trait LiveLeagues: Send + Sync {
+    /// League `league_id`'s matches playing here now and the bots its next matches wait for.
+    fn progress(&self, league_id: i64) -> LiveProgress;
+    /// A league was started: look for its matches now.
+    fn wake(&self);
+}
+
+impl LiveLeagues for Scheduler {
+    fn progress(&self, league_id: i64) -> LiveProgress {
+        Scheduler::progress(self, league_id)
+    }
+
+    fn wake(&self) {
+        Scheduler::wake(self)
+    }
+}
+
+/// No league plays here: no live progress (tests and tools that only read leagues).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NotPlayed;
+
+impl LiveLeagues for NotPlayed {
+    fn progress(&self, _: i64) -> LiveProgress {
+        LiveProgress::default()
+    }
+
+    fn wake(&self) {}
+}
+
 /// The league operations of one arena.
 #[derive(Clone)]
 pub struct Leagues {
     store: Store,
-    scheduler: Arc<Scheduler>,
+    live: Arc<dyn LiveLeagues>,
     /// Per league id: its results as last read, and what was computed from them.
     played: Arc<Mutex<HashMap<i64, Kept>>>,
 }
 
 impl Leagues {
-    /// League operations on `store`, with `scheduler`'s live progress.
-    pub fn new(store: Store, scheduler: Arc<Scheduler>) -> Leagues {
+    /// League operations on `store`, with `live`'s progress (this arena's scheduler).
+    pub fn new(store: Store, live: Arc<dyn LiveLeagues>) -> Leagues {
         Leagues {
             store,
-            scheduler,
+            live,
             played: Arc::default(),
         }
     }
@@ -202,7 +234,7 @@ impl Leagues {
     /// arena's live progress.
     pub fn info(&self, record: LeagueRecord) -> LeagueInfo {
         LeagueInfo {
-            live: self.scheduler.progress(record.id),
+            live: self.live.progress(record.id),
             stop: record.config.stop,
             budget: record.config.budget,
             record,
@@ -303,7 +335,7 @@ impl Leagues {
                 LeagueStatus::Running,
             )
             .await?;
-        self.scheduler.wake();
+        self.live.wake();
         Ok(league)
     }
 

@@ -613,6 +613,7 @@ fn set_standings(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::league::service::NotPlayed;
     use crate::league::{PlayedSeat, standings};
     use crate::metrics::tests::value;
     use crate::store::{Store, StoreOperation};
@@ -688,15 +689,8 @@ mod tests {
     async fn counted_leagues(metrics: &Metrics, dir: &std::path::Path) -> (Leagues, Store) {
         let url = format!("sqlite://{}", dir.join("knobel.db").display());
         let store = Store::connect(&url).await.unwrap();
-        let (_, stopped) = watch::channel(false);
-        let lobby = crate::lobby::Lobby::new(
-            crate::lobby::LobbyConfig::default(),
-            store.clone(),
-            Metrics::disabled(),
-            stopped,
-        );
-        let scheduler = crate::league::scheduler::Scheduler::new(store.clone(), lobby, None);
-        let leagues = Leagues::new(store.clone(), scheduler);
+        // No league plays here: the refresh reads the store alone.
+        let leagues = Leagues::new(store.clone(), std::sync::Arc::new(NotPlayed));
         (
             leagues.counting_errors(metrics, StoreOperation::LeagueMetrics),
             store,
