@@ -27,7 +27,7 @@ use tracing::{debug, error, info, warn};
 
 use super::adaptive::{Adaptive, Ended};
 use super::settle::Stop;
-use crate::lobby::Lobby;
+use crate::lobby::SeatPool;
 use crate::referee::TimeControl;
 use crate::store::OpenLeagueMatch;
 use crate::store::{LeagueRecord, LeagueStatus, Store, StoreError, UNSTARTED_CLAIM_MS};
@@ -70,7 +70,7 @@ pub struct LiveProgress {
 /// Plays running leagues.
 pub struct Scheduler {
     store: Store,
-    lobby: Arc<Lobby>,
+    seats: Arc<dyn SeatPool>,
     instance: Option<String>,
     runs: Arc<Mutex<HashMap<i64, Run>>>,
     /// Wakes the scheduler before its next tick (a league was started, a match ended).
@@ -80,12 +80,12 @@ pub struct Scheduler {
 }
 
 impl Scheduler {
-    /// A scheduler starting league matches in `lobby`, claiming them in `store` as
-    /// `instance`.
-    pub fn new(store: Store, lobby: Arc<Lobby>, instance: Option<String>) -> Arc<Scheduler> {
+    /// A scheduler starting league matches with the waiting streams of `seats` (this
+    /// arena's lobby), claiming them in `store` as `instance`.
+    pub fn new(store: Store, seats: Arc<dyn SeatPool>, instance: Option<String>) -> Arc<Scheduler> {
         Arc::new(Scheduler {
             store,
-            lobby,
+            seats,
             instance,
             runs: Arc::default(),
             wake: Arc::new(tokio::sync::Notify::new()),
@@ -108,7 +108,7 @@ impl Scheduler {
                 waiting_for_connected: run
                     .waiting_for
                     .iter()
-                    .filter(|bot| self.lobby.is_connected(bot))
+                    .filter(|bot| self.seats.is_connected(bot))
                     .cloned()
                     .collect(),
             })
@@ -149,7 +149,7 @@ impl Scheduler {
             tokio::select! {
                 _ = tokio::time::sleep(pause) => {}
                 _ = self.wake.notified() => {}
-                _ = self.lobby.league_joined().notified() => {}
+                _ = self.seats.league_joined().notified() => {}
                 changed = shutdown.changed() => {
                     if changed.is_err() {
                         return;
@@ -173,7 +173,7 @@ impl Scheduler {
             .iter()
             .flat_map(|l| l.bots.iter().cloned())
             .collect();
-        self.lobby.set_league_bots(bots);
+        self.seats.set_league_bots(bots);
         {
             // Forget leagues that stopped running, once nothing of theirs plays here.
             let mut runs = self.runs.lock().expect("scheduler lock");
@@ -257,7 +257,7 @@ impl Scheduler {
                     debug!(league = %league.name, ordinal = m.ordinal, "league match starting");
                 } else {
                     for bot in &m.seats {
-                        if !self.lobby.has_waiting(bot, m.rules.game()) {
+                        if !self.seats.has_waiting(bot, m.rules.game()) {
                             waiting_for.insert(bot.clone());
                         }
                     }
@@ -322,7 +322,12 @@ impl Scheduler {
         };
         // Marked in flight before it can end.
         self.mark_in_flight(league.id, m.ordinal, true);
-        let starts = self.lobby.start_league_match(m, time_control, claim, ended);
+        let starts = self.seats.clone().start_league_match(
+            m,
+            time_control,
+            Box::new(claim),
+            Box::new(ended),
+        );
         if !starts {
             self.mark_in_flight(league.id, m.ordinal, false);
         }

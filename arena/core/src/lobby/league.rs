@@ -1,12 +1,75 @@
 //! League matches in the lobby: the bots of running leagues wait for league matches only,
-//! and a league match takes the oldest waiting stream of each of its bots.
+//! and a league match takes the oldest waiting stream of each of its bots. The league
+//! scheduler sees the lobby as a [`SeatPool`]: the seats it plays league matches with.
 
 use std::collections::HashSet;
 use std::sync::Arc;
 
 use knobel_engine::Game;
 
+use futures_util::future::BoxFuture;
+
 use super::{Lobby, MatchInfo, Planned, TimeControl, Waiting, new_match_id};
+use crate::store::OpenLeagueMatch;
+
+/// Claims a league match for a match id (`None`: it cannot be had), giving the attempt's
+/// seed; called with the streams taken, before anything is sent on them.
+pub type ClaimLeagueMatch = Box<dyn FnOnce(&str) -> BoxFuture<'static, Option<u64>> + Send>;
+
+/// Told a league match's id when it is over (`true`: recorded, or kept for retry) or did
+/// not start (`false`: its claim may be held; give it back).
+pub type LeagueMatchEnded = Box<dyn FnOnce(&str, bool) + Send>;
+
+/// The seats the league scheduler plays its matches with: the waiting streams of the bots
+/// of running leagues. This arena's [`Lobby`] is one; a pool that also reaches streams
+/// waiting on other arenas would be another, and the scheduler would not change.
+pub trait SeatPool: Send + Sync {
+    /// Sets the bots of running leagues: their streams are kept for league matches.
+    fn set_league_bots(&self, bots: HashSet<String>);
+    /// Notified when a stream of a bot of a running league starts waiting.
+    fn league_joined(&self) -> &tokio::sync::Notify;
+    /// Whether `bot` has a stream waiting that plays `game`.
+    fn has_waiting(&self, bot: &str, game: Game) -> bool;
+    /// Whether `bot` is connected: playing a match or waiting.
+    fn is_connected(&self, bot: &str) -> bool;
+    /// Starts league match `m` if every one of its bots has a stream waiting for it (see
+    /// [`Lobby::start_league_match`]); whether it was started.
+    fn start_league_match(
+        self: Arc<Self>,
+        m: &OpenLeagueMatch,
+        time_control: TimeControl,
+        claim: ClaimLeagueMatch,
+        ended: LeagueMatchEnded,
+    ) -> bool;
+}
+
+impl SeatPool for Lobby {
+    fn set_league_bots(&self, bots: HashSet<String>) {
+        Lobby::set_league_bots(self, bots)
+    }
+
+    fn league_joined(&self) -> &tokio::sync::Notify {
+        Lobby::league_joined(self)
+    }
+
+    fn has_waiting(&self, bot: &str, game: Game) -> bool {
+        Lobby::has_waiting(self, bot, game)
+    }
+
+    fn is_connected(&self, bot: &str) -> bool {
+        Lobby::is_connected(self, bot)
+    }
+
+    fn start_league_match(
+        self: Arc<Self>,
+        m: &OpenLeagueMatch,
+        time_control: TimeControl,
+        claim: ClaimLeagueMatch,
+        ended: LeagueMatchEnded,
+    ) -> bool {
+        Lobby::start_league_match(&self, m, time_control, claim, ended)
+    }
+}
 
 impl Lobby {
     /// Puts streams taken for a match that did not start back in their places.
@@ -44,7 +107,7 @@ impl Lobby {
     /// with `true`, or did not start, with `false` (the claim may be held: give it back).
     pub fn start_league_match(
         self: &Arc<Self>,
-        m: &crate::store::OpenLeagueMatch,
+        m: &OpenLeagueMatch,
         time_control: TimeControl,
         claim: impl FnOnce(&str) -> futures_util::future::BoxFuture<'static, Option<u64>>
         + Send

@@ -28,6 +28,7 @@ mod league;
 mod presets;
 mod runner;
 
+pub use league::{ClaimLeagueMatch, LeagueMatchEnded, SeatPool};
 pub use presets::PresetRules;
 use runner::MatchRunner;
 
