@@ -24,17 +24,22 @@ pub trait RuntimeObserver: StoreObserver {
 
 /// Held while a stream counts as open ([`RuntimeObserver::stream_opened`]); what it holds
 /// is the observer's (a gauge it decrements on drop, say).
-pub struct StreamGuard(#[allow(dead_code)] Option<Box<dyn Send + Sync>>);
+pub struct StreamGuard {
+    /// Dropped with the guard.
+    _held: Option<Box<dyn Send + Sync>>,
+}
 
 impl StreamGuard {
     /// A guard that holds `held` until dropped.
     pub fn holding(held: impl Send + Sync + 'static) -> StreamGuard {
-        StreamGuard(Some(Box::new(held)))
+        StreamGuard {
+            _held: Some(Box::new(held)),
+        }
     }
 
     /// A guard that holds nothing (an observer that does not count streams).
     pub fn none() -> StreamGuard {
-        StreamGuard(None)
+        StreamGuard { _held: None }
     }
 }
 

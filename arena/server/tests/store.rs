@@ -3220,6 +3220,12 @@ async fn a_league_file_is_read_once_by_the_store(db: TestDb) {
         assert_eq!(league.config.games[0].game, Game::Zokken);
     }
     assert_eq!(*stored.config, LeagueConfig::from_toml(settled).unwrap());
+    // A file without a stop rule: the fixed schedule, no budget.
+    let (plain, _) = created_league(&store, "plain").await;
+    assert_eq!(
+        (plain.config.stop, plain.config.budget),
+        (Stop::Fixed, None)
+    );
 
     db.execute("UPDATE leagues SET config_toml = 'not a league file' WHERE name = 'l1'")
         .await;
