@@ -206,7 +206,7 @@ async fn a_league_over_grpc_gives_standings_that_recompute_from_the_store() {
     );
     let rows: Vec<Row> = sqlx::query_as(
         "SELECT lm.ordinal, lm.game, lm.set_index, lm.rules_json, s.bot_name, s.place, s.chips \
-         FROM league_matches lm JOIN seat_results s ON s.match_id = lm.match_id \
+         FROM league_matches lm JOIN match_seats s ON s.match_id = lm.match_id \
          JOIN matches m ON m.id = lm.match_id AND m.status = 'finished' \
          ORDER BY lm.ordinal, s.seat",
     )

@@ -752,7 +752,8 @@ async fn prometheus_shows_the_standings_the_dashboard_queries_work_and_the_count
         .unwrap();
     let rows: Vec<(String, String, i64, i64, Option<String>)> = sqlx::query_as(
         "SELECT b.name, m.game, r.strikes, r.timeouts, r.forfeit_reason
-         FROM seat_results r JOIN matches m ON m.id = r.match_id JOIN bots b ON b.id = r.bot_id",
+         FROM match_seats r JOIN matches m ON m.id = r.match_id JOIN bots b ON b.id = r.bot_id
+         WHERE r.place IS NOT NULL",
     )
     .fetch_all(&mut db)
     .await

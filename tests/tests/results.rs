@@ -183,7 +183,7 @@ fn match_over(events: &[pb::Event]) -> Vec<u32> {
 }
 
 /// A bot that answers illegally, then malformed, then not at all: three strikes (one a
-/// timeout), then its seat is forfeited. The database (ListMatches and the seat_results
+/// timeout), then its seat is forfeited. The database (ListMatches and the seats' results
 /// table), the match log, the MatchResult the bot received and the MatchOver event it
 /// received all agree, in every game.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -273,7 +273,7 @@ async fn strikes_timeouts_and_the_forfeit_agree_everywhere() {
         let summary = listed(&arena, &result.match_id).await;
         assert_eq!(summary.outcome.as_ref(), Some(&outcome), "{game}");
 
-        // The seat_results table of the arena's database.
+        // The seats' results in the arena's database (Store::seat_results).
         let seats = store.seat_results(&result.match_id).await.unwrap();
         assert_eq!(seats.len(), n, "{game}");
         for (i, s) in seats.iter().enumerate() {

@@ -1,6 +1,6 @@
 //! A league match's luck-adjusted scores ([`knobel_engine::match_luck`], docs/luck.md),
 //! computed once, when its result is recorded, and stored with its seats' results
-//! (`seat_results.adjusted_score`); a league stores the [`knobel_engine::LUCK_VERSION`] they
+//! (`match_seats.adjusted_score`); a league stores the [`knobel_engine::LUCK_VERSION`] they
 //! are computed with, and its scores are read only while that is the arena's.
 //!
 //! A match with a forfeit has none: a forfeit decides the match whatever the dice, and the

@@ -102,21 +102,16 @@ async fn store_with(dir: &std::path::Path, bots: u32, matches: u32) -> anyhow::R
         "json_array('bot-' || ((n.i * 3) % {bots}), 'bot-' || ((n.i * 3 + 1) % {bots}), \
          'bot-' || ((n.i * 3 + 2) % {bots}))"
     );
-    let placings = format!("json_array({}, {}, {})", place("0"), place("1"), place("2"));
     let statements = [
         format!(
-            "{numbers} INSERT INTO matches (id, game, preset, rules_json, seed, seat_names, \
-             status, placings, started_at_ms, finished_at_ms, league_id, league_ordinal) \
-             SELECT {id}, 'schocken', 'schocken', $1, n.i, {names}, 'finished', {placings}, \
+            "{numbers} INSERT INTO matches (id, game, preset, rules_json, seed, \
+             status, started_at_ms, finished_at_ms, league_id, league_ordinal) \
+             SELECT {id}, 'schocken', 'schocken', $1, n.i, 'finished', \
              1000 + n.i, 1001 + n.i, {league_id}, n.i FROM n"
         ),
         format!(
-            "{numbers} INSERT INTO match_seats (match_id, seat, bot_name) \
-             SELECT {id}, s.seat, {bot} FROM n, s"
-        ),
-        format!(
-            "{numbers} INSERT INTO seat_results (match_id, seat, bot_name, place) \
-             SELECT {id}, s.seat, {bot}, {} FROM n, s",
+            "{numbers} INSERT INTO match_seats (match_id, seat, bot_name, place, strikes, \
+             timeouts) SELECT {id}, s.seat, {bot}, {}, 0, 0 FROM n, s",
             place("s.seat")
         ),
         format!(

@@ -116,6 +116,13 @@ impl TestDb {
     }
 }
 
+/// The finished seats with their results (migration 0013 folded `seat_results` into
+/// `match_seats`), with `seat_results`' columns in its order: for `count`, `raw_rows` and
+/// queries.
+const SEAT_RESULTS: &str = "(SELECT match_id, seat, bot_name, place, strikes, timeouts, \
+     forfeit_reason, tokens, chips, bot_id, adjusted_score \
+     FROM match_seats WHERE place IS NOT NULL) AS seat_results";
+
 /// Runs `test` on a new SQLite file.
 async fn run_sqlite<F, Fut>(test: F)
 where
@@ -291,6 +298,7 @@ store_tests!(
     list_limit_is_clamped,
     list_matches_by_bot,
     match_seats_are_filled_in_for_older_matches,
+    seats_and_results_stored_before_0013_stay_readable,
     mark_running_as_aborted,
     seat_results_and_results_for_bot,
     concurrent_writes,
@@ -698,13 +706,13 @@ async fn failed_finish_writes_nothing(db: TestDb) {
         store.match_log("m-1").await.unwrap(),
         Some((MatchStatus::Running, None))
     );
-    assert_eq!(db.count("seat_results").await, 0);
+    assert_eq!(db.count(SEAT_RESULTS).await, 0);
     // And it can still be finished properly.
     store
         .finish_match("m-1", "{}", &placed(&[3, 1, 2]), 2_000)
         .await
         .unwrap();
-    assert_eq!(db.count("seat_results").await, 3);
+    assert_eq!(db.count(SEAT_RESULTS).await, 3);
 
     // A match started without seat names takes any placings and writes no seat results.
     store
@@ -715,7 +723,7 @@ async fn failed_finish_writes_nothing(db: TestDb) {
         .finish_match("m-2", "{}", &placed(&[1, 2]), 2_000)
         .await
         .unwrap();
-    assert_eq!(db.count("seat_results").await, 3);
+    assert_eq!(db.count(SEAT_RESULTS).await, 3);
 }
 
 async fn abort_match_keeps_given_log(db: TestDb) {
@@ -764,7 +772,7 @@ async fn abort_match_keeps_given_log(db: TestDb) {
         .await
         .unwrap_err();
     assert!(matches!(err, StoreError::MatchNotRunning { .. }), "{err:?}");
-    assert_eq!(db.count("seat_results").await, 0);
+    assert_eq!(db.count(SEAT_RESULTS).await, 0);
 }
 
 async fn logs_are_stored_compressed(db: TestDb) {
@@ -1076,25 +1084,32 @@ async fn list_matches_by_bot(db: TestDb) {
     assert_eq!(pages, ["f", "e", "b", "a"]);
 }
 
-/// Migration 0007 fills `match_seats` in for the matches already stored, from their
-/// seat names and seat bot ids: its statement, run again on matches whose seat rows are
-/// gone, gives the rows the store writes itself.
+/// Migration 0007 fills `match_seats` in for the matches stored before it, from their seat
+/// names and seat bot ids: it gives the rows the store writes itself, and migration 0013,
+/// which drops those JSON columns, keeps them.
 async fn match_seats_are_filled_in_for_older_matches(db: TestDb) {
-    let store = db.store().await;
-    let mut with_ids = new_match("a", "schocken", &["ann", "bob", "builtin-timid-1"], 1_000);
-    with_ids.seat_bot_ids = vec![Some(5), Some(6), None];
-    store.insert_match(&with_ids).await.unwrap();
-    // Started before seat bot ids were kept.
-    store
-        .insert_match(&new_match("b", "zokken", &["bob", "cy"], 2_000))
+    let seats = "(SELECT match_id, seat, bot_name, bot_id FROM match_seats) AS s";
+    // Two matches as an arena before migration 0007 stored them.
+    Store::connect_at_version(&db.url, 5)
         .await
-        .unwrap();
-    let mut written = db.raw_rows("match_seats").await;
-    written.sort();
+        .unwrap()
+        .close()
+        .await;
+    db.execute(
+        "INSERT INTO matches (id, game, preset, rules_json, seed, seat_names, status, \
+         started_at_ms, seat_bot_ids) VALUES \
+         ('a', 'schocken', 'schocken', '{}', 1, '[\"ann\",\"bob\",\"builtin-timid-1\"]', \
+          'running', 1000, '[5,6,null]'), \
+         ('b', 'zokken', 'zokken', '{}', 2, '[\"bob\",\"cy\"]', 'running', 2000, NULL)",
+    )
+    .await;
+    let store = db.store().await;
+    let mut filled = db.raw_rows(seats).await;
+    filled.sort();
     let row =
         |m: &str, seat: &str, name: &str, id: &str| [m, seat, name, id].map(str::to_owned).to_vec();
     assert_eq!(
-        written,
+        filled,
         [
             row("a", "0", "ann", "5"),
             row("a", "1", "bob", "6"),
@@ -1103,24 +1118,142 @@ async fn match_seats_are_filled_in_for_older_matches(db: TestDb) {
             row("b", "1", "cy", ""),
         ]
     );
-    db.execute("DELETE FROM match_seats").await;
-    let migration = match db.kind {
-        Kind::Sqlite => include_str!("../../store/migrations/sqlite/0007_match_seats.sql"),
-        Kind::Postgres => include_str!("../../store/migrations/postgres/0007_match_seats.sql"),
-    };
-    let start = migration
-        .find("INSERT INTO match_seats")
-        .expect("the migration fills match_seats in");
-    let end = start + migration[start..].find(';').expect("a statement");
-    db.execute(&migration[start..=end]).await;
-    let mut filled = db.raw_rows("match_seats").await;
-    filled.sort();
-    assert_eq!(filled, written);
+    // The store writes the same rows for the same seats.
+    let mut with_ids = new_match("c", "schocken", &["ann", "bob", "builtin-timid-1"], 3_000);
+    with_ids.seat_bot_ids = vec![Some(5), Some(6), None];
+    store.insert_match(&with_ids).await.unwrap();
+    let mut written = db.raw_rows(seats).await;
+    written.retain(|r| r[0] == "c");
+    written.sort();
+    let filled_a: Vec<Vec<String>> = filled.iter().filter(|r| r[0] == "a").cloned().collect();
+    for (w, f) in written.iter().zip(&filled_a) {
+        assert_eq!(w[1..], f[1..]);
+    }
+    assert_eq!(written.len(), filled_a.len());
     let by_bob = MatchFilter {
         bot_name: Some("bob".to_owned()),
         ..MatchFilter::default()
     };
-    assert_eq!(ids(&store.list_matches(&by_bob).await.unwrap()), ["b", "a"]);
+    assert_eq!(
+        ids(&store.list_matches(&by_bob).await.unwrap()),
+        ["c", "b", "a"]
+    );
+}
+
+/// Migration 0013 stores a match's seats and their results once, in `match_seats`: the
+/// seats, placings and results an arena stored before it (JSON columns, `seat_results`) read
+/// the same after it, and the store goes on writing.
+async fn seats_and_results_stored_before_0013_stay_readable(db: TestDb) {
+    Store::connect_at_version(&db.url, 12)
+        .await
+        .unwrap()
+        .close()
+        .await;
+    db.execute(
+        "INSERT INTO bots (id, name, token_hash, created_at_ms) VALUES (7, 'ann', 'h', 1); \
+         INSERT INTO matches (id, game, preset, rules_json, seed, seat_names, status, \
+          placings, started_at_ms, finished_at_ms, seat_bot_ids) VALUES \
+         ('f', 'schocken', 'schocken', '{}', 1, '[\"ann\",\"bob\"]', 'finished', '[2,1]', \
+          1000, 2000, NULL), \
+         ('r', 'zokken', 'zokken', '{}', 2, '[\"ann\",\"cy\"]', 'running', NULL, 3000, NULL, \
+          '[7,null]'), \
+         ('g', 'zokken', 'zokken', '{}', 3, '[\"bob\",\"cy\"]', 'finished', '[1,2]', \
+          4000, 5000, NULL); \
+         INSERT INTO match_seats (match_id, seat, bot_name, bot_id) VALUES \
+         ('f', 0, 'ann', NULL), ('f', 1, 'bob', NULL), ('r', 0, 'ann', 7), ('r', 1, 'cy', NULL); \
+         INSERT INTO seat_results (match_id, seat, bot_name, place, strikes, timeouts, \
+          forfeit_reason, tokens, chips, bot_id, adjusted_score) VALUES \
+         ('f', 0, 'ann', 2, 1, 0, NULL, 3, NULL, 7, NULL), \
+         ('f', 1, 'bob', 1, 0, 2, NULL, 0, NULL, NULL, 0.5), \
+         ('g', 0, 'bob', 1, 0, 0, NULL, NULL, 4, NULL, NULL), \
+         ('g', 1, 'cy', 2, 3, 0, 'strikes', NULL, -4, NULL, NULL)",
+    )
+    .await;
+    let store = db.store().await;
+    let read = |id: &'static str| {
+        let store = store.clone();
+        async move { store.get_match(id).await.unwrap().unwrap().summary }
+    };
+    let f = read("f").await;
+    assert_eq!(
+        (f.seat_names, f.placings),
+        (vec!["ann".into(), "bob".into()], Some(vec![2, 1]))
+    );
+    let r = read("r").await;
+    assert_eq!(
+        (r.seat_names, r.placings),
+        (vec!["ann".into(), "cy".into()], None)
+    );
+    // A result whose seat had no row gets one.
+    let g = read("g").await;
+    assert_eq!(
+        (g.seat_names, g.placings),
+        (vec!["bob".into(), "cy".into()], Some(vec![1, 2]))
+    );
+    let seat =
+        |seat, bot_name: &str, place, strikes, timeouts, forfeit, tokens, chips| SeatResult {
+            seat,
+            bot_name: bot_name.to_owned(),
+            place,
+            strikes,
+            timeouts,
+            forfeit,
+            tokens,
+            chips,
+        };
+    assert_eq!(
+        store.seat_results("f").await.unwrap(),
+        [
+            seat(0, "ann", 2, 1, 0, None, Some(3), None),
+            seat(1, "bob", 1, 0, 2, None, Some(0), None),
+        ]
+    );
+    assert_eq!(
+        store.seat_results("g").await.unwrap(),
+        [
+            seat(0, "bob", 1, 0, 0, None, None, Some(4)),
+            seat(
+                1,
+                "cy",
+                2,
+                3,
+                0,
+                Some(ForfeitReason::Strikes),
+                None,
+                Some(-4)
+            ),
+        ]
+    );
+    assert!(store.seat_results("r").await.unwrap().is_empty());
+    assert_eq!(
+        db.scalar("SELECT COUNT(*) FROM match_seats WHERE adjusted_score > 0.4")
+            .await,
+        1
+    );
+    // A seat's bot id that its start did not keep comes from its result.
+    let by_id = store.results_for_bot_id(7).await.unwrap();
+    assert_eq!(
+        by_id
+            .iter()
+            .map(|r| (r.match_id.as_str(), r.seat, r.place, r.seats))
+            .collect::<Vec<_>>(),
+        [("f", 0, 2, 2)]
+    );
+    let cy = store.bot_totals("cy").await.unwrap();
+    assert_eq!((cy.matches, cy.strikes, cy.forfeits), (1, 3, 1));
+    let by_cy = MatchFilter {
+        bot_name: Some("cy".to_owned()),
+        ..MatchFilter::default()
+    };
+    assert_eq!(ids(&store.list_matches(&by_cy).await.unwrap()), ["g", "r"]);
+    assert_eq!(db.count("match_seats").await, 6);
+    // The store goes on: the running match finishes into the same rows.
+    store
+        .finish_match("r", "{}", &placed(&[1, 2]), 6_000)
+        .await
+        .unwrap();
+    assert_eq!(read("r").await.placings, Some(vec![1, 2]));
+    assert_eq!(store.results_for_bot_id(7).await.unwrap().len(), 2);
 }
 
 async fn list_limit_is_clamped(db: TestDb) {
@@ -1224,7 +1357,7 @@ async fn seat_results_and_results_for_bot(db: TestDb) {
         .unwrap();
     // m-4 stays running.
 
-    let mut rows = db.raw_rows("seat_results").await;
+    let mut rows = db.raw_rows(SEAT_RESULTS).await;
     rows.sort();
     assert_eq!(
         rows,
@@ -1297,7 +1430,7 @@ async fn concurrent_writes(db: TestDb) {
         .unwrap();
     assert_eq!(finished.len(), 16);
     assert_eq!(store.results_for_bot("alice").await.unwrap().len(), 16);
-    assert_eq!(db.count("seat_results").await, 32);
+    assert_eq!(db.count(SEAT_RESULTS).await, 32);
 }
 
 fn finish(id: &str, placings: &[u8], finished_at_ms: i64) -> MatchWrite {
@@ -1584,16 +1717,18 @@ async fn full_outcomes_are_stored_and_listed(db: TestDb) {
     assert!(store.seat_results("unknown").await.unwrap().is_empty());
     // The forfeit reason is stored by name, NULL for a seat that did not forfeit.
     assert_eq!(
-        db.scalar(
-            "SELECT COUNT(*) FROM seat_results WHERE forfeit_reason = 'strikes' AND seat = 2 \
+        db.scalar(&format!(
+            "SELECT COUNT(*) FROM {SEAT_RESULTS} WHERE forfeit_reason = 'strikes' AND seat = 2 \
              AND match_id = 's'"
-        )
+        ))
         .await,
         1
     );
     assert_eq!(
-        db.scalar("SELECT COUNT(*) FROM seat_results WHERE forfeit_reason IS NULL")
-            .await,
+        db.scalar(&format!(
+            "SELECT COUNT(*) FROM {SEAT_RESULTS} WHERE forfeit_reason IS NULL"
+        ))
+        .await,
         2 + 1 + 2
     );
 }
@@ -1615,7 +1750,7 @@ async fn outcomes_that_do_not_fit_are_refused(db: TestDb) {
         "match \"m\": the outcome's strikes has 2 entries, but it has 3 placings: give one per seat"
     );
     assert_eq!(status_of(&store, "m").await, Some(MatchStatus::Running));
-    assert_eq!(db.count("seat_results").await, 0);
+    assert_eq!(db.count(SEAT_RESULTS).await, 0);
     // In a batch, the others are written.
     store
         .insert_match(&new_match("ok", "zokken", &["a", "b"], 1_000))
@@ -1715,7 +1850,7 @@ async fn batched_writes_refuse_alone(db: TestDb) {
     assert_eq!(status_of(&store, "old").await, Some(MatchStatus::Running));
     assert_eq!(db.count("matches").await, 3);
     // Only the finished match has seat results.
-    assert_eq!(db.count("seat_results").await, 2);
+    assert_eq!(db.count(SEAT_RESULTS).await, 2);
     let bob = store.results_for_bot("bob").await.unwrap();
     assert_eq!(bob.len(), 1);
     assert_eq!((bob[0].match_id.as_str(), bob[0].place), ("a", 1));
@@ -1763,10 +1898,12 @@ async fn failed_batch_is_written_one_by_one(db: TestDb) {
             .placings,
         None
     );
-    assert_eq!(db.count("seat_results").await, 4);
+    assert_eq!(db.count(SEAT_RESULTS).await, 4);
     assert_eq!(
-        db.scalar("SELECT COUNT(*) FROM seat_results WHERE match_id = 'q'")
-            .await,
+        db.scalar(&format!(
+            "SELECT COUNT(*) FROM {SEAT_RESULTS} WHERE match_id = 'q'"
+        ))
+        .await,
         0
     );
 }
@@ -1814,7 +1951,7 @@ async fn recorder_batches_concurrent_writes(db: TestDb) {
         .await
         .unwrap();
     assert_eq!(aborted.len(), 50);
-    assert_eq!(db.count("seat_results").await, 600);
+    assert_eq!(db.count(SEAT_RESULTS).await, 600);
     let dave = store.results_for_bot("dave").await.unwrap();
     assert_eq!(dave.len(), 150);
     assert!(
@@ -1979,7 +2116,7 @@ async fn seat_results_carry_bot_ids(db: TestDb) {
         .finish_match("m-1", "{}", &placed(&[2, 1]), 2_000)
         .await
         .unwrap();
-    let mut rows = db.raw_rows("seat_results").await;
+    let mut rows = db.raw_rows(SEAT_RESULTS).await;
     rows.sort();
     // match, seat, bot, place, strikes, timeouts, forfeit, tokens, chips, bot id, adjusted
     // score
@@ -2133,7 +2270,7 @@ async fn leases_decide_which_matches_are_orphans(db: TestDb) {
         Some(MatchStatus::Finished)
     );
     assert_eq!(status_of(&plain, "m-a").await, Some(MatchStatus::Running));
-    assert_eq!(db.count("seat_results").await, 2);
+    assert_eq!(db.count(SEAT_RESULTS).await, 2);
     // Renewing keeps a's matches its own as time goes on ...
     store_a
         .renew_lease(&a, Duration::from_secs(30), 900, 40_000)
@@ -2189,10 +2326,12 @@ async fn retried_writes_are_written_once(db: TestDb) {
         .finish_match("f", "{}", &placed(&[1, 2, 3]), 10)
         .await
         .unwrap();
-    assert_eq!(db.count("seat_results").await, 6);
+    assert_eq!(db.count(SEAT_RESULTS).await, 6);
     assert_eq!(
-        db.scalar("SELECT COUNT(*) FROM seat_results WHERE match_id = 'f'")
-            .await,
+        db.scalar(&format!(
+            "SELECT COUNT(*) FROM {SEAT_RESULTS} WHERE match_id = 'f'"
+        ))
+        .await,
         3
     );
     // Not the same finish: refused.
@@ -2234,7 +2373,7 @@ async fn retried_writes_are_written_once(db: TestDb) {
     let h = store.get_match("h").await.unwrap().unwrap().summary;
     assert_eq!(h.status, MatchStatus::Aborted);
     assert_eq!(h.finished_at_ms, Some(20));
-    assert_eq!(db.count("seat_results").await, 6);
+    assert_eq!(db.count(SEAT_RESULTS).await, 6);
 }
 
 /// Holds the test database's write lock (and on PostgreSQL, every access to `matches`)
@@ -2312,7 +2451,7 @@ async fn recorder_retries_until_the_database_answers(db: TestDb) {
     assert_eq!(recorder.drain(Duration::from_secs(1)).await, 0);
     assert_eq!(status_of(&store, "r-1").await, Some(MatchStatus::Finished));
     assert_eq!(status_of(&store, "r-2").await, Some(MatchStatus::Aborted));
-    assert_eq!(db.count("seat_results").await, 2);
+    assert_eq!(db.count(SEAT_RESULTS).await, 2);
     // A refusal is not retried.
     let recorded = recorder.record(finish("unknown", &[1, 2], 12)).await;
     assert!(
@@ -2386,7 +2525,7 @@ async fn calls_time_out_on_a_locked_database(db: TestDb) {
             .await
             .is_ok()
     );
-    assert_eq!(db.count("seat_results").await, 2);
+    assert_eq!(db.count(SEAT_RESULTS).await, 2);
 }
 
 /// At `MAX_PENDING` kept writes the recorder says it is full (the lobby then starts no
@@ -2413,7 +2552,7 @@ async fn the_retry_backlog_is_bounded(db: TestDb) {
     assert!(!recorder.is_full());
     assert_eq!(status_of(&store, "b-1").await, Some(MatchStatus::Finished));
     assert_eq!(db.count("matches").await, 1);
-    assert_eq!(db.count("seat_results").await, 2);
+    assert_eq!(db.count(SEAT_RESULTS).await, 2);
 }
 
 // ----------------------------------------------------------------------------------------------
@@ -3135,8 +3274,10 @@ async fn league_adjusted_scores_follow_the_luck_version(db: TestDb) {
         .await
         .unwrap();
     assert_eq!(
-        db.scalar("SELECT COUNT(*) FROM seat_results WHERE adjusted_score IS NOT NULL")
-            .await,
+        db.scalar(&format!(
+            "SELECT COUNT(*) FROM {SEAT_RESULTS} WHERE adjusted_score IS NOT NULL"
+        ))
+        .await,
         2
     );
 }

@@ -619,9 +619,9 @@ impl Store {
                 "SELECT lm.ordinal, lm.game, lm.set_index, lm.rules_json, s.seat, s.bot_name, \
                         s.place, s.chips, \
                         CASE WHEN l.luck_version = $2 THEN s.adjusted_score END \
-                 FROM league_matches lm JOIN seat_results s ON s.match_id = lm.match_id \
+                 FROM league_matches lm JOIN match_seats s ON s.match_id = lm.match_id \
                  JOIN leagues l ON l.id = lm.league_id \
-                 WHERE lm.league_id = $1 AND lm.status = 'finished' \
+                 WHERE lm.league_id = $1 AND lm.status = 'finished' AND s.place IS NOT NULL \
                  ORDER BY lm.ordinal, s.seat",
             )
             .bind(league_id)
@@ -696,7 +696,7 @@ impl Store {
         let rows: Vec<(String, String, i64)> = with_pool!(self, pool => {
             sqlx::query_as(
                 "SELECT lm.game, s.bot_name, COUNT(*) \
-                 FROM league_matches lm JOIN seat_results s ON s.match_id = lm.match_id \
+                 FROM league_matches lm JOIN match_seats s ON s.match_id = lm.match_id \
                  WHERE lm.league_id = $1 AND lm.status = 'finished' \
                    AND s.forfeit_reason IS NOT NULL \
                  GROUP BY lm.game, s.bot_name ORDER BY lm.game, s.bot_name",

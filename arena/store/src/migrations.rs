@@ -61,6 +61,10 @@ pub(crate) const SQLITE: &[Embedded] = &[
         "0012_luck_adjusted_scores.sql",
         include_str!("../migrations/sqlite/0012_luck_adjusted_scores.sql"),
     ),
+    (
+        "0013_seats_stored_once.sql",
+        include_str!("../migrations/sqlite/0013_seats_stored_once.sql"),
+    ),
 ];
 
 /// The PostgreSQL migrations, oldest first.
@@ -109,14 +113,19 @@ pub(crate) const POSTGRES: &[Embedded] = &[
         "0012_luck_adjusted_scores.sql",
         include_str!("../migrations/postgres/0012_luck_adjusted_scores.sql"),
     ),
+    (
+        "0013_seats_stored_once.sql",
+        include_str!("../migrations/postgres/0013_seats_stored_once.sql"),
+    ),
 ];
 
-/// A migrator running `files`.
-pub(crate) fn migrator(files: &[Embedded]) -> Migrator {
+/// A migrator running `files` (those up to version `until` only, if it is given).
+pub(crate) fn migrator(files: &[Embedded], until: Option<i64>) -> Migrator {
     let migrations = files
         .iter()
-        .map(|&(file, sql)| {
-            let (version, description) = parse_file_name(file);
+        .map(|&(file, sql)| (parse_file_name(file), sql))
+        .filter(|((version, _), _)| until.is_none_or(|until| *version <= until))
+        .map(|((version, description), sql)| {
             Migration::new(
                 version,
                 Cow::Owned(description),

@@ -36,8 +36,8 @@ pub enum StoreOperation {
     Admin,
     /// The web viewer.
     Web,
-    /// The league metrics' refresh.
-    LeagueMetrics,
+    /// The league snapshot (the metrics' league series and the live pages read it).
+    LeagueSnapshot,
     /// The watch for revoked bots.
     Revocations,
 }
@@ -57,7 +57,7 @@ impl StoreOperation {
         StoreOperation::LeagueScheduler,
         StoreOperation::Admin,
         StoreOperation::Web,
-        StoreOperation::LeagueMetrics,
+        StoreOperation::LeagueSnapshot,
         StoreOperation::Revocations,
     ];
 
@@ -76,7 +76,7 @@ impl StoreOperation {
             StoreOperation::LeagueScheduler => "league_scheduler",
             StoreOperation::Admin => "admin",
             StoreOperation::Web => "web",
-            StoreOperation::LeagueMetrics => "league_metrics",
+            StoreOperation::LeagueSnapshot => "league_snapshot",
             StoreOperation::Revocations => "revocations",
         }
     }

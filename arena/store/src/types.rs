@@ -40,10 +40,10 @@ pub struct NewMatch {
     /// lossless) and get the engine's seed back with `stored as u64`. Stored as a 64-bit
     /// signed integer because neither SQLite nor PostgreSQL has an unsigned 64-bit type.
     pub seed: i64,
-    /// The name of the bot in each seat, in seat order. Stored as a JSON array.
+    /// The name of the bot in each seat, in seat order: one `match_seats` row each.
     pub seat_names: Vec<String>,
     /// The registered bot in each seat, in seat order (`None` for a built-in player), as
-    /// [`BotRecord::id`]: results are attributed by id (`seat_results.bot_id`). Empty if
+    /// [`BotRecord::id`]: results are attributed by id (`match_seats.bot_id`). Empty if
     /// unknown; else one per seat.
     pub seat_bot_ids: Vec<Option<i64>>,
     /// When the match started, in unix milliseconds.
@@ -69,7 +69,7 @@ pub struct FinishedMatch {
     pub finished_at_ms: i64,
     /// Every seat's luck-adjusted score, in seat order ([`knobel_engine::match_luck`] of the
     /// log, computed by [`knobel_league::luck::adjusted_scores`] for league matches), stored
-    /// in `seat_results.adjusted_score`; `None` stores NULL (not a league match, a match
+    /// in `match_seats.adjusted_score`; `None` stores NULL (not a league match, a match
     /// with a forfeit, a log whose luck could not be computed), and so does a list that
     /// does not have one score per seat.
     pub adjusted: Option<Vec<f64>>,
@@ -273,7 +273,7 @@ pub struct BotResult {
     pub finished_at_ms: i64,
 }
 
-/// One seat of a finished match, as `seat_results` holds it (see
+/// One seat of a finished match with its result, as `match_seats` holds it (see
 /// [`Store::seat_results`](super::Store::seat_results)).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SeatResult {

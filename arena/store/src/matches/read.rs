@@ -1,6 +1,8 @@
 //! Reading matches back: listing (keyset pages), one match, its log, its seat results and
 //! a bot's results.
 
+use std::collections::HashMap;
+
 use knobel_engine::{ForfeitReason, MatchLog, Outcome};
 
 use crate::{
@@ -8,25 +10,23 @@ use crate::{
     StoreError,
 };
 
-use super::{corrupt, parse_seat_names};
+use super::corrupt;
 
 /// The columns of a match row, in [`MatchRow`] order.
 macro_rules! match_columns {
     () => {
-        "id, game, preset, seat_names, status, placings, abort_reason, started_at_ms, \
-         finished_at_ms, rules_json, seed, outcome_json"
+        "id, game, preset, status, abort_reason, started_at_ms, finished_at_ms, rules_json, \
+         seed, outcome_json"
     };
 }
 
-/// A match row without its log: id, game, preset, seat_names, status, placings,
-/// abort_reason, started_at_ms, finished_at_ms, rules_json, seed, outcome_json.
+/// A match row without its log and seats: id, game, preset, status, abort_reason,
+/// started_at_ms, finished_at_ms, rules_json, seed, outcome_json.
 type MatchRow = (
     String,
     String,
     String,
     String,
-    String,
-    Option<String>,
     Option<String>,
     i64,
     Option<i64>,
@@ -35,8 +35,15 @@ type MatchRow = (
     Option<String>,
 );
 
-/// A `seat_results` row as read: seat, bot_name, place, strikes, timeouts, forfeit_reason,
-/// tokens, chips.
+/// A seat of a listed match: its bot's name and its place (`None` until the match has
+/// finished), in seat order.
+type ListedSeat = (String, Option<i32>);
+
+/// Matches read by one statement of [`Store::seats_of`] (well within the parameter limits).
+const MATCHES_PER_SEATS_QUERY: usize = 500;
+
+/// A finished seat's `match_seats` row as read: seat, bot_name, place, strikes, timeouts,
+/// forfeit_reason, tokens, chips.
 type SeatResultRow = (
     i32,
     String,
@@ -86,15 +93,36 @@ fn parse_status(id: &str, status: &str) -> Result<MatchStatus, StoreError> {
         .map_err(|e| corrupt(format!("match \"{id}\": {e}")))
 }
 
-/// The match of a row, as a [`MatchRecord`].
-fn record_from_row(row: MatchRow) -> Result<MatchRecord, StoreError> {
+/// The seat names and, if every seat has one, the places of a match's `seats`.
+fn names_and_placings(
+    id: &str,
+    seats: Vec<ListedSeat>,
+) -> Result<(Vec<String>, Option<Vec<u8>>), StoreError> {
+    let placed = seats.iter().filter(|(_, place)| place.is_some()).count();
+    if placed != 0 && placed != seats.len() {
+        return Err(corrupt(format!(
+            "match \"{id}\": {placed} of its {} seats have a place",
+            seats.len()
+        )));
+    }
+    let mut placings = (placed != 0).then(Vec::new);
+    let mut names = Vec::with_capacity(seats.len());
+    for (name, place) in seats {
+        if let (Some(placings), Some(place)) = (placings.as_mut(), place) {
+            placings.push(small(id, "place", place.into())?);
+        }
+        names.push(name);
+    }
+    Ok((names, placings))
+}
+
+/// The match of a row and its seats, as a [`MatchRecord`].
+fn record_from_row(row: MatchRow, seats: Vec<ListedSeat>) -> Result<MatchRecord, StoreError> {
     let (
         id,
         game,
         preset,
-        seat_names,
         status,
-        placings,
         abort_reason,
         started_at_ms,
         finished_at_ms,
@@ -103,16 +131,7 @@ fn record_from_row(row: MatchRow) -> Result<MatchRecord, StoreError> {
         outcome_json,
     ) = row;
     let status = parse_status(&id, &status)?;
-    let seat_names = parse_seat_names(&id, &seat_names)?;
-    let placings = placings
-        .map(|json| {
-            serde_json::from_str::<Vec<u8>>(&json).map_err(|e| {
-                corrupt(format!(
-                    "match \"{id}\": placings are not a JSON array of places: {e}"
-                ))
-            })
-        })
-        .transpose()?;
+    let (seat_names, placings) = names_and_placings(&id, seats)?;
     let outcome = outcome_json
         .map(|json| {
             serde_json::from_str::<Outcome>(&json).map_err(|e| {
@@ -194,10 +213,15 @@ impl Store {
         })
         .map_err(StoreError::db("listing matches"))?;
         let more = rows.len() > limit as usize;
+        let rows: Vec<MatchRow> = rows.into_iter().take(limit as usize).collect();
+        let ids: Vec<&str> = rows.iter().map(|row| row.0.as_str()).collect();
+        let mut seats = self.seats_of(&ids).await?;
         let page = rows
             .into_iter()
-            .take(limit as usize)
-            .map(|row| record_from_row(row).map(|record| record.summary))
+            .map(|row| {
+                let seats = seats.remove(&row.0).unwrap_or_default();
+                record_from_row(row, seats).map(|record| record.summary)
+            })
             .collect::<Result<_, _>>()?;
         Ok((page, more))
     }
@@ -215,7 +239,35 @@ impl Store {
             .await
         })
         .map_err(StoreError::db("reading a match"))?;
-        row.map(record_from_row).transpose()
+        let Some(row) = row else {
+            return Ok(None);
+        };
+        let seats = self.seats_of(&[id]).await?.remove(id).unwrap_or_default();
+        record_from_row(row, seats).map(Some)
+    }
+
+    /// The seats of the matches `ids`, in seat order, by match id (a match without seats
+    /// is left out).
+    async fn seats_of(&self, ids: &[&str]) -> Result<HashMap<String, Vec<ListedSeat>>, StoreError> {
+        let mut seats: HashMap<String, Vec<ListedSeat>> = HashMap::new();
+        for chunk in ids.chunks(MATCHES_PER_SEATS_QUERY) {
+            let rows: Vec<(String, String, Option<i32>)> = with_pool!(self, pool => {
+                let mut select = sqlx::QueryBuilder::new(
+                    "SELECT match_id, bot_name, place FROM match_seats WHERE match_id IN (",
+                );
+                let mut listed = select.separated(", ");
+                for id in chunk {
+                    listed.push_bind(*id);
+                }
+                select.push(") ORDER BY match_id, seat");
+                select.build_query_as().fetch_all(pool).await
+            })
+            .map_err(StoreError::db("reading the seats of matches"))?;
+            for (id, name, place) in rows {
+                seats.entry(id).or_default().push((name, place));
+            }
+        }
+        Ok(seats)
     }
 
     /// The status and stored log of match `id`, if it is stored. A running match has no log
@@ -247,14 +299,15 @@ impl Store {
         )))
     }
 
-    /// The seats of the finished match `id` as `seat_results` holds them, in seat order:
+    /// The seats of the finished match `id` with their results, in seat order:
     /// place, strikes, timeouts, forfeit, tokens or chips. Empty for a match that is not
     /// finished (or was started without seat names).
     pub async fn seat_results(&self, id: &str) -> Result<Vec<SeatResult>, StoreError> {
         let rows: Vec<SeatResultRow> = with_pool!(self, pool => {
             sqlx::query_as(
-                "SELECT seat, bot_name, place, strikes, timeouts, forfeit_reason, tokens, chips \
-                 FROM seat_results WHERE match_id = $1 ORDER BY seat",
+                "SELECT seat, bot_name, place, COALESCE(strikes, 0), COALESCE(timeouts, 0), \
+                        forfeit_reason, tokens, chips \
+                 FROM match_seats WHERE match_id = $1 AND place IS NOT NULL ORDER BY seat",
             )
             .bind(id)
             .fetch_all(pool)
@@ -300,8 +353,8 @@ impl Store {
                 "SELECT s.place, CAST(COUNT(*) AS BIGINT), CAST(SUM(s.strikes) AS BIGINT), \
                         CAST(SUM(s.timeouts) AS BIGINT), \
                         CAST(SUM(CASE WHEN s.forfeit_reason IS NULL THEN 0 ELSE 1 END) AS BIGINT) \
-                 FROM seat_results s JOIN matches m ON m.id = s.match_id \
-                 WHERE s.bot_name = $1 AND m.status = 'finished' \
+                 FROM match_seats s JOIN matches m ON m.id = s.match_id \
+                 WHERE s.bot_name = $1 AND m.status = 'finished' AND s.place IS NOT NULL \
                  GROUP BY s.place ORDER BY s.place",
             )
             .bind(name)
@@ -348,10 +401,11 @@ impl Store {
         let rows: Vec<ResultRow> = with_pool!(self, pool => {
             sqlx::query_as(
                 "SELECT s.match_id, m.game, s.seat, s.place, \
-                        (SELECT COUNT(*) FROM seat_results c WHERE c.match_id = s.match_id), \
+                        (SELECT COUNT(*) FROM match_seats c WHERE c.match_id = s.match_id), \
                         m.finished_at_ms \
-                 FROM seat_results s JOIN matches m ON m.id = s.match_id \
+                 FROM match_seats s JOIN matches m ON m.id = s.match_id \
                  WHERE (s.bot_name = $1 OR s.bot_id = $2) AND m.status = 'finished' \
+                   AND s.place IS NOT NULL \
                  ORDER BY m.finished_at_ms, s.match_id, s.seat",
             )
             .bind(name)

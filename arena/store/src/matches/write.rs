@@ -1,7 +1,11 @@
 //! Recording matches: starts, finishes and aborts, in one transaction per batch. The
 //! transaction's body is written once and expanded per backend (`with_writer!`), so its
 //! parts are macros (`start_in_batch!`, `finish_in_batch!`, `abort_in_batch!`,
-//! `insert_seat_rows!`) rather than functions generic over sqlx's databases.
+//! `insert_seats!`, `seat_counts!`, `record_seat_results!`) rather than functions generic
+//! over sqlx's databases.
+//!
+//! A match's seats are stored once, in `match_seats`: a start inserts one row per seat (its
+//! bot), a finish fills in each row's result (migration 0013).
 
 use knobel_engine::{ForfeitReason, Outcome};
 
@@ -9,22 +13,26 @@ use crate::{
     AbortedMatch, FinishedMatch, LeagueSlot, MatchWrite, NewMatch, Store, StoreError, now_ms,
 };
 
-use super::{corrupt, parse_seat_names};
-
-/// Seat results written by one `INSERT` (eleven parameters each: 11 000 per statement).
+/// Seat rows written by one statement (at most nine parameters each: 9 000 per statement,
+/// well within SQLite's 32 766 and PostgreSQL's 65 535).
 const SEAT_ROWS_PER_STATEMENT: usize = 1_000;
 
-/// One `seat_results` row to write: match id, seat, bot name, place, strikes, timeouts,
-/// forfeit reason, tokens, chips, bot id (`None`: a built-in player), luck-adjusted score.
-type SeatRow<'a> = (
+/// Matches whose seats are counted by one statement.
+const MATCHES_PER_COUNT: usize = 1_000;
+
+/// A started seat to insert into `match_seats`: match id, seat, bot name, bot id (`None`: a
+/// built-in player, or not known).
+type StartedSeat<'a> = (&'a str, i32, &'a str, Option<i64>);
+
+/// A finished seat's result to set on its `match_seats` row: match id, seat, place, strikes,
+/// timeouts, forfeit reason, tokens, chips, luck-adjusted score.
+type SeatResultRow<'a> = (
     &'a str,
     i32,
-    String,
     i32,
     i32,
     i32,
     Option<&'static str>,
-    Option<i64>,
     Option<i64>,
     Option<i64>,
     Option<f64>,
@@ -32,18 +40,11 @@ type SeatRow<'a> = (
 
 /// A [`MatchWrite`] with its values encoded for the database, ready to be bound.
 enum Prepared<'a> {
-    /// The match, its seat names and its seat bot ids as JSON arrays.
-    Start(&'a NewMatch, String, Option<String>),
-    /// The match, its packed log, its placings as a JSON array, its outcome as JSON in the
-    /// form of each game (`Game::ALL`'s order, see [`outcome_forms`]) and its league match,
-    /// if it is one.
-    Finish(
-        &'a FinishedMatch,
-        Vec<u8>,
-        String,
-        [String; 3],
-        Option<LeagueSlot>,
-    ),
+    /// The match.
+    Start(&'a NewMatch),
+    /// The match, its packed log, its outcome as JSON in the form of each game
+    /// (`Game::ALL`'s order, see [`outcome_forms`]) and its league match, if it is one.
+    Finish(&'a FinishedMatch, Vec<u8>, [String; 3], Option<LeagueSlot>),
     /// The match and its packed log, if one is given.
     Abort(&'a AbortedMatch, Option<Vec<u8>>),
 }
@@ -53,8 +54,6 @@ impl<'a> Prepared<'a> {
         Prepared::Finish(
             finished,
             pack_log(&finished.log_json),
-            serde_json::to_string(&finished.outcome.placings)
-                .expect("a list of numbers serializes"),
             outcome_forms(&finished.outcome),
             league,
         )
@@ -62,13 +61,7 @@ impl<'a> Prepared<'a> {
 
     fn new(write: &'a MatchWrite) -> Prepared<'a> {
         match write {
-            MatchWrite::Start(new) => Prepared::Start(
-                new,
-                serde_json::to_string(&new.seat_names).expect("a list of strings serializes"),
-                (!new.seat_bot_ids.is_empty()).then(|| {
-                    serde_json::to_string(&new.seat_bot_ids).expect("a list of ids serializes")
-                }),
-            ),
+            MatchWrite::Start(new) => Prepared::Start(new),
             MatchWrite::Finish(finished) => Prepared::finish(finished, None),
             MatchWrite::FinishLeague(finished, slot) => Prepared::finish(finished, Some(*slot)),
             MatchWrite::Abort(aborted) => {
@@ -143,23 +136,40 @@ fn pack_log(log_json: &str) -> Vec<u8> {
 }
 
 /// What a finish or abort is checked against when it finds its match not running: the
-/// match's status, placings, abort reason and end time.
-const ALREADY: &str =
-    "SELECT status, placings, abort_reason, finished_at_ms FROM matches WHERE id = $1";
+/// match's status, game, outcome, abort reason and end time.
+const ALREADY: &str = "SELECT status, game, outcome_json, abort_reason, finished_at_ms \
+                       FROM matches WHERE id = $1";
 
 /// A stored [`ALREADY`] row.
-type AlreadyRow = (String, Option<String>, Option<String>, Option<i64>);
+type AlreadyRow = (String, String, Option<String>, Option<String>, Option<i64>);
+
+/// The end a finish or an abort would write.
+enum End<'a> {
+    /// Finished with this outcome, in the stored form of each game ([`outcome_forms`]).
+    Finished(&'a [String; 3]),
+    /// Aborted for this reason.
+    Aborted(&'a str),
+}
 
 /// Whether `row` shows the very write that found its match not running already done: the
-/// `(status, placings, abort reason)` it would have written, at the same end time.
-fn already(
-    row: Option<AlreadyRow>,
-    wanted: (&str, Option<&str>, Option<&str>),
-    finished_at_ms: i64,
-) -> bool {
-    row.is_some_and(|(status, placings, reason, at)| {
-        (status.as_str(), placings.as_deref(), reason.as_deref()) == wanted
-            && at == Some(finished_at_ms)
+/// `end` it would have written (the same outcome, or the same abort reason), at the same
+/// end time.
+fn already(row: Option<AlreadyRow>, end: End<'_>, finished_at_ms: i64) -> bool {
+    row.is_some_and(|(status, game, outcome, reason, at)| {
+        let same = match end {
+            End::Finished(forms) => {
+                let form = knobel_engine::Game::ALL
+                    .iter()
+                    .position(|g| g.name() == game)
+                    .map(|i| forms[i].as_str());
+                status == "finished"
+                    && reason.is_none()
+                    && outcome.is_some()
+                    && outcome.as_deref() == form
+            }
+            End::Aborted(wanted) => status == "aborted" && reason.as_deref() == Some(wanted),
+        };
+        same && at == Some(finished_at_ms)
     })
 }
 
@@ -199,53 +209,38 @@ fn check_outcome(finished: &FinishedMatch) -> Result<(), StoreError> {
     }
 }
 
-/// The `seat_results` rows of a finished match of `game`, given its stored seat names and
-/// bot ids: none for a match started without seat names. Tokens are kept for Schocken and
-/// Sjokken, chips for Zokken (NULL where the game has none), and the luck-adjusted scores
-/// given with it ([`FinishedMatch::adjusted`]; NULL without). Gives
-/// [`StoreError::PlacingsMismatch`] if the placings do not fit the seats.
+/// The seat results of a finished match of `game` with `seats` stored seats: none for a
+/// match started without seat names. Tokens are kept for Schocken and Sjokken, chips for
+/// Zokken (NULL where the game has none), and the luck-adjusted scores given with it
+/// ([`FinishedMatch::adjusted`]; NULL without). Gives [`StoreError::PlacingsMismatch`] if
+/// the placings do not fit the seats.
 fn seat_results<'a>(
     finished: &'a FinishedMatch,
     game: &str,
-    seat_names_json: &str,
-    seat_bot_ids_json: Option<&str>,
-) -> Result<Vec<SeatRow<'a>>, StoreError> {
+    seats: usize,
+) -> Result<Vec<SeatResultRow<'a>>, StoreError> {
     let id = finished.id.as_str();
-    let seat_names = parse_seat_names(id, seat_names_json)?;
-    let seat_bot_ids: Vec<Option<i64>> = match seat_bot_ids_json {
-        None => Vec::new(),
-        Some(json) => serde_json::from_str(json).map_err(|e| {
-            corrupt(format!(
-                "match \"{id}\": seat bot ids are not a JSON array of ids: {e}"
-            ))
-        })?,
-    };
     let o = &finished.outcome;
-    if !seat_names.is_empty() && seat_names.len() != o.placings.len() {
+    if seats != 0 && seats != o.placings.len() {
         return Err(StoreError::PlacingsMismatch {
             id: id.to_owned(),
-            seats: seat_names.len(),
+            seats,
             placings: o.placings.len(),
         });
     }
     let zokken = game == knobel_engine::Game::Zokken.name();
-    let adjusted = adjusted_scores(finished, seat_names.len());
-    Ok(seat_names
-        .into_iter()
-        .enumerate()
-        .map(|(i, bot_name)| {
-            let seat = i32::try_from(i).expect("seat counts are small");
+    let adjusted = adjusted_scores(finished, seats);
+    Ok((0..seats)
+        .map(|i| {
             (
                 id,
-                seat,
-                bot_name,
+                i32::try_from(i).expect("seat counts are small"),
                 i32::from(o.placings[i]),
                 i32::try_from(o.strikes[i]).unwrap_or(i32::MAX),
                 i32::try_from(o.timeouts[i]).unwrap_or(i32::MAX),
                 o.forfeits[i].map(ForfeitReason::name),
                 (!zokken).then_some(o.tokens[i]),
                 zokken.then_some(o.chips[i]),
-                seat_bot_ids.get(i).copied().flatten(),
                 adjusted.and_then(|scores| scores.get(i).copied()),
             )
         })
@@ -275,7 +270,7 @@ const ABORT: &str = "aborting a match";
 const LEAGUE: &str = "recording the end of a league match";
 
 /// The seats of a match just started, as `match_seats` rows.
-fn started_seats(new: &NewMatch) -> impl Iterator<Item = (&str, i32, &str, Option<i64>)> {
+fn started_seats(new: &NewMatch) -> impl Iterator<Item = StartedSeat<'_>> {
     new.seat_names.iter().enumerate().map(|(seat, name)| {
         (
             new.id.as_str(),
@@ -289,13 +284,13 @@ fn started_seats(new: &NewMatch) -> impl Iterator<Item = (&str, i32, &str, Optio
 /// A start in the batch's transaction `$tx`: the match row (its seats added to `$seats`, for
 /// one insert at the end). The write's result; `?` for what fails the whole batch.
 macro_rules! start_in_batch {
-    ($tx:ident, $store:expr, $new:expr, $seat_names:expr, $seat_bot_ids:expr, $seats:ident) => {{
+    ($tx:ident, $store:expr, $new:expr, $seats:ident) => {{
         let new: &NewMatch = $new;
         let inserted = sqlx::query(
             "INSERT INTO matches \
-             (id, game, preset, rules_json, seed, seat_names, status, \
-              started_at_ms, seat_bot_ids, owner_instance, league_id, league_ordinal) \
-             VALUES ($1, $2, $3, $4, $5, $6, 'running', $7, $8, $9, $10, $11) \
+             (id, game, preset, rules_json, seed, status, \
+              started_at_ms, owner_instance, league_id, league_ordinal) \
+             VALUES ($1, $2, $3, $4, $5, 'running', $6, $7, $8, $9) \
              ON CONFLICT (id) DO NOTHING",
         )
         .bind(&new.id)
@@ -303,9 +298,7 @@ macro_rules! start_in_batch {
         .bind(&new.preset)
         .bind(&new.rules_json)
         .bind(new.seed)
-        .bind($seat_names)
         .bind(new.started_at_ms)
-        .bind($seat_bot_ids)
         .bind($store.owner.as_ref().map(|owner| owner.as_str()))
         .bind(new.league.map(|slot| slot.league_id))
         .bind(new.league.map(|slot| slot.ordinal as i32))
@@ -320,26 +313,26 @@ macro_rules! start_in_batch {
     }};
 }
 
-/// A finish in the batch's transaction `$tx`: the match row, its seat results (added to
-/// `$seat_rows`), its league match counted (its league added to `$leagues`). A second,
-/// identical finish (a retry whose commit was not confirmed) is a no-op.
+/// A finish in the batch's transaction `$tx`: the match row, its league match counted (its
+/// league added to `$leagues`); the match and its game are added to `$finished_matches`, for
+/// their seat results at the end. A second, identical finish (a retry whose commit was not
+/// confirmed) is a no-op.
 macro_rules! finish_in_batch {
-    ($tx:ident, $finished:expr, $log:expr, $placings:expr, $forms:expr, $league:expr,
-     $seat_rows:ident, $leagues:ident) => {{
+    ($tx:ident, $finished:expr, $log:expr, $forms:expr, $league:expr,
+     $finished_matches:ident, $leagues:ident) => {{
         let finished: &FinishedMatch = $finished;
         let id = finished.id.as_str();
         check_outcome(finished)?;
-        let row: Option<(String, String, Option<String>)> = sqlx::query_as(
+        let game: Option<String> = sqlx::query_scalar(
             "UPDATE matches \
-             SET status = 'finished', log_lz4 = $2, placings = $3, finished_at_ms = $4, \
-                 outcome_json = CASE game WHEN 'schocken' THEN $5 \
-                     WHEN 'sjokken' THEN $6 ELSE $7 END \
+             SET status = 'finished', log_lz4 = $2, finished_at_ms = $3, \
+                 outcome_json = CASE game WHEN 'schocken' THEN $4 \
+                     WHEN 'sjokken' THEN $5 ELSE $6 END \
              WHERE id = $1 AND status = 'running' \
-             RETURNING seat_names, game, seat_bot_ids",
+             RETURNING game",
         )
         .bind(id)
         .bind($log)
-        .bind($placings)
         .bind(finished.finished_at_ms)
         .bind(&$forms[0])
         .bind(&$forms[1])
@@ -347,29 +340,21 @@ macro_rules! finish_in_batch {
         .fetch_optional(&mut *$tx)
         .await
         .map_err(StoreError::db(FINISH))?;
-        match row {
+        match game {
             None => {
                 let found = sqlx::query_as(ALREADY)
                     .bind(id)
                     .fetch_optional(&mut *$tx)
                     .await
                     .map_err(StoreError::db(FINISH))?;
-                let wanted = ("finished", Some($placings.as_str()), None);
-                if already(found, wanted, finished.finished_at_ms) {
+                if already(found, End::Finished($forms), finished.finished_at_ms) {
                     Ok(())
                 } else {
                     Err(StoreError::MatchNotRunning { id: id.to_owned() })
                 }
             }
-            Some((seat_names, game, seat_bot_ids)) => {
-                // On an error the match row is already updated: the transaction is rolled
-                // back.
-                $seat_rows.extend(seat_results(
-                    finished,
-                    &game,
-                    &seat_names,
-                    seat_bot_ids.as_deref(),
-                )?);
+            Some(game) => {
+                $finished_matches.push((finished, game));
                 if let Some(slot) = $league
                     && finish_league_match_sql!($tx, id, *slot)?
                 {
@@ -405,11 +390,7 @@ macro_rules! abort_in_batch {
                 .fetch_optional(&mut *$tx)
                 .await
                 .map_err(StoreError::db(ABORT))?;
-            already(
-                found,
-                ("aborted", None, Some(aborted.reason.as_str())),
-                aborted.finished_at_ms,
-            )
+            already(found, End::Aborted(&aborted.reason), aborted.finished_at_ms)
         };
         written(updated.max(u64::from(again)), || {
             StoreError::MatchNotRunning {
@@ -419,10 +400,9 @@ macro_rules! abort_in_batch {
     }};
 }
 
-/// The batch's `match_seats` and `seat_results` rows, in chunks well within the parameter
-/// limits of both databases (SQLite 32 766, PostgreSQL 65 535 per statement).
-macro_rules! insert_seat_rows {
-    ($tx:ident, $started_seats:expr, $seat_rows:expr) => {{
+/// The batch's started seats, inserted into `match_seats` in chunks.
+macro_rules! insert_seats {
+    ($tx:ident, $started_seats:expr) => {{
         for rows in $started_seats.chunks(SEAT_ROWS_PER_STATEMENT) {
             let mut insert = sqlx::QueryBuilder::new(
                 "INSERT INTO match_seats (match_id, seat, bot_name, bot_id) ",
@@ -439,38 +419,59 @@ macro_rules! insert_seat_rows {
                 .await
                 .map_err(StoreError::db(START))?;
         }
-        for rows in $seat_rows.chunks(SEAT_ROWS_PER_STATEMENT) {
-            let mut insert = sqlx::QueryBuilder::new(
-                "INSERT INTO seat_results (match_id, seat, bot_name, place, strikes, \
-                 timeouts, forfeit_reason, tokens, chips, bot_id, adjusted_score) ",
+    }};
+}
+
+/// How many seats each of the batch's finished matches has stored, as a map from match id
+/// (a match without seats is left out).
+macro_rules! seat_counts {
+    ($tx:ident, $finished_matches:expr) => {{
+        let mut counts = std::collections::HashMap::<String, i64>::new();
+        for chunk in $finished_matches.chunks(MATCHES_PER_COUNT) {
+            let mut select = sqlx::QueryBuilder::new(
+                "SELECT match_id, COUNT(*) FROM match_seats WHERE match_id IN (",
             );
-            insert.push_values(rows, |mut row, r| {
-                let (
-                    id,
-                    seat,
-                    bot_name,
-                    place,
-                    strikes,
-                    timeouts,
-                    forfeit,
-                    tokens,
-                    chips,
-                    bot_id,
-                    adjusted,
-                ) = r;
-                row.push_bind(*id)
-                    .push_bind(*seat)
-                    .push_bind(bot_name.as_str())
-                    .push_bind(*place)
-                    .push_bind(*strikes)
-                    .push_bind(*timeouts)
-                    .push_bind(*forfeit)
-                    .push_bind(*tokens)
-                    .push_bind(*chips)
-                    .push_bind(*bot_id)
-                    .push_bind(*adjusted);
+            let mut ids = select.separated(", ");
+            for (finished, _) in chunk {
+                ids.push_bind(finished.id.as_str());
+            }
+            select.push(") GROUP BY match_id");
+            let rows: Vec<(String, i64)> = select
+                .build_query_as()
+                .fetch_all(&mut *$tx)
+                .await
+                .map_err(StoreError::db(FINISH))?;
+            counts.extend(rows);
+        }
+        counts
+    }};
+}
+
+/// Sets the results of the batch's finished seats on their `match_seats` rows, in chunks.
+macro_rules! record_seat_results {
+    ($tx:ident, $seat_results:expr) => {{
+        for rows in $seat_results.chunks(SEAT_ROWS_PER_STATEMENT) {
+            let mut update = sqlx::QueryBuilder::new(
+                "UPDATE match_seats SET place = r.column3, strikes = r.column4, \
+                 timeouts = r.column5, forfeit_reason = r.column6, tokens = r.column7, \
+                 chips = r.column8, adjusted_score = r.column9 FROM (",
+            );
+            update.push_values(rows, |mut row, r| {
+                let (id, seat, place, strikes, timeouts, forfeit, tokens, chips, adjusted) = *r;
+                row.push_bind(id)
+                    .push_bind(seat)
+                    .push_bind(place)
+                    .push_bind(strikes)
+                    .push_bind(timeouts)
+                    .push_bind(forfeit)
+                    .push_bind(tokens)
+                    .push_bind(chips)
+                    .push_bind(adjusted);
             });
-            insert
+            update.push(
+                ") AS r WHERE match_seats.match_id = r.column1 AND match_seats.seat = r.column2",
+            );
+            update
                 .build()
                 .execute(&mut *$tx)
                 .await
@@ -492,7 +493,7 @@ impl Store {
     /// it finished; status becomes "finished".
     ///
     /// Unless the match was started without seat names, the outcome must have one place per
-    /// seat, and each seat's result is also written to `seat_results` (for ratings, see
+    /// seat, and each seat's result is recorded with the seat (for ratings, see
     /// [`Store::results_for_bot`], and [`Store::seat_results`]), without luck-adjusted scores
     /// (a [`MatchWrite`] can carry them: [`FinishedMatch::adjusted`]). Everything is written in one
     /// transaction: either all of it is stored or nothing is. Gives
@@ -606,29 +607,35 @@ impl Store {
                 .await
                 .map_err(StoreError::db("opening a transaction for match records"))?;
             let mut results = Vec::with_capacity(writes.len());
-            // Seat results of every finished match, written by one statement at the end.
-            let mut seat_rows: Vec<SeatRow<'_>> = Vec::new();
-            // The seats of every started match (match_seats), likewise.
-            let mut started_seats: Vec<(&str, i32, &str, Option<i64>)> = Vec::new();
+            // The seats of every started match, inserted by one statement at the end.
+            let mut started_seats: Vec<StartedSeat<'_>> = Vec::new();
+            // Every finished match and its game, for its seats' results at the end.
+            let mut finished_matches: Vec<(&FinishedMatch, String)> = Vec::new();
             // The leagues a counted result of this batch may have finished.
             let mut leagues = std::collections::BTreeSet::new();
             for prepared in &prepared {
                 let result = match prepared {
-                    Prepared::Start(new, seat_names, seat_bot_ids) => start_in_batch!(
-                        tx, self, new, seat_names, seat_bot_ids, started_seats
+                    Prepared::Start(new) => start_in_batch!(tx, self, new, started_seats),
+                    Prepared::Finish(finished, log, outcome_forms, league) => finish_in_batch!(
+                        tx, finished, log, outcome_forms, league, finished_matches, leagues
                     ),
-                    Prepared::Finish(finished, log, placings_json, outcome_forms, league) => {
-                        finish_in_batch!(
-                            tx, finished, log, placings_json, outcome_forms, league, seat_rows,
-                            leagues
-                        )
-                    }
                     Prepared::Abort(aborted, log) => abort_in_batch!(tx, aborted, log),
                 };
                 results.push(result);
             }
             // The seats first: a match started and finished in one batch is in both.
-            insert_seat_rows!(tx, started_seats, seat_rows);
+            insert_seats!(tx, started_seats);
+            if !finished_matches.is_empty() {
+                let counts = seat_counts!(tx, finished_matches);
+                // A result that does not fit its seats rolls the whole batch back.
+                let mut seat_rows: Vec<SeatResultRow<'_>> = Vec::new();
+                for (finished, game) in &finished_matches {
+                    let seats = counts.get(finished.id.as_str()).copied().unwrap_or(0);
+                    let seats = usize::try_from(seats).expect("a count is not negative");
+                    seat_rows.extend(seat_results(finished, game, seats)?);
+                }
+                record_seat_results!(tx, seat_rows);
+            }
             for league_id in leagues {
                 finish_league_sql!(tx, league_id)?;
             }
