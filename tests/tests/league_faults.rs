@@ -384,9 +384,9 @@ async fn a_postgres_outage_mid_league_loses_no_result_and_the_league_finishes() 
     let err = standings(&arena, "outage").await.unwrap_err();
     assert_eq!(err.code(), tonic::Code::Unavailable, "{err:?}");
     // Every path that met the outage counted it: GetStandings, the league scheduler and
-    // the league metrics' refresh (each its own operation).
+    // the league snapshot that the metrics read (each its own operation).
     // (Within what is left of the 2 minutes.)
-    for operation in ["standings", "league_scheduler", "league_metrics"] {
+    for operation in ["standings", "league_scheduler", "league_snapshot"] {
         let series = format!("knobel_store_errors_total{{operation=\"{operation}\"}}");
         poll_every(
             Duration::from_millis(50),

@@ -1,6 +1,7 @@
 //! Leagues at run time: the scheduler that plays a league's matches ([`scheduler`]), in a
 //! settled league in the order [`adaptive`] picks; the league service behind the gRPC admin
-//! calls ([`service`]); exports ([`export`]); a schedule played in-process with engine
+//! calls ([`service`]); the one published snapshot of the leagues that the metrics and the
+//! live pages read ([`snapshot`]); exports ([`export`]); a schedule played in-process with engine
 //! policies ([`simulate`]); luck-adjusted scores computed off the executor ([`luck`]).
 //! What needs no I/O (the league file, schedules, dice, standings, confidence sequences) is
 //! the crate `knobel-league`, re-exported here. `docs/leagues.md` is the reference.
@@ -11,6 +12,7 @@ pub mod luck;
 pub mod scheduler;
 pub mod service;
 pub mod simulate;
+pub mod snapshot;
 
 pub use knobel_league::{
     archive, confidence, config, design, dice, ratings, schedule, settle, standings,

@@ -1,13 +1,16 @@
 //! League metrics: every shown league's progress, and each bot's standing in it per game
 //! and overall (rank, rating, matches, mean place, loss ratio or net chips per 100 rounds,
-//! placings), refreshed by [`refresh`] from the standings GetStandings and the web pages
-//! serve (`Leagues::league_standings_within`: one computation shared with the pages, at most
-//! every [`RUNNING_STANDINGS_MAX_AGE`](crate::league::service::RUNNING_STANDINGS_MAX_AGE)
-//! for a running league, exact once it has ended).
+//! placings), set by [`refresh`] from the league snapshot the live pages read too
+//! ([`LeagueSnapshots`]: one task takes it for both, every
+//! [`SNAPSHOT_EVERY`](crate::league::snapshot::SNAPSHOT_EVERY); a running league's
+//! standings are at most
+//! [`RUNNING_STANDINGS_MAX_AGE`](crate::league::service::RUNNING_STANDINGS_MAX_AGE) old, an
+//! ended league's exact). The metrics never read the store for them.
 //!
-//! Leagues are a bounded label set: the [`MAX_LEAGUE_LABELS`] leagues shown are the running
-//! and paused ones first, then the newest; the series of a league no longer shown are
-//! removed. A league's series are set again only when its standings were computed anew.
+//! Leagues are a bounded label set: the [`MAX_LEAGUE_LABELS`] leagues the snapshot shows are
+//! the running and paused ones first, then the newest; the series of a league no longer
+//! shown are removed. A league's series are set again only when its standings were computed
+//! anew.
 //!
 //! The league series are in a registry of their own, rendered to text by the refresh when
 //! they changed ([`LeagueGauges::publish`]): a scrape copies that text after the arena's
@@ -22,28 +25,24 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use bytes::Bytes;
 use prometheus::{Encoder, GaugeVec, IntGaugeVec, Registry, TextEncoder};
 use tokio::sync::watch;
-use tracing::debug;
 
 use knobel_engine::Game;
 
 use super::{MAX_BOT_LABELS, Metrics, Register};
 use crate::league::PlayedMatch;
 use crate::league::ratings::Rating;
-use crate::league::service::{Leagues, Played, RUNNING_STANDINGS_MAX_AGE};
+use crate::league::service::Played;
 use crate::league::settle::PairVerdict;
+use crate::league::snapshot::{LeagueSnapshot, LeagueSnapshots, MAX_SHOWN_LEAGUES};
 use crate::league::standings::{BotStanding, GameStandings};
 use crate::store::{LeagueRecord, LeagueStatus};
 
-/// Leagues that have series of their own.
-pub const MAX_LEAGUE_LABELS: usize = 16;
-
-/// How often the league series are brought up to date.
-pub const REFRESH_EVERY: Duration = Duration::from_secs(1);
+/// Leagues that have series of their own: those the league snapshot shows.
+pub const MAX_LEAGUE_LABELS: usize = MAX_SHOWN_LEAGUES;
 
 /// The `game` label value of a league's overall standings.
 pub const OVERALL: &str = "overall";
@@ -433,20 +432,6 @@ fn games_of(record: &LeagueRecord) -> Vec<(Game, u32)> {
         .collect()
 }
 
-/// The leagues shown: running and paused first, then the newest.
-fn shown_leagues(mut leagues: Vec<LeagueRecord>) -> Vec<LeagueRecord> {
-    let active =
-        |l: &LeagueRecord| matches!(l.status, LeagueStatus::Running | LeagueStatus::Paused) as u8;
-    leagues.sort_by(|a, b| {
-        active(b)
-            .cmp(&active(a))
-            .then(b.created_at_ms.cmp(&a.created_at_ms))
-            .then(b.id.cmp(&a.id))
-    });
-    leagues.truncate(MAX_LEAGUE_LABELS);
-    leagues
-}
-
 /// Matches at each place, per game and bot.
 fn placings(played: &[PlayedMatch]) -> BTreeMap<(&'static str, &str, u8), i64> {
     let mut counts = BTreeMap::new();
@@ -460,52 +445,47 @@ fn placings(played: &[PlayedMatch]) -> BTreeMap<(&'static str, &str, u8), i64> {
     counts
 }
 
-/// Keeps the league series of `metrics` up to date every [`REFRESH_EVERY`] until
-/// `shutdown` turns true. A store failure skips one refresh (and is logged).
-pub async fn refresh(metrics: Metrics, leagues: Leagues, mut shutdown: watch::Receiver<bool>) {
+/// Keeps the league series of `metrics` up to date with each league snapshot `snapshots`
+/// publishes, until `shutdown` turns true.
+pub async fn refresh(
+    metrics: Metrics,
+    snapshots: LeagueSnapshots,
+    mut shutdown: watch::Receiver<bool>,
+) {
     let Some(gauges) = metrics.leagues() else {
         return;
     };
+    let mut published = snapshots.subscribe();
     let mut shown: HashMap<String, Shown> = HashMap::new();
-    // A failed refresh may have set some series: the next one publishes them.
-    let mut unpublished = false;
     loop {
-        match refresh_once(gauges, &leagues, &mut shown).await {
-            Ok(changed) if changed || unpublished => {
-                gauges.publish();
-                unpublished = false;
-            }
-            Ok(_) => {}
-            Err(error) => {
-                unpublished = true;
-                debug!(%error, "league metrics not refreshed: the store failed");
-            }
-        }
         tokio::select! {
-            _ = tokio::time::sleep(REFRESH_EVERY) => {}
+            changed = published.changed() => {
+                if changed.is_err() {
+                    return;
+                }
+            }
             _ = shutdown.wait_for(|&down| down) => return,
+        }
+        let snapshot = published.borrow_and_update().clone();
+        if apply_snapshot(gauges, &snapshot, &mut shown) {
+            gauges.publish();
         }
     }
 }
 
-/// Brings the league series up to date; whether any changed (then they are to be
-/// published). A league's standings are computed again only when more of its matches
-/// have finished (see [`Leagues::league_standings_within`]), and its series set again only
-/// when its standings were.
-async fn refresh_once(
+/// Brings the league series up to date with `snapshot`; whether any changed (then they are
+/// to be published). A league's series are set again only when its standings were
+/// computed anew (another [`Played`]) or its progress changed.
+fn apply_snapshot(
     gauges: &LeagueGauges,
-    leagues: &Leagues,
+    snapshot: &LeagueSnapshot,
     shown: &mut HashMap<String, Shown>,
-) -> Result<bool, crate::store::StoreError> {
-    let records = shown_leagues(
-        leagues
-            .leagues()
-            .await?
-            .into_iter()
-            .map(|info| info.record)
-            .collect(),
-    );
-    let names: HashSet<&str> = records.iter().map(|l| l.name.as_str()).collect();
+) -> bool {
+    let names: HashSet<&str> = snapshot
+        .shown
+        .iter()
+        .map(|view| view.info.record.name.as_str())
+        .collect();
     let before = shown.len();
     shown.retain(|name, series| {
         let keep = names.contains(name.as_str());
@@ -515,10 +495,7 @@ async fn refresh_once(
         keep
     });
     let mut changed = shown.len() != before;
-    for record in records {
-        let view = leagues
-            .standings_of(record, RUNNING_STANDINGS_MAX_AGE)
-            .await?;
+    for view in &snapshot.shown {
         let league = &view.info.record;
         let running = view.info.live.playing as u64;
         let done = league.finished_matches;
@@ -543,7 +520,7 @@ async fn refresh_once(
         series.from = Some(view.played.clone());
         changed = true;
     }
-    Ok(changed)
+    changed
 }
 
 /// Sets the standing and placing series of `league` from `played`, and removes those of
@@ -613,7 +590,7 @@ fn set_standings(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::league::service::NotPlayed;
+    use crate::league::service::{Leagues, NotPlayed};
     use crate::league::{PlayedSeat, standings};
     use crate::metrics::tests::value;
     use crate::store::{Store, StoreOperation};
@@ -684,45 +661,42 @@ mod tests {
             .collect()
     }
 
-    /// The league operations on a store of their own that count its failures under
-    /// `league_metrics`, as `serve` gives the refresh; and the store, to close it.
-    async fn counted_leagues(metrics: &Metrics, dir: &std::path::Path) -> (Leagues, Store) {
+    /// The league snapshot of a store of its own that counts its failures under
+    /// `league_snapshot`, as `serve` takes it; the league operations; and the store, to
+    /// close it.
+    async fn counted_snapshots(
+        metrics: &Metrics,
+        dir: &std::path::Path,
+    ) -> (LeagueSnapshots, Leagues, Store) {
         let url = format!("sqlite://{}", dir.join("knobel.db").display());
         let store = Store::connect(&url).await.unwrap();
-        // No league plays here: the refresh reads the store alone.
+        // No league plays here: the snapshot reads the store alone.
         let leagues = Leagues::new(store.clone(), std::sync::Arc::new(NotPlayed));
-        (
-            leagues.counting_errors(metrics, StoreOperation::LeagueMetrics),
-            store,
-        )
+        let snapshots =
+            LeagueSnapshots::new(leagues.counting_errors(metrics, StoreOperation::LeagueSnapshot));
+        (snapshots, leagues, store)
     }
 
     #[tokio::test]
-    async fn a_store_failure_of_the_refresh_is_counted_under_its_operation() {
+    async fn a_store_failure_of_the_league_snapshot_is_counted_under_its_operation() {
         let dir = tempfile::tempdir().unwrap();
         let metrics = Metrics::default();
-        let (leagues, store) = counted_leagues(&metrics, dir.path()).await;
-        let gauges = metrics.leagues().unwrap();
-        let mut shown = HashMap::new();
+        let (snapshots, _, store) = counted_snapshots(&metrics, dir.path()).await;
         let errors = |metrics: &Metrics, operation: &str| {
             let series = format!(r#"knobel_store_errors_total{{operation="{operation}"}}"#);
             value(&metrics.render(), &series)
         };
-        refresh_once(gauges, &leagues, &mut shown).await.unwrap();
-        assert_eq!(errors(&metrics, "league_metrics"), Some(0.0));
-        // The database goes away (its pool is closed): the refresh fails, and is counted.
+        snapshots.take().await.unwrap();
+        assert_eq!(errors(&metrics, "league_snapshot"), Some(0.0));
+        // The database goes away (its pool is closed): the snapshot fails, and is counted.
         store.close().await;
-        refresh_once(gauges, &leagues, &mut shown)
-            .await
-            .unwrap_err();
-        refresh_once(gauges, &leagues, &mut shown)
-            .await
-            .unwrap_err();
-        assert_eq!(errors(&metrics, "league_metrics"), Some(2.0));
+        snapshots.take().await.unwrap_err();
+        snapshots.take().await.unwrap_err();
+        assert_eq!(errors(&metrics, "league_snapshot"), Some(2.0));
         // ...under its own operation only.
         for operation in StoreOperation::ALL
             .iter()
-            .filter(|o| **o != StoreOperation::LeagueMetrics)
+            .filter(|o| **o != StoreOperation::LeagueSnapshot)
         {
             assert_eq!(
                 errors(&metrics, operation.name()),
@@ -736,13 +710,16 @@ mod tests {
     async fn the_refresh_publishes_the_league_series_only_when_they_changed() {
         let dir = tempfile::tempdir().unwrap();
         let metrics = Metrics::default();
-        let (leagues, store) = counted_leagues(&metrics, dir.path()).await;
+        let (snapshots, leagues, store) = counted_snapshots(&metrics, dir.path()).await;
         for (i, bot) in ["ada", "bert", "crook"].into_iter().enumerate() {
             store.add_bot(bot, &format!("{i:064}")).await.unwrap();
         }
         let gauges = metrics.leagues().unwrap();
         let mut shown = HashMap::new();
-        assert!(!refresh_once(gauges, &leagues, &mut shown).await.unwrap());
+        let apply = async |shown: &mut HashMap<String, Shown>| {
+            apply_snapshot(gauges, &snapshots.take().await.unwrap(), shown)
+        };
+        assert!(!apply(&mut shown).await);
         leagues
             .create(
                 "name = \"big\"\nseed = 1\nbots = [\"ada\", \"bert\", \"crook\"]\n\
@@ -751,14 +728,14 @@ mod tests {
             .await
             .unwrap();
         // A new league: its series are set, to be published.
-        assert!(refresh_once(gauges, &leagues, &mut shown).await.unwrap());
+        assert!(apply(&mut shown).await);
         // Nothing happened since: nothing to publish again.
-        assert!(!refresh_once(gauges, &leagues, &mut shown).await.unwrap());
-        assert!(!refresh_once(gauges, &leagues, &mut shown).await.unwrap());
+        assert!(!apply(&mut shown).await);
+        assert!(!apply(&mut shown).await);
         // It starts: its status series change.
         leagues.start("big").await.unwrap();
-        assert!(refresh_once(gauges, &leagues, &mut shown).await.unwrap());
-        assert!(!refresh_once(gauges, &leagues, &mut shown).await.unwrap());
+        assert!(apply(&mut shown).await);
+        assert!(!apply(&mut shown).await);
         store.close().await;
     }
 

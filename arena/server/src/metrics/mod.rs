@@ -467,8 +467,8 @@ impl Metrics {
     }
 
     /// What a scrape of `/metrics` gets: the arena's own series as they are now, then the
-    /// league series as the refresh last published them ([`leagues::refresh`], every
-    /// [`leagues::REFRESH_EVERY`] when they changed). Its cost does not depend on the
+    /// league series as the refresh last published them ([`leagues::refresh`], with each
+    /// league snapshot that changed them). Its cost does not depend on the
     /// leagues or on what is stored: no store call, no standings, no league series
     /// rendered.
     pub fn scrape(&self) -> Bytes {

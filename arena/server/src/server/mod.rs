@@ -35,6 +35,7 @@ use tracing::{info, warn};
 
 use crate::league::scheduler::Scheduler;
 use crate::league::service::Leagues;
+use crate::league::snapshot::LeagueSnapshots;
 use crate::lobby::Lobby;
 use crate::metrics::Metrics;
 use crate::net::{self, AuthThrottle, NetLimits, PeerCounter};
@@ -256,6 +257,8 @@ struct Services {
     /// Drained on shutdown.
     lobby: Arc<Lobby>,
     leagues: Leagues,
+    /// The one league snapshot the metrics and the live pages read.
+    snapshots: LeagueSnapshots,
     logs_in_flight: Arc<tokio::sync::Semaphore>,
     net_metrics: net::NetMetrics,
 }
@@ -277,7 +280,7 @@ async fn build_services(
         shutdown_rx.clone(),
     );
     let streams = StreamRegistry::default();
-    let leagues =
+    let (leagues, snapshots) =
         start_background_tasks(store, metrics, instance, &lobby, &streams, shutdown_rx).await;
     let logs_in_flight = Arc::new(tokio::sync::Semaphore::new(MAX_LOGS_IN_FLIGHT));
     let throttle = Arc::new(AuthThrottle::from_limits(&config.net));
@@ -318,6 +321,7 @@ async fn build_services(
         admin_auth,
         lobby,
         leagues,
+        snapshots,
         logs_in_flight,
         net_metrics,
     }
@@ -325,7 +329,7 @@ async fn build_services(
 
 /// Starts the background tasks of a serving arena, in this order: the revocation watch,
 /// the league scheduler, and (with metrics, after the registered bots' series) the
-/// leagues' refresh. Gives the leagues.
+/// league series' refresh from the league snapshot. Gives the leagues and the snapshot.
 async fn start_background_tasks(
     store: &Store,
     metrics: &Metrics,
@@ -333,7 +337,7 @@ async fn start_background_tasks(
     lobby: &Arc<Lobby>,
     streams: &StreamRegistry,
     shutdown_rx: &watch::Receiver<bool>,
-) -> Leagues {
+) -> (Leagues, LeagueSnapshots) {
     // Bots revoked by another process (`knobel bot revoke`) lose their streams within
     // `streams::REVOKE_POLL`.
     tokio::spawn(
@@ -358,14 +362,16 @@ async fn start_background_tasks(
         register_bot_series(store, metrics).await;
     }
     let leagues = Leagues::new(store.clone(), scheduler);
+    let snapshots =
+        LeagueSnapshots::new(leagues.counting_errors(metrics, StoreOperation::LeagueSnapshot));
     if metrics.enabled() {
         tokio::spawn(crate::metrics::leagues::refresh(
             metrics.clone(),
-            leagues.counting_errors(metrics, StoreOperation::LeagueMetrics),
+            snapshots.clone(),
             shutdown_rx.clone(),
         ));
     }
-    leagues
+    (leagues, snapshots)
 }
 
 /// Registered bots have their series from start-up, in registration order.
@@ -396,6 +402,7 @@ fn spawn_web(
         services
             .leagues
             .counting_errors(metrics, StoreOperation::Web),
+        services.snapshots.clone(),
         services.logs_in_flight.clone(),
         page_tokens,
     );

@@ -1,19 +1,17 @@
-//! The live standings: one task polls the leagues that live pages watch and, when a
-//! league's standings change (at most once per [`super::STANDINGS_MAX_AGE`]), renders them once and hands the same text to every
-//! page watching it (server-sent events). The work does not grow with the pages watching.
+//! The live standings: one task follows the league snapshot (the one the metrics read,
+//! [`LeagueSnapshots`]) and, when the standings or the status of a league that live pages
+//! watch change, renders them once and hands the same text to every page watching it
+//! (server-sent events). The work does not grow with the pages watching, and no page reads
+//! the store for it.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use tokio::sync::watch;
 use tracing::warn;
 
-use super::{WebError, pages};
-use crate::league::service::Leagues;
-
-/// How often the leagues that live pages watch are looked at.
-pub const LIVE_POLL: Duration = Duration::from_millis(500);
+use super::pages;
+use crate::league::snapshot::{LeagueSnapshot, LeagueSnapshots, Watching};
 
 /// What a live page was last sent: the standings of so many results, in a status.
 type Progress = (usize, crate::store::LeagueStatus);
@@ -21,18 +19,20 @@ type Progress = (usize, crate::store::LeagueStatus);
 struct Channel {
     tx: watch::Sender<Arc<String>>,
     shown: Option<Progress>,
+    /// Keeps the league in the snapshot while pages watch it.
+    _watching: Watching,
 }
 
 /// The live standings of the leagues being watched.
 pub(super) struct Live {
-    leagues: Leagues,
+    snapshots: LeagueSnapshots,
     channels: Mutex<HashMap<String, Channel>>,
 }
 
 impl Live {
-    pub(super) fn new(leagues: Leagues) -> Live {
+    pub(super) fn new(snapshots: LeagueSnapshots) -> Live {
         Live {
-            leagues,
+            snapshots,
             channels: Mutex::new(HashMap::new()),
         }
     }
@@ -45,62 +45,54 @@ impl Live {
             .or_insert_with(|| Channel {
                 tx: watch::channel(Arc::new(String::new())).0,
                 shown: None,
+                _watching: self.snapshots.watch(league).1,
             })
             .tx
             .subscribe()
     }
 
-    /// Polls every [`LIVE_POLL`] until `stopping` turns true.
+    /// Follows the league snapshot until `stopping` turns true.
     pub(super) async fn run(self: Arc<Self>, mut stopping: watch::Receiver<bool>) {
-        let mut tick = tokio::time::interval(LIVE_POLL);
-        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut snapshots = self.snapshots.subscribe();
         loop {
             tokio::select! {
-                _ = tick.tick() => {}
+                changed = snapshots.changed() => {
+                    if changed.is_err() {
+                        return;
+                    }
+                }
                 _ = stopping.changed() => return,
             }
             if *stopping.borrow() {
                 return;
             }
-            if let Err(error) = self.tick().await {
-                warn!(error = %super::chain(&error), "cannot update the live standings");
-            }
+            let snapshot = snapshots.borrow_and_update().clone();
+            self.show(&snapshot);
         }
     }
 
-    async fn tick(&self) -> Result<(), WebError> {
-        let watched: Vec<String> = {
-            let mut channels = self.channels.lock().expect("live lock");
-            channels.retain(|_, c| c.tx.receiver_count() > 0);
-            channels.keys().cloned().collect()
-        };
-        if watched.is_empty() {
-            return Ok(());
-        }
-        for name in watched {
-            let Some(view) = self
-                .leagues
-                .league_standings_within(&name, super::STANDINGS_MAX_AGE)
-                .await?
-            else {
+    /// Sends every watched league whose standings or status changed in `snapshot` to its
+    /// pages; forgets the leagues no page watches any more.
+    fn show(&self, snapshot: &LeagueSnapshot) {
+        let mut channels = self.channels.lock().expect("live lock");
+        channels.retain(|_, c| c.tx.receiver_count() > 0);
+        for (name, channel) in channels.iter_mut() {
+            let Some(view) = snapshot.league(name) else {
                 continue;
             };
             let progress = (view.played.results.len(), view.info.record.status);
-            let shown = self
-                .channels
-                .lock()
-                .expect("live lock")
-                .get(&name)
-                .and_then(|c| c.shown);
-            if shown == Some(progress) {
+            if channel.shown == Some(progress) {
                 continue;
             }
-            let html = pages::live_section(&view)?;
-            if let Some(channel) = self.channels.lock().expect("live lock").get_mut(&name) {
-                channel.shown = Some(progress);
-                channel.tx.send_replace(Arc::new(html));
+            match pages::live_section(view) {
+                Ok(html) => {
+                    channel.shown = Some(progress);
+                    channel.tx.send_replace(Arc::new(html));
+                }
+                Err(error) => {
+                    warn!(error = %super::chain(&error), league = %name, "cannot render the live standings");
+                }
             }
         }
-        Ok(())
     }
 }

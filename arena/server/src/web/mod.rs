@@ -35,10 +35,9 @@ use tokio::sync::{Semaphore, watch};
 use tracing::error;
 
 use crate::league::service::Leagues;
+use crate::league::snapshot::LeagueSnapshots;
 use crate::net::WebListener;
 use crate::store::{Store, StoreError};
-
-pub use live::LIVE_POLL;
 
 /// How old a running league's standings may be on a page: they are computed again at most
 /// this often, however many pages ask (GetStandings always has the latest). The metrics
@@ -66,16 +65,18 @@ pub struct Web {
 }
 
 impl Web {
-    /// The pages of the leagues and matches of `store`, with `leagues`' live progress;
-    /// match logs count against `logs_in_flight` (GetMatchLog's bound).
+    /// The pages of the leagues and matches of `store`, with `leagues`' live progress; the
+    /// live standings follow `snapshots` (the metrics' league snapshot); match logs count
+    /// against `logs_in_flight` (GetMatchLog's bound).
     pub fn new(
         store: Store,
         leagues: Leagues,
+        snapshots: LeagueSnapshots,
         logs_in_flight: Arc<Semaphore>,
         page_tokens: crate::page_token::PageTokens,
     ) -> Web {
         Web {
-            live: Arc::new(live::Live::new(leagues.clone())),
+            live: Arc::new(live::Live::new(snapshots)),
             store,
             leagues,
             logs_in_flight,
