@@ -314,6 +314,7 @@ store_tests!(
     seat_results_carry_bot_ids,
     revoked_among_finds_revoked_bots,
     leases_decide_which_matches_are_orphans,
+    the_database_clock_is_unix_milliseconds,
     retried_writes_are_written_once,
     recorder_retries_until_the_database_answers,
     calls_time_out_on_a_locked_database,
@@ -2193,6 +2194,22 @@ async fn revoked_among_finds_revoked_bots(db: TestDb) {
 
 /// Only the running matches of instances whose lease has run out (or that have no owner)
 /// are orphans; a live instance's matches and finished matches are never touched.
+/// Leases and claims use the database's clock: unix milliseconds, here on the same machine
+/// as the test's own clock, and never going back.
+async fn the_database_clock_is_unix_milliseconds(db: TestDb) {
+    let store = db.store().await;
+    let before = now_ms();
+    let first = store.db_now_ms().await.unwrap();
+    let second = store.db_now_ms().await.unwrap();
+    let after = now_ms();
+    // Within a second of this machine's clock (the database may round to the millisecond).
+    assert!(
+        before - 1_000 <= first && second <= after + 1_000,
+        "{before} <= {first} <= {second} <= {after}"
+    );
+    assert!(first <= second, "{first} then {second}");
+}
+
 async fn leases_decide_which_matches_are_orphans(db: TestDb) {
     let plain = db.store().await;
     let (a, b) = (InstanceId::new("aaaa"), InstanceId::new("bbbb"));

@@ -6,8 +6,9 @@
 //! matches it starts as its own (`matches.owner_instance`). A running match whose owner's
 //! lease has run out (its arena crashed, was killed, or has been cut off from the database
 //! for longer than its lease) cannot go on: any arena aborts it
-//! ([`Store::abort_orphaned_matches`]). Times are the arenas' clocks in unix milliseconds,
-//! so arenas sharing a database need clocks that agree to well within a lease (NTP).
+//! ([`Store::abort_orphaned_matches`]). Lease times are the database's clock in unix
+//! milliseconds ([`Store::db_now_ms`]): arenas sharing a database agree on when a lease has
+//! run out whatever their own clocks say.
 
 use std::fmt;
 use std::sync::Arc;
@@ -72,7 +73,19 @@ fn millis(duration: Duration) -> i64 {
 }
 
 impl Store {
-    /// Takes or renews the lease of `instance` at `now_ms`, holding for `lease` from then:
+    /// The database's clock, in unix milliseconds: the one clock that every arena on the
+    /// database shares, for leases and claims (an arena's own clock may be off).
+    pub async fn db_now_ms(&self) -> Result<i64, StoreError> {
+        let sql = match self.backend_name() {
+            "postgres" => "SELECT CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000 AS BIGINT)",
+            _ => "SELECT CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER)",
+        };
+        with_pool!(self, pool => sqlx::query_scalar(sql).fetch_one(pool).await)
+            .map_err(StoreError::db("reading the database's clock"))
+    }
+
+    /// Takes or renews the lease of `instance` at `now_ms` (the database's clock,
+    /// [`Store::db_now_ms`]), holding for `lease` from then:
     /// registers the instance the first time (with `started_at_ms`), and again if its row
     /// was removed meanwhile.
     pub async fn renew_lease(
@@ -138,7 +151,7 @@ impl Store {
     }
 
     /// Marks aborted, for `reason`, every running match whose owner's lease has run out at
-    /// `now_ms` (or that has no lease at all: a released lease, or a row from before leases
+    /// `now_ms` (the database's clock, [`Store::db_now_ms`]) (or that has no lease at all: a released lease, or a row from before leases
     /// were kept) and every running match without an owner. The matches of an instance
     /// whose lease holds are never touched. Returns how many were aborted.
     pub async fn abort_orphaned_matches(

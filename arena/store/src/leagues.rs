@@ -548,7 +548,8 @@ impl Store {
         match_id: &str,
         instance: Option<&str>,
     ) -> Result<Option<u32>, StoreError> {
-        let now = now_ms();
+        // The database's clock: arenas whose clocks disagree still agree on stale claims.
+        let now = self.db_now_ms().await?;
         let attempt: Option<i32> = with_writer!(self, pool => {
             let sql = if self.backend_name() == "postgres" {
                 concat!(
