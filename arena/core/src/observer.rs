@@ -54,6 +54,7 @@ impl StoreObserver for Unobserved {
     fn failed(&self, _: StoreOperation) {}
     fn pending_writes(&self, _: usize) {}
     fn committed(&self, _: bool, _: Duration) {}
+    fn stale_result_refused(&self) {}
 }
 
 impl RuntimeObserver for Unobserved {

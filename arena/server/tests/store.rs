@@ -316,6 +316,7 @@ store_tests!(
     leases_decide_which_matches_are_orphans,
     the_database_clock_is_unix_milliseconds,
     retried_writes_are_written_once,
+    a_late_result_of_an_aborted_match_is_refused_and_counted,
     recorder_retries_until_the_database_answers,
     calls_time_out_on_a_locked_database,
     the_retry_backlog_is_bounded,
@@ -2319,6 +2320,52 @@ async fn leases_decide_which_matches_are_orphans(db: TestDb) {
 
 /// A finish or abort written again with the same values (a retry of a write whose commit
 /// was not confirmed) succeeds without writing anything twice; a different one is refused.
+/// Counts the late results the recorder refused.
+#[derive(Clone, Default)]
+struct StaleResults(std::sync::Arc<std::sync::atomic::AtomicUsize>);
+
+impl knobel_arena::store::StoreObserver for StaleResults {
+    fn failed(&self, _: knobel_arena::store::StoreOperation) {}
+    fn pending_writes(&self, _: usize) {}
+    fn committed(&self, _: bool, _: Duration) {}
+    fn stale_result_refused(&self) {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+/// A result of a match that another arena has aborted meanwhile (its arena's lease ran
+/// out: it was paused or cut off) is refused, never counted, and the observer is told; an
+/// abort that finds its match over, or a result that goes through, is not a late result.
+async fn a_late_result_of_an_aborted_match_is_refused_and_counted(db: TestDb) {
+    let store = db.store().await;
+    for id in ["late", "on-time", "twice"] {
+        store
+            .insert_match(&new_match(id, "zokken", &["alice", "bob"], 1))
+            .await
+            .unwrap();
+    }
+    // Another arena's sweep: the owner-less matches are aborted.
+    store.abort_match("late", "swept", None, 5).await.unwrap();
+    store.abort_match("twice", "swept", None, 5).await.unwrap();
+    let stale = StaleResults::default();
+    let recorder = Recorder::spawn_observed(store.clone(), stale.clone());
+    let count = || stale.0.load(std::sync::atomic::Ordering::SeqCst);
+    let recorded = recorder.record(finish("late", &[2, 1], 10)).await;
+    assert!(
+        matches!(recorded, Recorded::Refused(StoreError::MatchNotRunning { ref id }) if id == "late"),
+        "{recorded:?}"
+    );
+    assert_eq!(count(), 1);
+    assert_eq!(status_of(&store, "late").await, Some(MatchStatus::Aborted));
+    assert!(store.seat_results("late").await.unwrap().is_empty());
+    // Not late: an abort of a match already over, a result that goes through.
+    let recorded = recorder.record(abort("twice", 11)).await;
+    assert!(matches!(recorded, Recorded::Refused(_)), "{recorded:?}");
+    let recorded = recorder.record(finish("on-time", &[1, 2], 12)).await;
+    assert!(matches!(recorded, Recorded::Written), "{recorded:?}");
+    assert_eq!(count(), 1);
+}
+
 async fn retried_writes_are_written_once(db: TestDb) {
     let store = db.store().await;
     for id in ["f", "g", "h"] {

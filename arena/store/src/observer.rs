@@ -93,6 +93,11 @@ pub trait StoreObserver: Send + Sync + 'static {
     fn pending_writes(&self, writes: usize);
     /// A batch of match records was committed (`ok`) or failed, after `took`.
     fn committed(&self, ok: bool, took: Duration);
+    /// A match result was refused because its match was no longer running: another arena
+    /// aborted it after this arena's lease ran out (the late result of an arena that was
+    /// paused or cut off from the database). The match is played again; this result never
+    /// counts.
+    fn stale_result_refused(&self);
 }
 
 /// A shared observer observes as the one it shares (the runtime keeps its observer as an
@@ -106,6 +111,9 @@ impl<T: StoreObserver + ?Sized> StoreObserver for std::sync::Arc<T> {
     }
     fn committed(&self, ok: bool, took: Duration) {
         (**self).committed(ok, took)
+    }
+    fn stale_result_refused(&self) {
+        (**self).stale_result_refused()
     }
 }
 

@@ -184,6 +184,7 @@ impl Recorder {
     /// ([`Recorded::Pending`]).
     pub async fn record(&self, write: MatchWrite) -> Recorded {
         let id = match_id(&write).to_owned();
+        let result = matches!(write, MatchWrite::Finish(_) | MatchWrite::FinishLeague(..));
         match self.submit(write, true).await {
             Ok(()) => Recorded::Written,
             Err(error) if error.is_unavailable() => {
@@ -194,7 +195,12 @@ impl Recorder {
                 );
                 Recorded::Pending
             }
-            Err(error) => Recorded::Refused(error),
+            Err(error) => {
+                if result && matches!(error, StoreError::MatchNotRunning { .. }) {
+                    self.stale_result_refused(&id);
+                }
+                Recorded::Refused(error)
+            }
         }
     }
 
@@ -214,6 +220,17 @@ impl Recorder {
             result.await.unwrap_or(Err(StoreError::RecorderStopped))
         };
         super::timed(self.timeout, job).await
+    }
+
+    /// Counts and logs the refused result of match `id`, which is no longer running.
+    fn stale_result_refused(&self, id: &str) {
+        warn!(
+            match_id = id,
+            "a match result is refused: the match is no longer running (another arena aborted it after this arena's lease ran out)"
+        );
+        if let Some(observer) = &self.backlog.observer {
+            observer.stale_result_refused();
+        }
     }
 
     /// Puts `write` in the retry backlog without trying it now.
@@ -364,10 +381,15 @@ fn retried(
                 "a kept abort found its match not running: nothing to do"
             );
         }
-        Err(StoreError::MatchNotRunning { .. }) => warn!(
-            match_id = id,
-            "a match result kept while the store was unavailable is refused: the match is no longer running (another arena aborted it after this arena's lease ran out)"
-        ),
+        Err(StoreError::MatchNotRunning { .. }) => {
+            warn!(
+                match_id = id,
+                "a match result kept while the store was unavailable is refused: the match is no longer running (another arena aborted it after this arena's lease ran out)"
+            );
+            if let Some(observer) = observer {
+                observer.stale_result_refused();
+            }
+        }
         Err(error) => {
             error!(match_id = id, error = %error, "a match record kept while the store was unavailable cannot be written: it is dropped")
         }

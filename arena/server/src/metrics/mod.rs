@@ -18,8 +18,8 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use knobel_engine::{ForfeitReason, Game, StrikeReason};
 use prometheus::{
-    Encoder, HistogramOpts, HistogramVec, IntCounterVec, IntGauge, IntGaugeVec, Opts, Registry,
-    TextEncoder,
+    Encoder, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge, IntGaugeVec, Opts,
+    Registry, TextEncoder,
 };
 use tokio::net::TcpListener;
 
@@ -83,6 +83,7 @@ struct Inner {
     store_commit_seconds: HistogramVec,
     store_errors: IntCounterVec,
     store_pending: IntGauge,
+    stale_results: IntCounter,
     leagues: leagues::LeagueGauges,
     /// The last scrape's text, when its rendering began and how long it took: served again
     /// to the scrapes within `reuse` of that, or `reuse_per_render` times what it took
@@ -140,9 +141,9 @@ impl Register<'_> {
             .set(1);
     }
 
-    /// The store's metrics: commit durations by result, failed calls by operation, and
-    /// the records kept for a retry.
-    fn store_metrics(&self) -> (HistogramVec, IntCounterVec, IntGauge) {
+    /// The store's metrics: commit durations by result, failed calls by operation, the
+    /// records kept for a retry, and the late results refused.
+    fn store_metrics(&self) -> (HistogramVec, IntCounterVec, IntGauge, IntCounter) {
         let store_commit_seconds = self.histogram(
             "store_commit_duration_seconds",
             "Time to commit one batch of match records (starts, results, aborts), by whether \
@@ -166,7 +167,22 @@ impl Register<'_> {
         self.0
             .register(Box::new(store_pending.clone()))
             .expect("unique metric");
-        (store_commit_seconds, store_errors, store_pending)
+        let stale_results = IntCounter::new(
+            "stale_results_refused_total",
+            "Match results refused because their match was no longer running: another arena \
+             aborted it after this arena's lease ran out (a paused or cut-off arena's late \
+             result; the match is played again, the result never counted).",
+        )
+        .expect("valid metric");
+        self.0
+            .register(Box::new(stale_results.clone()))
+            .expect("unique metric");
+        (
+            store_commit_seconds,
+            store_errors,
+            store_pending,
+            stale_results,
+        )
     }
 
     pub(crate) fn counter(&self, name: &str, help: &str, labels: &[&str]) -> IntCounterVec {
@@ -283,7 +299,7 @@ impl Metrics {
             &["game", "bot", "reason"],
         );
         let streams = r.gauge("play_streams", "Open Play streams, per bot.", &["bot"]);
-        let (store_commit_seconds, store_errors, store_pending) = r.store_metrics();
+        let (store_commit_seconds, store_errors, store_pending, stale_results) = r.store_metrics();
         let leagues = leagues::LeagueGauges::new();
         start_up_series(
             &matches_started,
@@ -306,6 +322,7 @@ impl Metrics {
                 store_commit_seconds,
                 store_errors,
                 store_pending,
+                stale_results,
                 leagues,
                 scraped: tokio::sync::Mutex::new(None),
                 reuse: reuse.0,
@@ -569,8 +586,9 @@ impl RuntimeObserver for Metrics {
     }
 }
 
-/// The store's failures, retry backlog and commits, as `knobel_store_errors_total`,
-/// `knobel_store_pending_writes` and `knobel_store_commit_seconds`.
+/// The store's failures, retry backlog, commits and refused late results, as
+/// `knobel_store_errors_total`, `knobel_store_pending_writes`,
+/// `knobel_store_commit_duration_seconds` and `knobel_stale_results_refused_total`.
 impl StoreObserver for Metrics {
     fn failed(&self, operation: StoreOperation) {
         if !self.inner.enabled {
@@ -599,5 +617,11 @@ impl StoreObserver for Metrics {
             .store_commit_seconds
             .with_label_values(&[if ok { "ok" } else { "error" }])
             .observe(took.as_secs_f64());
+    }
+
+    fn stale_result_refused(&self) {
+        if self.inner.enabled {
+            self.inner.stale_results.inc();
+        }
     }
 }

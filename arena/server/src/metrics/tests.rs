@@ -234,6 +234,16 @@ async fn connections(addr: std::net::SocketAddr, n: usize) -> Vec<tokio::net::Tc
     open
 }
 
+#[test]
+fn refused_late_results_are_counted() {
+    let metrics = Metrics::default();
+    let series = "knobel_stale_results_refused_total";
+    assert_eq!(value(&metrics.render(), series), Some(0.0));
+    metrics.stale_result_refused();
+    metrics.stale_result_refused();
+    assert_eq!(value(&metrics.render(), series), Some(2.0));
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn forty_scrapers_at_once_from_one_address_are_all_answered() {
     let metrics = Metrics::default();
