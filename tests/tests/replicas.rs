@@ -47,6 +47,33 @@ async fn running_match(store: &Store, within: Duration) -> String {
     .await
 }
 
+/// A league on the shared database: the lead arena `lead` (the older) exports its series,
+/// the other none, so that a sum over both counts it once.
+async fn one_arena_exports_the_league_series(store: &Store, lead: &Arena, other: &Arena) {
+    use knobel_arena::league::service::{Leagues, NotPlayed};
+    let leagues = Leagues::new(store.clone(), std::sync::Arc::new(NotPlayed));
+    leagues
+        .create(
+            "name = \"shared\"\nseed = 1\n\
+             bots = [\"a-slow\", \"a-quick\", \"b-one\", \"b-two\"]\n\
+             [games.schocken]\ntable_size = 2\n",
+        )
+        .await
+        .unwrap();
+    let status = "knobel_league_status";
+    poll_every(
+        Duration::from_millis(50),
+        Duration::from_secs(30),
+        "the lead arena exports the league's series",
+        || async { (lead.metric(status).await == 1.0).then_some(()) },
+    )
+    .await;
+    // The other has taken at least one snapshot since (every 500 ms): still none.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let text = other.metrics_text().await;
+    assert!(!text.contains("league=\"shared\""), "{text}");
+}
+
 #[cfg_attr(
     knobel_without_postgres,
     ignore = "built with KNOBEL_TEST_WITHOUT=postgres: needs PostgreSQL"
@@ -121,6 +148,7 @@ async fn two_arenas_on_one_database_each_finish_their_matches() {
         assert_eq!(games.len(), 2, "{owners:?}");
         assert!(games[0] == games[1], "{owners:?}");
     }
+    one_arena_exports_the_league_series(&store, &a, &b).await;
     assert!(a.terminate().await.success());
     assert!(b.terminate().await.success());
     // A clean stop releases the lease.

@@ -315,6 +315,7 @@ store_tests!(
     revoked_among_finds_revoked_bots,
     leases_decide_which_matches_are_orphans,
     the_database_clock_is_unix_milliseconds,
+    the_oldest_live_arena_leads,
     retried_writes_are_written_once,
     a_late_result_of_an_aborted_match_is_refused_and_counted,
     recorder_retries_until_the_database_answers,
@@ -2195,6 +2196,30 @@ async fn revoked_among_finds_revoked_bots(db: TestDb) {
 
 /// Only the running matches of instances whose lease has run out (or that have no owner)
 /// are orphans; a live instance's matches and finished matches are never touched.
+/// The lead arena on a database is the oldest whose lease holds by the database's clock.
+async fn the_oldest_live_arena_leads(db: TestDb) {
+    let store = db.store().await;
+    assert_eq!(store.oldest_live_instance().await.unwrap(), None);
+    let now = store.db_now_ms().await.unwrap();
+    let lease = Duration::from_secs(60);
+    let id = |name: &str| InstanceId::new(name);
+    store
+        .renew_lease(&id("a"), lease, 1_000, now)
+        .await
+        .unwrap();
+    // Older, but its lease ran out a minute ago.
+    store
+        .renew_lease(&id("gone"), Duration::from_secs(5), 500, now - 65_000)
+        .await
+        .unwrap();
+    assert_eq!(store.oldest_live_instance().await.unwrap(), Some(id("a")));
+    // An older live one leads; when it leaves, the next oldest.
+    store.renew_lease(&id("b"), lease, 900, now).await.unwrap();
+    assert_eq!(store.oldest_live_instance().await.unwrap(), Some(id("b")));
+    assert!(store.release_lease(&id("b")).await.unwrap());
+    assert_eq!(store.oldest_live_instance().await.unwrap(), Some(id("a")));
+}
+
 /// Leases and claims use the database's clock: unix milliseconds, here on the same machine
 /// as the test's own clock, and never going back.
 async fn the_database_clock_is_unix_milliseconds(db: TestDb) {

@@ -178,6 +178,23 @@ impl Store {
         ))
     }
 
+    /// The oldest instance whose lease holds by the database's clock (`None` if none
+    /// does): the lead arena among those on this database (ties by id).
+    pub async fn oldest_live_instance(&self) -> Result<Option<InstanceId>, StoreError> {
+        let now = self.db_now_ms().await?;
+        let id: Option<String> = with_pool!(self, pool => {
+            sqlx::query_scalar(
+                "SELECT id FROM arena_instances WHERE heartbeat_at_ms + lease_ms >= $1 \
+                 ORDER BY started_at_ms, id LIMIT 1",
+            )
+            .bind(now)
+            .fetch_optional(pool)
+            .await
+        })
+        .map_err(StoreError::db("reading the live arenas"))?;
+        Ok(id.map(InstanceId::new))
+    }
+
     /// The owner of match `id` (`None` if it has none or is not stored).
     pub async fn match_owner(&self, id: &str) -> Result<Option<InstanceId>, StoreError> {
         let owner: Option<Option<String>> = with_pool!(self, pool => {

@@ -456,6 +456,22 @@ impl Leagues {
         }))
     }
 
+    /// Whether this arena leads the arenas on its database: it is the oldest whose lease
+    /// holds ([`Store::oldest_live_instance`]). One arena speaks for the leagues where all
+    /// would say the same (their metrics' league series: a sum over arenas counts each
+    /// league once). An arena without an instance (tools, tests) leads, and so does one
+    /// that finds no live lease (its own has lapsed: better twice than none).
+    pub async fn leads(&self) -> Result<bool, StoreError> {
+        let Some(me) = self.store.owner() else {
+            return Ok(true);
+        };
+        Ok(self
+            .store
+            .oldest_live_instance()
+            .await?
+            .is_none_or(|oldest| oldest == *me))
+    }
+
     /// Every league with its progress: what ListLeagues serves.
     pub async fn leagues(&self) -> Result<Vec<LeagueInfo>, StoreError> {
         let leagues = self.store.list_leagues().await?;

@@ -37,6 +37,9 @@ pub struct LeagueSnapshot {
     pub shown: Vec<LeagueView>,
     /// The leagues watched that are not among them.
     pub watched: Vec<LeagueView>,
+    /// Whether this arena leads the arenas on its database ([`Leagues::leads`]): only the
+    /// lead arena's metrics export the league series.
+    pub lead: bool,
 }
 
 impl LeagueSnapshot {
@@ -164,7 +167,10 @@ impl LeagueSnapshots {
             watched.keys().cloned().collect()
         };
         let (shown, rest) = shown_leagues(records.collect());
-        let mut snapshot = LeagueSnapshot::default();
+        let mut snapshot = LeagueSnapshot {
+            lead: leagues.leads().await?,
+            ..LeagueSnapshot::default()
+        };
         for record in shown {
             snapshot.shown.push(
                 leagues
@@ -240,6 +246,8 @@ mod tests {
         expected.extend((2..=MAX_SHOWN_LEAGUES).rev().map(|i| format!("l{i:02}")));
         assert_eq!(names(&snapshot.shown), expected);
         assert!(snapshot.watched.is_empty());
+        // No arena instance (a tool's store): it leads.
+        assert!(snapshot.lead);
         assert!(snapshot.league("l01").is_none());
         // A league no page watches any more leaves the snapshot again.
         let (_first, watching) = snapshots.watch("l01");

@@ -10,7 +10,8 @@
 //! Leagues are a bounded label set: the [`MAX_LEAGUE_LABELS`] leagues the snapshot shows are
 //! the running and paused ones first, then the newest; the series of a league no longer
 //! shown are removed. A league's series are set again only when its standings were computed
-//! anew.
+//! anew. Where several arenas share a database only the lead one (the snapshot's `lead`:
+//! the oldest live arena) exports league series; the others remove theirs.
 //!
 //! The league series are in a registry of their own, rendered to text by the refresh when
 //! they changed ([`LeagueGauges::publish`]): a scrape copies that text after the arena's
@@ -481,8 +482,13 @@ fn apply_snapshot(
     snapshot: &LeagueSnapshot,
     shown: &mut HashMap<String, Shown>,
 ) -> bool {
-    let names: HashSet<&str> = snapshot
-        .shown
+    // Another arena on the database leads: it exports the league series, this one none.
+    let views = if snapshot.lead {
+        snapshot.shown.as_slice()
+    } else {
+        &[]
+    };
+    let names: HashSet<&str> = views
         .iter()
         .map(|view| view.info.record.name.as_str())
         .collect();
@@ -495,7 +501,7 @@ fn apply_snapshot(
         keep
     });
     let mut changed = shown.len() != before;
-    for view in &snapshot.shown {
+    for view in views {
         let league = &view.info.record;
         let running = view.info.live.playing as u64;
         let done = league.finished_matches;
@@ -736,6 +742,21 @@ mod tests {
         leagues.start("big").await.unwrap();
         assert!(apply(&mut shown).await);
         assert!(!apply(&mut shown).await);
+        let series = r#"knobel_league_status{league="big",status="running"} 1"#;
+        assert!(metrics.render().contains(series));
+        // Another arena on the database leads: this one exports no league series.
+        let mut follower = snapshots.take().await.unwrap();
+        follower.lead = false;
+        assert!(apply_snapshot(gauges, &follower, &mut shown));
+        assert!(
+            !metrics.render().contains("league=\"big\""),
+            "{}",
+            metrics.render()
+        );
+        assert!(!apply_snapshot(gauges, &follower, &mut shown));
+        // It leads again (the lead arena went away): the series are back.
+        assert!(apply(&mut shown).await);
+        assert!(metrics.render().contains(series));
         store.close().await;
     }
 
