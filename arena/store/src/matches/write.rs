@@ -1,7 +1,7 @@
 //! Recording matches: starts, finishes and aborts, in one transaction per batch. The
 //! transaction's body is written once and expanded per backend (`with_writer!`), so its
 //! parts are macros (`start_in_batch!`, `finish_in_batch!`, `abort_in_batch!`,
-//! `insert_seats!`, `seat_counts!`, `record_seat_results!`) rather than functions generic
+//! `insert_seats!`, `record_seat_results!`) rather than functions generic
 //! over sqlx's databases.
 //!
 //! A match's seats are stored once, in `match_seats`: a start inserts one row per seat (its
@@ -16,9 +16,6 @@ use crate::{
 /// Seat rows written by one statement (at most nine parameters each: 9 000 per statement,
 /// well within SQLite's 32 766 and PostgreSQL's 65 535).
 const SEAT_ROWS_PER_STATEMENT: usize = 1_000;
-
-/// Matches whose seats are counted by one statement.
-const MATCHES_PER_COUNT: usize = 1_000;
 
 /// A started seat to insert into `match_seats`: match id, seat, bot name, bot id (`None`: a
 /// built-in player, or not known).
@@ -269,6 +266,15 @@ const FINISH: &str = "recording the end of a match";
 const ABORT: &str = "aborting a match";
 const LEAGUE: &str = "recording the end of a league match";
 
+/// How many seats finished match `finished` has: `stored` (counted when its end was
+/// written), or, if none were, those its start in the same batch inserts after the finishes.
+fn seats_of(finished: &FinishedMatch, stored: i64, started: &[StartedSeat<'_>]) -> usize {
+    match usize::try_from(stored) {
+        Ok(0) | Err(_) => started.iter().filter(|s| s.0 == finished.id).count(),
+        Ok(stored) => stored,
+    }
+}
+
 /// The seats of a match just started, as `match_seats` rows.
 fn started_seats(new: &NewMatch) -> impl Iterator<Item = StartedSeat<'_>> {
     new.seat_names.iter().enumerate().map(|(seat, name)| {
@@ -314,8 +320,8 @@ macro_rules! start_in_batch {
 }
 
 /// A finish in the batch's transaction `$tx`: the match row, its league match counted (its
-/// league added to `$leagues`); the match and its game are added to `$finished_matches`, for
-/// their seat results at the end. A second, identical finish (a retry whose commit was not
+/// league added to `$leagues`); the match, its game and how many seats it has stored are
+/// added to `$finished_matches`, for their seat results at the end. A second, identical finish (a retry whose commit was not
 /// confirmed) is a no-op.
 macro_rules! finish_in_batch {
     ($tx:ident, $finished:expr, $log:expr, $forms:expr, $league:expr,
@@ -323,13 +329,14 @@ macro_rules! finish_in_batch {
         let finished: &FinishedMatch = $finished;
         let id = finished.id.as_str();
         check_outcome(finished)?;
-        let game: Option<String> = sqlx::query_scalar(
+        let row: Option<(String, i64)> = sqlx::query_as(
             "UPDATE matches \
              SET status = 'finished', log_lz4 = $2, finished_at_ms = $3, \
                  outcome_json = CASE game WHEN 'schocken' THEN $4 \
                      WHEN 'sjokken' THEN $5 ELSE $6 END \
              WHERE id = $1 AND status = 'running' \
-             RETURNING game",
+             RETURNING game, \
+                 (SELECT COUNT(*) FROM match_seats s WHERE s.match_id = matches.id)",
         )
         .bind(id)
         .bind($log)
@@ -340,7 +347,7 @@ macro_rules! finish_in_batch {
         .fetch_optional(&mut *$tx)
         .await
         .map_err(StoreError::db(FINISH))?;
-        match game {
+        match row {
             None => {
                 let found = sqlx::query_as(ALREADY)
                     .bind(id)
@@ -353,8 +360,8 @@ macro_rules! finish_in_batch {
                     Err(StoreError::MatchNotRunning { id: id.to_owned() })
                 }
             }
-            Some(game) => {
-                $finished_matches.push((finished, game));
+            Some((game, seats)) => {
+                $finished_matches.push((finished, game, seats));
                 if let Some(slot) = $league
                     && finish_league_match_sql!($tx, id, *slot)?
                 {
@@ -419,31 +426,6 @@ macro_rules! insert_seats {
                 .await
                 .map_err(StoreError::db(START))?;
         }
-    }};
-}
-
-/// How many seats each of the batch's finished matches has stored, as a map from match id
-/// (a match without seats is left out).
-macro_rules! seat_counts {
-    ($tx:ident, $finished_matches:expr) => {{
-        let mut counts = std::collections::HashMap::<String, i64>::new();
-        for chunk in $finished_matches.chunks(MATCHES_PER_COUNT) {
-            let mut select = sqlx::QueryBuilder::new(
-                "SELECT match_id, COUNT(*) FROM match_seats WHERE match_id IN (",
-            );
-            let mut ids = select.separated(", ");
-            for (finished, _) in chunk {
-                ids.push_bind(finished.id.as_str());
-            }
-            select.push(") GROUP BY match_id");
-            let rows: Vec<(String, i64)> = select
-                .build_query_as()
-                .fetch_all(&mut *$tx)
-                .await
-                .map_err(StoreError::db(FINISH))?;
-            counts.extend(rows);
-        }
-        counts
     }};
 }
 
@@ -609,8 +591,8 @@ impl Store {
             let mut results = Vec::with_capacity(writes.len());
             // The seats of every started match, inserted by one statement at the end.
             let mut started_seats: Vec<StartedSeat<'_>> = Vec::new();
-            // Every finished match and its game, for its seats' results at the end.
-            let mut finished_matches: Vec<(&FinishedMatch, String)> = Vec::new();
+            // Every finished match, its game and its stored seats, for the seats' results.
+            let mut finished_matches: Vec<(&FinishedMatch, String, i64)> = Vec::new();
             // The leagues a counted result of this batch may have finished.
             let mut leagues = std::collections::BTreeSet::new();
             for prepared in &prepared {
@@ -625,17 +607,13 @@ impl Store {
             }
             // The seats first: a match started and finished in one batch is in both.
             insert_seats!(tx, started_seats);
-            if !finished_matches.is_empty() {
-                let counts = seat_counts!(tx, finished_matches);
-                // A result that does not fit its seats rolls the whole batch back.
-                let mut seat_rows: Vec<SeatResultRow<'_>> = Vec::new();
-                for (finished, game) in &finished_matches {
-                    let seats = counts.get(finished.id.as_str()).copied().unwrap_or(0);
-                    let seats = usize::try_from(seats).expect("a count is not negative");
-                    seat_rows.extend(seat_results(finished, game, seats)?);
-                }
-                record_seat_results!(tx, seat_rows);
+            // A result that does not fit its seats rolls the whole batch back.
+            let mut seat_rows: Vec<SeatResultRow<'_>> = Vec::new();
+            for (finished, game, stored) in &finished_matches {
+                let seats = seats_of(finished, *stored, &started_seats);
+                seat_rows.extend(seat_results(finished, game, seats)?);
             }
+            record_seat_results!(tx, seat_rows);
             for league_id in leagues {
                 finish_league_sql!(tx, league_id)?;
             }
