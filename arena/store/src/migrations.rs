@@ -65,6 +65,10 @@ pub(crate) const SQLITE: &[Embedded] = &[
         "0013_seats_stored_once.sql",
         include_str!("../migrations/sqlite/0013_seats_stored_once.sql"),
     ),
+    (
+        "0014_match_seats_fillfactor.sql",
+        include_str!("../migrations/sqlite/0014_match_seats_fillfactor.sql"),
+    ),
 ];
 
 /// The PostgreSQL migrations, oldest first.
@@ -116,6 +120,10 @@ pub(crate) const POSTGRES: &[Embedded] = &[
     (
         "0013_seats_stored_once.sql",
         include_str!("../migrations/postgres/0013_seats_stored_once.sql"),
+    ),
+    (
+        "0014_match_seats_fillfactor.sql",
+        include_str!("../migrations/postgres/0014_match_seats_fillfactor.sql"),
     ),
 ];
 
