@@ -322,6 +322,7 @@ store_tests!(
     calls_time_out_on_a_locked_database,
     the_retry_backlog_is_bounded,
     league_lifecycle,
+    a_leagues_playing_matches_are_counted_in_the_store,
     aborted_league_claims_are_claimed_again,
     league_archives_verify_and_tampering_is_named,
     the_largest_league_is_created,
@@ -2756,6 +2757,77 @@ async fn unplayable_league_matches_are_read_as_corrupt(db: TestDb) {
 
 /// A league is created with its schedule once; its matches are claimed once each, and each
 /// result counts once; the league is finished with its last match.
+/// A league's matches playing now are counted from the database, whichever arena plays
+/// them: claimed and started, until they end (every arena shows the same progress).
+async fn a_leagues_playing_matches_are_counted_in_the_store(db: TestDb) {
+    let store = db.store().await;
+    let (bots, schedule, dice) = league_schedule();
+    let new = NewLeague {
+        name: "p",
+        config_toml: LEAGUE_FILE,
+        bots: &bots,
+        schedule: &schedule,
+        dice: &dice,
+        seed_source: SeedSource::Secret,
+    };
+    let league = store.create_league(&new).await.unwrap();
+    assert_eq!(league.playing, 0);
+    assert!(
+        store
+            .set_league_status("p", &[LeagueStatus::Created], LeagueStatus::Running)
+            .await
+            .unwrap()
+    );
+    let playing = async || store.league("p").await.unwrap().unwrap().playing;
+    // Three claims by two arenas; two of the matches start.
+    for (m, arena) in schedule.iter().take(3).zip(["a", "b", "a"]) {
+        let id = format!("p-{}", m.ordinal);
+        let claimed = store
+            .claim_league_match(league.id, m.ordinal, &id, Some(arena))
+            .await
+            .unwrap();
+        assert!(claimed.is_some());
+    }
+    assert_eq!(playing().await, 0, "claimed, not started");
+    for m in schedule.iter().take(2) {
+        let mut start = new_match(&format!("p-{}", m.ordinal), "zokken", &["x", "y"], 1);
+        start.league = Some(LeagueSlot {
+            league_id: league.id,
+            ordinal: m.ordinal,
+        });
+        let arena = InstanceId::new(if m.ordinal == 0 { "a" } else { "b" });
+        store
+            .clone()
+            .owned_by(arena)
+            .insert_match(&start)
+            .await
+            .unwrap();
+    }
+    assert_eq!(playing().await, 2);
+    assert_eq!(store.list_leagues().await.unwrap()[0].playing, 2);
+    // One ends, one is aborted: none of them plays any more.
+    let slot = LeagueSlot {
+        league_id: league.id,
+        ordinal: schedule[0].ordinal,
+    };
+    let finished = FinishedMatch {
+        id: "p-0".into(),
+        log_json: "{}".into(),
+        outcome: placed(&[1, 2]),
+        finished_at_ms: 2,
+        adjusted: None,
+    };
+    for result in store
+        .write_matches(&[MatchWrite::FinishLeague(finished, slot)])
+        .await
+    {
+        result.unwrap();
+    }
+    assert_eq!(playing().await, 1);
+    store.abort_match("p-1", "gone", None, 3).await.unwrap();
+    assert_eq!(playing().await, 0);
+}
+
 async fn league_lifecycle(db: TestDb) {
     let store = db.store().await;
     let (bots, schedule, dice) = league_schedule();

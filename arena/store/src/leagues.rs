@@ -122,6 +122,9 @@ pub struct LeagueRecord {
     pub total_matches: u64,
     /// Matches with a result.
     pub finished_matches: u64,
+    /// Its matches running now, in any arena on this database (claimed, their match
+    /// started and not over): what every arena shows as the league's progress.
+    pub playing: u64,
     /// Independent dice or duplicate sets.
     pub dice: DiceMode,
     /// Where its dice secret came from ([`SeedSource::is_public`]: public dice).
@@ -230,6 +233,7 @@ type LeagueRow = (
     String,
     Option<String>,
     Option<String>,
+    i64,
 );
 
 /// The stored file of league `name`, read (what it was checked to be at creation).
@@ -246,7 +250,7 @@ fn stored_config(name: &str, config_toml: &str) -> Result<Arc<LeagueConfig>, Sto
 fn league_from_row(row: LeagueRow) -> Result<LeagueRecord, StoreError> {
     let (id, name, config_toml, bots_json, status, created_at_ms, total, finished) =
         (row.0, row.1, row.2, row.3, row.4, row.5, row.6, row.7);
-    let (dice, seed_source, secret, commitment) = (row.8, row.9, row.10, row.11);
+    let (dice, seed_source, secret, commitment, playing) = (row.8, row.9, row.10, row.11, row.12);
     let config = stored_config(&name, &config_toml)?;
     let bots = serde_json::from_str(&bots_json).map_err(|e| {
         corrupt(format!(
@@ -276,6 +280,7 @@ fn league_from_row(row: LeagueRow) -> Result<LeagueRecord, StoreError> {
         created_at_ms,
         total_matches: total.max(0) as u64,
         finished_matches: finished.max(0) as u64,
+        playing: playing.max(0) as u64,
         dice,
         seed_source,
         commitment,
@@ -293,7 +298,8 @@ pub(crate) const FINISH_LEAGUE: &str = "UPDATE leagues SET status = 'finished' \
 /// The columns of a league row, with its count of finished matches: once the league has
 /// been started, its scheduled matches less those not finished (pending or claimed), which
 /// costs what the league has left to play, not what it has stored (nothing once it is
-/// finished); before it starts, counted (there are none: nothing to count).
+/// finished); before it starts, counted (there are none: nothing to count). Then its
+/// matches running now in any arena: claimed, with their match row running.
 const LEAGUE_SELECT: &str = "SELECT l.id, l.name, l.config_toml, l.bots_json, l.status, \
      l.created_at_ms, CAST(l.total_matches AS BIGINT), \
      CASE WHEN l.status = 'created' \
@@ -301,7 +307,9 @@ const LEAGUE_SELECT: &str = "SELECT l.id, l.name, l.config_toml, l.bots_json, l.
              WHERE f.league_id = l.id AND f.status = 'finished') \
        ELSE CAST(l.total_matches AS BIGINT) - (SELECT COUNT(*) FROM league_matches o \
              WHERE o.league_id = l.id AND o.status IN ('pending', 'claimed')) END, \
-     l.dice, l.seed_source, l.dice_secret, l.dice_commitment \
+     l.dice, l.seed_source, l.dice_secret, l.dice_commitment, \
+     (SELECT COUNT(*) FROM league_matches p JOIN matches m ON m.id = p.match_id \
+      WHERE p.league_id = l.id AND p.status = 'claimed' AND m.status = 'running') \
      FROM leagues l";
 
 /// The condition under which a league match `lm` may be claimed at `$now` (a bind
@@ -418,6 +426,7 @@ impl Store {
             created_at_ms,
             total_matches: new.schedule.len() as u64,
             finished_matches: 0,
+            playing: 0,
             dice: new.dice.mode,
             seed_source: new.seed_source,
             commitment: Some(new.dice.secret.commitment(id, new.name)),

@@ -59,7 +59,8 @@ struct Run {
 /// A league's live progress, as this arena sees it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct LiveProgress {
-    /// League matches playing in this arena now.
+    /// League matches playing in this arena now (a [`LeagueInfo`](super::service::LeagueInfo)
+    /// has those in any arena on the database, from the store).
     pub playing: usize,
     /// Bots the next open matches wait for.
     pub waiting_for: Vec<String>,

@@ -37,7 +37,8 @@ pub const STANDINGS_AGE_PER_COMPUTE: u32 = 20;
 pub struct LeagueInfo {
     /// The stored league.
     pub record: LeagueRecord,
-    /// Its matches playing here now and the bots its next matches wait for.
+    /// Its matches playing in any arena on the database and the bots its next matches here
+    /// wait for.
     pub live: LiveProgress,
     /// When it ends: as its file says.
     pub stop: Stop,
@@ -230,11 +231,16 @@ impl Leagues {
         }
     }
 
-    /// The league as ListLeagues and GetStandings show it: the stored record with this
-    /// arena's live progress.
+    /// The league as ListLeagues and GetStandings show it: the stored record with its
+    /// matches playing in any arena on the database (so every arena shows the same) and
+    /// the bots this arena's next matches of it wait for.
     pub fn info(&self, record: LeagueRecord) -> LeagueInfo {
+        let playing = usize::try_from(record.playing).unwrap_or(usize::MAX);
         LeagueInfo {
-            live: self.live.progress(record.id),
+            live: LiveProgress {
+                playing,
+                ..self.live.progress(record.id)
+            },
             stop: record.config.stop,
             budget: record.config.budget,
             record,

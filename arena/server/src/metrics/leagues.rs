@@ -248,7 +248,7 @@ fn league_state_gauges(r: &Register<'_>) -> (IntGaugeVec, IntGaugeVec, IntGaugeV
     let matches = r.gauge(
         "league_matches",
         "A league's scheduled matches by state: pending (not started), running (playing \
-         in this arena now) and done (with a result).",
+         now, in any arena on the database) and done (with a result).",
         &["league", "state"],
     );
     let status = r.gauge(
@@ -621,6 +621,7 @@ mod tests {
             created_at_ms: 0,
             total_matches: 0,
             finished_matches: 0,
+            playing: 0,
             dice: crate::league::DiceMode::Duplicate,
             seed_source: crate::league::SeedSource::LeagueFile,
             commitment: None,

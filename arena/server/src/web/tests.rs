@@ -159,6 +159,7 @@ fn league_view(played: Vec<crate::league::PlayedMatch>) -> crate::league::servic
         created_at_ms: 0,
         total_matches: played.len() as u64,
         finished_matches: played.len() as u64,
+        playing: 0,
         dice: crate::league::DiceMode::Independent,
         seed_source: crate::league::SeedSource::LeagueFile,
         commitment: None,
