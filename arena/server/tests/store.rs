@@ -2761,16 +2761,7 @@ async fn unplayable_league_matches_are_read_as_corrupt(db: TestDb) {
 /// them: claimed and started, until they end (every arena shows the same progress).
 async fn a_leagues_playing_matches_are_counted_in_the_store(db: TestDb) {
     let store = db.store().await;
-    let (bots, schedule, dice) = league_schedule();
-    let new = NewLeague {
-        name: "p",
-        config_toml: LEAGUE_FILE,
-        bots: &bots,
-        schedule: &schedule,
-        dice: &dice,
-        seed_source: SeedSource::Secret,
-    };
-    let league = store.create_league(&new).await.unwrap();
+    let (league, schedule) = created_league(&store, "p").await;
     assert_eq!(league.playing, 0);
     assert!(
         store
