@@ -77,8 +77,8 @@ impl Store {
     /// database shares, for leases and claims (an arena's own clock may be off).
     pub async fn db_now_ms(&self) -> Result<i64, StoreError> {
         let sql = match self.backend_name() {
-            "postgres" => "SELECT CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000 AS BIGINT)",
-            _ => "SELECT CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER)",
+            "postgres" => concat!("SELECT ", db_now_ms_sql!(postgres)),
+            _ => concat!("SELECT ", db_now_ms_sql!(sqlite)),
         };
         with_pool!(self, pool => sqlx::query_scalar(sql).fetch_one(pool).await)
             .map_err(StoreError::db("reading the database's clock"))
@@ -181,15 +181,21 @@ impl Store {
     /// The oldest instance whose lease holds by the database's clock (`None` if none
     /// does): the lead arena among those on this database (ties by id).
     pub async fn oldest_live_instance(&self) -> Result<Option<InstanceId>, StoreError> {
-        let now = self.db_now_ms().await?;
+        macro_rules! oldest_live {
+            ($backend:ident) => {
+                concat!(
+                    "SELECT id FROM arena_instances WHERE heartbeat_at_ms + lease_ms >= ",
+                    db_now_ms_sql!($backend),
+                    " ORDER BY started_at_ms, id LIMIT 1"
+                )
+            };
+        }
+        let sql = match self.backend_name() {
+            "postgres" => oldest_live!(postgres),
+            _ => oldest_live!(sqlite),
+        };
         let id: Option<String> = with_pool!(self, pool => {
-            sqlx::query_scalar(
-                "SELECT id FROM arena_instances WHERE heartbeat_at_ms + lease_ms >= $1 \
-                 ORDER BY started_at_ms, id LIMIT 1",
-            )
-            .bind(now)
-            .fetch_optional(pool)
-            .await
+            sqlx::query_scalar(sql).fetch_optional(pool).await
         })
         .map_err(StoreError::db("reading the live arenas"))?;
         Ok(id.map(InstanceId::new))

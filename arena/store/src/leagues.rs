@@ -312,17 +312,17 @@ const LEAGUE_SELECT: &str = "SELECT l.id, l.name, l.config_toml, l.bots_json, l.
       WHERE p.league_id = l.id AND p.status = 'claimed' AND m.status = 'running') \
      FROM leagues l";
 
-/// The condition under which a league match `lm` may be claimed at `$now` (a bind
-/// placeholder given as text): pending, or claimed for a match that was aborted or, after
+/// The condition under which a league match `lm` may be claimed at `$now` (SQL text: the
+/// database's clock, `db_now_ms_sql!`): pending, or claimed for a match that was aborted or, after
 /// [`UNSTARTED_CLAIM_MS`], never started.
 macro_rules! claimable {
-    ($now:literal) => {
+    ($($now:tt)+) => {
         concat!(
             "(lm.status = 'pending' OR (lm.status = 'claimed' AND (\
                EXISTS (SELECT 1 FROM matches m WHERE m.id = lm.match_id AND m.status = 'aborted') \
                OR (NOT EXISTS (SELECT 1 FROM matches m WHERE m.id = lm.match_id) \
                    AND lm.claimed_at_ms < ",
-            $now,
+            $($now)+,
             " - 60000))))"
         )
     };
@@ -497,16 +497,25 @@ impl Store {
         league_id: i64,
         limit: u32,
     ) -> Result<Vec<OpenLeagueMatch>, StoreError> {
+        macro_rules! open_matches {
+            ($backend:ident) => {
+                concat!(
+                    "SELECT lm.ordinal, lm.preset, lm.rules_json, lm.set_index, lm.seats_json, \
+                     lm.seed FROM league_matches lm \
+                     WHERE lm.league_id = $1 AND lm.status IN ('pending', 'claimed') AND ",
+                    claimable!(db_now_ms_sql!($backend)),
+                    " ORDER BY lm.ordinal LIMIT $2"
+                )
+            };
+        }
+        // The database's clock, as the claim judges it.
+        let sql = match self.backend_name() {
+            "postgres" => open_matches!(postgres),
+            _ => open_matches!(sqlite),
+        };
         let rows: Vec<(i32, String, String, i32, String, i64)> = with_pool!(self, pool => {
-            sqlx::query_as(concat!(
-                "SELECT lm.ordinal, lm.preset, lm.rules_json, lm.set_index, lm.seats_json, lm.seed \
-                 FROM league_matches lm \
-                 WHERE lm.league_id = $1 AND lm.status IN ('pending', 'claimed') AND ",
-                claimable!("$2"),
-                " ORDER BY lm.ordinal LIMIT $3"
-            ))
+            sqlx::query_as(sql)
             .bind(league_id)
-            .bind(now_ms())
             .bind(i64::from(limit))
             .fetch_all(pool)
             .await
@@ -557,25 +566,26 @@ impl Store {
         match_id: &str,
         instance: Option<&str>,
     ) -> Result<Option<u32>, StoreError> {
-        // The database's clock: arenas whose clocks disagree still agree on stale claims.
-        let now = self.db_now_ms().await?;
+        // The database's clock, in the statement: arenas whose clocks disagree still agree
+        // on stale claims.
         let attempt: Option<i32> = with_writer!(self, pool => {
             let sql = if self.backend_name() == "postgres" {
                 concat!(
                     "UPDATE league_matches SET status = 'claimed', match_id = $3, claimed_by = $4, \
-                     claimed_at_ms = $5, attempts = attempts + 1 \
+                     claimed_at_ms = ", db_now_ms_sql!(postgres), ", attempts = attempts + 1 \
                      WHERE (league_id, ordinal) IN (SELECT lm.league_id, lm.ordinal \
                        FROM league_matches lm \
                        WHERE lm.league_id = $1 AND lm.ordinal = $2 AND ",
-                    claimable!("$5"),
+                    claimable!(db_now_ms_sql!(postgres)),
                     " FOR UPDATE SKIP LOCKED) RETURNING attempts"
                 )
             } else {
                 concat!(
                     "UPDATE league_matches AS lm SET status = 'claimed', match_id = $3, \
-                     claimed_by = $4, claimed_at_ms = $5, attempts = attempts + 1 \
+                     claimed_by = $4, claimed_at_ms = ", db_now_ms_sql!(sqlite), ", \
+                     attempts = attempts + 1 \
                      WHERE lm.league_id = $1 AND lm.ordinal = $2 AND ",
-                    claimable!("$5"),
+                    claimable!(db_now_ms_sql!(sqlite)),
                     " RETURNING attempts"
                 )
             };
@@ -584,7 +594,6 @@ impl Store {
                 .bind(ordinal as i32)
                 .bind(match_id)
                 .bind(instance)
-                .bind(now)
                 .fetch_optional(pool)
                 .await
         })

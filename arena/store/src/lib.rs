@@ -55,6 +55,18 @@ macro_rules! with_writer {
     };
 }
 
+/// The database's clock as an SQL expression in unix milliseconds, per backend: what
+/// [`Store::db_now_ms`] reads, written into statements that compare lease and claim times
+/// so that they need no round trip of their own.
+macro_rules! db_now_ms_sql {
+    (postgres) => {
+        "CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000 AS BIGINT)"
+    };
+    (sqlite) => {
+        "CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER)"
+    };
+}
+
 mod bots;
 mod error;
 mod instances;

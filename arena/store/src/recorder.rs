@@ -197,7 +197,7 @@ impl Recorder {
             }
             Err(error) => {
                 if result && matches!(error, StoreError::MatchNotRunning { .. }) {
-                    self.stale_result_refused(&id);
+                    self.stale_result_refused();
                 }
                 Recorded::Refused(error)
             }
@@ -222,12 +222,9 @@ impl Recorder {
         super::timed(self.timeout, job).await
     }
 
-    /// Counts and logs the refused result of match `id`, which is no longer running.
-    fn stale_result_refused(&self, id: &str) {
-        warn!(
-            match_id = id,
-            "a match result is refused: the match is no longer running (another arena aborted it after this arena's lease ran out)"
-        );
+    /// Counts the refused result of a match that is no longer running (the caller, given
+    /// [`Recorded::Refused`], logs it).
+    fn stale_result_refused(&self) {
         if let Some(observer) = &self.backlog.observer {
             observer.stale_result_refused();
         }
