@@ -6,7 +6,7 @@
 
 use std::path::PathBuf;
 
-const PROTOS: &[&str] = &["knobel/v1/arena.proto"];
+const PROTOS: &[&str] = &["knobel/v1/arena.proto", "knobel/peer/v1/peer.proto"];
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let out_dir = PathBuf::from(std::env::var("OUT_DIR")?);

@@ -53,6 +53,14 @@ pub mod v1 {
     include!(concat!(env!("OUT_DIR"), "/knobel.v1.rs"));
 }
 
+/// The arenas' own link in cluster mode (package `knobel.peer.v1`, `proto/knobel/peer/v1/peer.proto`):
+/// a seat relayed from the arena that referees a match to the arena its bot waits on. Not
+/// part of the bot contract.
+#[allow(missing_docs, clippy::all, clippy::pedantic, rustdoc::all)]
+pub mod peer {
+    include!(concat!(env!("OUT_DIR"), "/knobel.peer.v1.rs"));
+}
+
 pub use convert::{BotDecision, BotHello, WireError};
 pub use v1::*;
 

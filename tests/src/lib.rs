@@ -17,6 +17,7 @@ use tonic::metadata::MetadataValue;
 use tonic::service::interceptor::InterceptedService;
 use tonic::transport::Channel;
 
+pub mod nats;
 pub mod poll;
 pub mod postgres;
 
@@ -292,6 +293,26 @@ impl Arena {
             .expect("wait for the arena")
     }
 
+    /// Creates the league of `config_toml` through the Admin service (with `admin_token`) and
+    /// starts it: its scheduled matches.
+    pub async fn create_and_start_league(&self, admin_token: &str, config_toml: String) -> u32 {
+        let mut admin = self.admin(admin_token).await;
+        let created = admin
+            .create_league(pb::CreateLeagueRequest { config_toml })
+            .await
+            .expect("create the league")
+            .into_inner()
+            .league
+            .expect("the created league");
+        admin
+            .start_league(pb::LeagueRequest {
+                name: created.name.clone(),
+            })
+            .await
+            .expect("start the league");
+        created.total_matches
+    }
+
     /// Every stored match, newest first (every page of ListMatches).
     pub async fn matches(&self) -> Vec<pb::MatchSummary> {
         every_match(&mut self.client().await, pb::ListMatchesRequest::default()).await
@@ -441,6 +462,21 @@ pub async fn scrape(url: &str) -> String {
     let (status, body) = http_get(url).await;
     assert_eq!(status, 200, "{body}");
     body
+}
+
+/// `knobel serve` on free ports of 127.0.0.1, without the web viewer, with `args`: for an
+/// arena that is expected to stop at start-up (its output is read whole).
+pub fn serve_command(args: &[&str]) -> Command {
+    let mut command = Command::new(binaries().join("knobel"));
+    command
+        .args(["serve", "--listen", "127.0.0.1:0", "--metrics-listen"])
+        .args(["127.0.0.1:0", "--web-listen", "off"])
+        .args(args)
+        .env("RUST_LOG", "warn")
+        .env_remove("RUST_BACKTRACE")
+        .env_remove("RUST_LIB_BACKTRACE")
+        .kill_on_drop(true);
+    command
 }
 
 /// A free TCP port on 127.0.0.1 for a program that takes a port number (chromedriver,
@@ -625,4 +661,27 @@ pub async fn python_with_stubs() -> PathBuf {
         assert!(status.success(), "generating the Python stubs failed");
     }
     python
+}
+
+/// A player whose every decision is a function of its observation (and `share_per_mille`,
+/// the share of decisions it plays "at random", the rest as the heuristic): the same
+/// schedule gives the same results whichever stream and arena play it.
+pub fn deterministic_player(
+    share_per_mille: u64,
+) -> impl FnMut(&knobel_engine::Observation, &[knobel_engine::Action]) -> knobel_engine::Action + Send
+{
+    use knobel_engine::policy::{HeuristicPolicy, Policy};
+    use std::hash::{Hash, Hasher};
+    move |seen, legal| {
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        serde_json::to_string(seen)
+            .expect("an observation serializes")
+            .hash(&mut hasher);
+        let h = hasher.finish();
+        if h % 1000 < share_per_mille {
+            legal[((h >> 16) % legal.len() as u64) as usize]
+        } else {
+            HeuristicPolicy.decide(seen, legal)
+        }
+    }
 }

@@ -16,13 +16,11 @@
 
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
-use std::hash::{Hash, Hasher};
 use std::time::{Duration, Instant};
 
-use knobel_bots::{Action, BotConfig, Game, Observation, Token, run_bot};
+use knobel_bots::{BotConfig, Game, Token, run_bot};
 use knobel_e2e::postgres::{self, PrivateServer};
 use knobel_e2e::{Arena, ArenaOptions, poll_every, poll_until};
-use knobel_engine::policy::{HeuristicPolicy, Policy};
 use knobel_proto::v1 as pb;
 use knobel_proto::v1::arena_client::ArenaClient;
 
@@ -69,22 +67,6 @@ settings = {{ rounds = 10 }}
 
 const TOTAL: u32 = 100;
 
-/// A bot whose every decision is a function of its observation (and its name's share).
-fn deterministic(share_per_mille: u64) -> impl FnMut(&Observation, &[Action]) -> Action + Send {
-    move |seen: &Observation, legal: &[Action]| {
-        let mut hasher = std::collections::hash_map::DefaultHasher::new();
-        serde_json::to_string(seen)
-            .expect("an observation serializes")
-            .hash(&mut hasher);
-        let h = hasher.finish();
-        if h % 1000 < share_per_mille {
-            legal[((h >> 16) % legal.len() as u64) as usize]
-        } else {
-            HeuristicPolicy.decide(seen, legal)
-        }
-    }
-}
-
 /// The arena's options: pick-up tables of 8, which five bots never fill (once the league
 /// is over, its bots would otherwise play pick-up matches).
 fn arena_options(extra: &[&str]) -> ArenaOptions {
@@ -127,28 +109,17 @@ fn play(
                 Game::ALL,
             );
             config.misbehave = late.map(knobel_bots::Misbehave::Late);
-            bots.spawn(run_bot(config, deterministic(share)));
+            bots.spawn(run_bot(config, knobel_e2e::deterministic_player(share)));
         }
     }
     bots
 }
 
 async fn create_and_start(arena: &Arena, name: &str) {
-    let mut admin = arena.admin(ADMIN_TOKEN).await;
-    let created = admin
-        .create_league(pb::CreateLeagueRequest {
-            config_toml: league(name),
-        })
-        .await
-        .unwrap()
-        .into_inner()
-        .league
-        .unwrap();
-    assert_eq!(created.total_matches, TOTAL);
-    admin
-        .start_league(pb::LeagueRequest { name: name.into() })
-        .await
-        .unwrap();
+    let total = arena
+        .create_and_start_league(ADMIN_TOKEN, league(name))
+        .await;
+    assert_eq!(total, TOTAL);
 }
 
 async fn standings(arena: &Arena, name: &str) -> Result<pb::GetStandingsResponse, tonic::Status> {

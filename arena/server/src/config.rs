@@ -26,6 +26,8 @@ pub struct ServerConfig {
     pub instance_lease: Duration,
     /// Connection bounds and timeouts, streams without Hello, failed logins.
     pub net: NetLimits,
+    /// Cluster mode (with a PostgreSQL store): the broker and the peer port.
+    pub cluster: Option<crate::cluster::ClusterConfig>,
 }
 
 impl Default for ServerConfig {
@@ -37,6 +39,7 @@ impl Default for ServerConfig {
             admin_token: None,
             instance_lease: Duration::from_secs(30),
             net: NetLimits::default(),
+            cluster: None,
         }
     }
 }

@@ -3,6 +3,7 @@
 #![warn(missing_docs)]
 
 pub mod auth;
+pub mod cluster;
 pub mod config;
 pub mod match_text;
 pub mod metrics;

@@ -126,6 +126,43 @@ struct ServeArgs {
     admin_token: Option<String>,
     #[command(flatten)]
     net: NetArgs,
+    #[command(flatten)]
+    cluster: ClusterArgs,
+}
+
+/// Cluster mode: several arenas on one PostgreSQL play one league (docs/operations.md,
+/// "Several arenas").
+#[derive(Args, Debug)]
+struct ClusterArgs {
+    /// Cluster mode: the NATS server (core NATS, e.g. nats://nats:4222) that carries the
+    /// arenas' presence and seat reservations. Needs a PostgreSQL --database-url.
+    #[arg(long, env = "KNOBEL_NATS_URL")]
+    nats_url: Option<String>,
+    /// Cluster mode: address of the peer port, where other arenas link the seats of bots
+    /// waiting here (port 0 picks a free port). Expose it to arenas only.
+    #[arg(long, env = "KNOBEL_PEER_LISTEN", default_value = "127.0.0.1:50052")]
+    peer_listen: SocketAddr,
+    /// Cluster mode: the address other arenas reach this arena's peer port at (host:port);
+    /// default: the bound --peer-listen address. Checked at start-up.
+    #[arg(long, env = "KNOBEL_PEER_ADVERTISE")]
+    peer_advertise: Option<String>,
+    /// Cluster mode: the token every call between arenas carries, the same on every arena
+    /// (16..=256 characters).
+    #[arg(long, env = "KNOBEL_PEER_TOKEN", hide_env_values = true)]
+    peer_token: Option<String>,
+}
+
+impl ClusterArgs {
+    /// The cluster's configuration, if cluster mode is asked for.
+    fn config(&self) -> Option<knobel_arena::cluster::ClusterConfig> {
+        let nats_url = self.nats_url.clone()?;
+        Some(knobel_arena::cluster::ClusterConfig {
+            nats_url,
+            peer_listen: self.peer_listen,
+            peer_advertise: self.peer_advertise.clone(),
+            peer_token: self.peer_token.clone().unwrap_or_default(),
+        })
+    }
 }
 
 impl ServeArgs {
@@ -347,6 +384,11 @@ async fn run_serve(args: ServeArgs) -> Result<()> {
         .raw_settings()
         .validate()
         .context("invalid settings for knobel serve")?;
+    if args.cluster.nats_url.is_some() && sqlite_file(&args.database.database_url).is_some() {
+        bail!(
+            "--nats-url needs a PostgreSQL store (the cluster's authority), not SQLite: give --database-url postgres://..., or drop --nats-url to run one arena on SQLite"
+        );
+    }
     let fd_limit = net::raise_fd_limit().context("cannot read or raise the open-file limit")?;
     let net_limits = args
         .net
@@ -382,7 +424,8 @@ async fn run_serve(args: ServeArgs) -> Result<()> {
         let web_addr = web.local_addr().context("no local address")?;
         println!("knobel web on http://{web_addr}/");
     }
-    let config = settings.server_config(net_limits);
+    let mut config = settings.server_config(net_limits);
+    config.cluster = args.cluster.config();
     let lobby = config.lobby.clone();
     tokio::task::spawn_blocking(move || lobby.prepare_builtins())
         .await

@@ -9,7 +9,9 @@ use knobel_engine::Game;
 
 use futures_util::future::BoxFuture;
 
+use super::remote::{MatchFault, RemoteSeats};
 use super::{Lobby, MatchInfo, Planned, TimeControl, Waiting, new_match_id};
+use crate::referee::BotLink;
 use crate::store::OpenLeagueMatch;
 
 /// Claims a league match for a match id (`None`: it cannot be had), giving the attempt's
@@ -73,7 +75,7 @@ impl SeatPool for Lobby {
 
 impl Lobby {
     /// Puts streams taken for a match that did not start back in their places.
-    fn wait_again(&self, group: Vec<Waiting>) {
+    pub(super) fn wait_again(&self, group: Vec<Waiting>) {
         let mut waiting = self.waiting.lock().expect("lobby lock");
         waiting.extend(group);
         waiting.sort_by_key(|w| w.ticket);
@@ -109,68 +111,149 @@ impl Lobby {
         self: &Arc<Self>,
         m: &OpenLeagueMatch,
         time_control: TimeControl,
-        claim: impl FnOnce(&str) -> futures_util::future::BoxFuture<'static, Option<u64>>
-        + Send
-        + 'static,
-        ended: impl FnOnce(&str, bool) + Send + 'static,
+        claim: ClaimLeagueMatch,
+        ended: LeagueMatchEnded,
+    ) -> bool {
+        self.start_league_match_with(m, time_control, claim, ended, None)
+    }
+
+    /// [`Lobby::start_league_match`], the seats listed in `remote` (seat indexes, ascending)
+    /// played by bots waiting on other arenas: reserved before the claim, linked after it
+    /// (see [`RemoteSeats`]). Only the other seats need a stream waiting here.
+    pub fn start_league_match_with(
+        self: &Arc<Self>,
+        m: &OpenLeagueMatch,
+        time_control: TimeControl,
+        claim: ClaimLeagueMatch,
+        ended: LeagueMatchEnded,
+        remote: Option<(Vec<usize>, Box<dyn RemoteSeats>)>,
     ) -> bool {
         if self.runner.shutting_down() {
             return false;
         }
-        let game = m.rules.game();
-        let group = {
-            let mut waiting = self.waiting.lock().expect("lobby lock");
-            waiting.retain(|w| !w.claim.is_closed());
-            let mut picked = Vec::with_capacity(m.seats.len());
-            for bot in &m.seats {
-                match waiting
-                    .iter()
-                    .enumerate()
-                    .find(|(i, w)| w.seats(bot, game) && !picked.contains(i))
-                {
-                    Some((i, _)) => picked.push(i),
-                    None => return false,
-                }
-            }
-            // Take them out, keeping seat order.
-            let mut order: Vec<(usize, usize)> = picked.iter().copied().enumerate().collect();
-            order.sort_by_key(|&(_, i)| std::cmp::Reverse(i));
-            let mut taken: Vec<(usize, Waiting)> = order
-                .into_iter()
-                .map(|(seat, i)| (seat, waiting.remove(i)))
-                .collect();
-            taken.sort_by_key(|&(seat, _)| seat);
-            taken.into_iter().map(|(_, w)| w).collect::<Vec<_>>()
+        let remote_seats = remote.as_ref().map(|(s, _)| s.clone()).unwrap_or_default();
+        let Some(local) = self.take_local_seats(m, &remote_seats) else {
+            return false;
         };
-        let info = Arc::new(MatchInfo {
-            match_id: new_match_id(),
-            preset: m.preset.clone(),
-            rules: m.rules.clone(),
-            seat_names: group.iter().map(|w| w.bot_name.clone()).collect(),
-            seat_bot_ids: group.iter().map(|w| Some(w.bot_id)).collect(),
-            time_control,
-        });
+        let match_id = new_match_id();
         let slot = crate::store::LeagueSlot {
             league_id: m.league_id,
             ordinal: m.ordinal,
         };
+        let (preset, rules, names) = (m.preset.clone(), m.rules.clone(), m.seats.clone());
         let lobby = self.clone();
-        let claiming = claim(&info.match_id);
         self.runner.spawn(async move {
-            let Some(seed) = claiming.await else {
+            let mut remote = remote.map(|(_, r)| r);
+            let remote_ids = match &mut remote {
+                Some(r) => match r.reserve().await {
+                    Some(ids) => ids,
+                    None => {
+                        lobby.wait_again(local.into_iter().map(|(_, w)| w).collect());
+                        ended(&match_id, false);
+                        return;
+                    }
+                },
+                None => Vec::new(),
+            };
+            let seat_bot_ids = seat_bot_ids(names.len(), &local, remote_ids);
+            let info = Arc::new(MatchInfo {
+                match_id,
+                preset,
+                rules,
+                seat_names: names,
+                seat_bot_ids,
+                time_control,
+            });
+            let Some(seed) = claim(&info.match_id).await else {
                 // Another arena has it, or the store cannot say: the streams wait again,
                 // in their places (nothing was sent on them).
-                lobby.wait_again(group);
+                if let Some(r) = remote.as_mut() {
+                    r.release();
+                }
+                lobby.wait_again(local.into_iter().map(|(_, w)| w).collect());
                 ended(&info.match_id, false);
                 return;
             };
-            let players: Vec<Planned> = group.into_iter().map(|w| Planned::Bot(w.claim)).collect();
+            let Some((links, watched)) = link_remote(remote.as_mut()).await else {
+                lobby.wait_again(local.into_iter().map(|(_, w)| w).collect());
+                ended(&info.match_id, false);
+                return;
+            };
+            let mut links = links.into_iter();
+            let mut local = local.into_iter().peekable();
+            let players: Vec<Planned> = (0..info.seat_names.len())
+                .map(|seat| match local.next_if(|(s, _)| *s == seat) {
+                    Some((_, w)) => Planned::Bot(w.claim),
+                    None => links.next().map_or(Planned::Absent, Planned::Linked),
+                })
+                .collect();
             let started = lobby
                 .runner
-                .play(info.clone(), seed, players, Some(slot))
+                .play(info.clone(), seed, players, Some(slot), watched)
                 .await;
             ended(&info.match_id, started);
         });
         true
+    }
+}
+
+/// Links the remote seats, if any, for a match aborted when one of their links breaks: the
+/// links and what the match watches for that; `None` if a seat could not be linked.
+async fn link_remote(
+    remote: Option<&mut Box<dyn RemoteSeats>>,
+) -> Option<(
+    Vec<Box<dyn BotLink>>,
+    Option<tokio::sync::watch::Receiver<bool>>,
+)> {
+    let Some(remote) = remote else {
+        return Some((Vec::new(), None));
+    };
+    let (fault, watched) = MatchFault::new();
+    let links = remote.link(fault).await?;
+    Some((links, Some(watched)))
+}
+
+/// The bot id of each of `seats` seats: the local streams' (`local`, by seat) and, in the
+/// other seats in order, the remote ones'.
+fn seat_bot_ids(seats: usize, local: &[(usize, Waiting)], remote: Vec<i64>) -> Vec<Option<i64>> {
+    let mut remote = remote.into_iter();
+    (0..seats)
+        .map(|seat| match local.iter().find(|(s, _)| *s == seat) {
+            Some((_, w)) => Some(w.bot_id),
+            None => remote.next(),
+        })
+        .collect()
+}
+
+impl Lobby {
+    /// Takes the oldest waiting stream of each bot of `m` that plays its game, for every
+    /// seat not in `remote`, by seat; `None` (nothing taken) if one is missing.
+    fn take_local_seats(
+        &self,
+        m: &OpenLeagueMatch,
+        remote: &[usize],
+    ) -> Option<Vec<(usize, Waiting)>> {
+        let game = m.rules.game();
+        let mut waiting = self.waiting.lock().expect("lobby lock");
+        waiting.retain(|w| !w.claim.is_closed());
+        let mut picked: Vec<(usize, usize)> = Vec::with_capacity(m.seats.len());
+        for (seat, bot) in m.seats.iter().enumerate() {
+            if remote.contains(&seat) {
+                continue;
+            }
+            let (i, _) = waiting
+                .iter()
+                .enumerate()
+                .find(|(i, w)| w.seats(bot, game) && !picked.iter().any(|(_, p)| p == i))?;
+            picked.push((seat, i));
+        }
+        // Take them out from the back, keeping seat order.
+        picked.sort_by_key(|&(_, i)| std::cmp::Reverse(i));
+        let mut taken: Vec<(usize, Waiting)> = picked
+            .into_iter()
+            .map(|(seat, i)| (seat, waiting.remove(i)))
+            .collect();
+        taken.sort_by_key(|&(seat, _)| seat);
+        Some(taken)
     }
 }

@@ -26,10 +26,12 @@ use tracing::warn;
 
 mod league;
 mod presets;
+mod remote;
 mod runner;
 
 pub use league::{ClaimLeagueMatch, LeagueMatchEnded, SeatPool};
 pub use presets::PresetRules;
+pub use remote::{HeldStream, MatchFault, RemoteSeats, WaitingStream};
 use runner::MatchRunner;
 
 use crate::observer::RuntimeObserver;
@@ -121,6 +123,10 @@ const HANDOFF_TIMEOUT: Duration = Duration::from_secs(1);
 /// built-in player.
 pub(super) enum Planned {
     Bot(Claim),
+    /// A bot waiting on another arena, its seat linked (cluster mode).
+    Linked(Box<dyn BotLink>),
+    /// A bot that cannot be reached: it forfeits at once.
+    Absent,
     /// A built-in player of this strategy.
     Builtin(&'static str),
 }
@@ -325,7 +331,7 @@ impl Lobby {
         let seed: u64 = rand::rng().random();
         let lobby = self.clone();
         self.runner.spawn(async move {
-            lobby.runner.play(info, seed, players, None).await;
+            lobby.runner.play(info, seed, players, None, None).await;
         });
     }
 

@@ -78,31 +78,43 @@ impl MatchRunner {
 
     /// Counts the registered bots of `info` as playing (`starting`) or no longer.
     fn count_playing(&self, info: &MatchInfo, starting: bool) {
-        let mut playing = self.playing.lock().expect("lobby lock");
         for (name, id) in info.seat_names.iter().zip(&info.seat_bot_ids) {
-            if id.is_none() {
-                continue;
-            }
-            let n = playing.entry(name.clone()).or_default();
-            *n = if starting {
-                *n + 1
-            } else {
-                n.saturating_sub(1)
-            };
-            if *n == 0 {
-                playing.remove(name);
+            if id.is_some() {
+                self.count_bot(name, starting);
             }
         }
     }
 
+    /// Counts bot `name` as playing one more match (`starting`) or one fewer.
+    pub(super) fn count_bot(&self, name: &str, starting: bool) {
+        let mut playing = self.playing.lock().expect("lobby lock");
+        let n = playing.entry(name.to_owned()).or_default();
+        *n = if starting {
+            *n + 1
+        } else {
+            n.saturating_sub(1)
+        };
+        if *n == 0 {
+            playing.remove(name);
+        }
+    }
+
+    /// The bots playing a match now.
+    pub(super) fn playing_bots(&self) -> Vec<String> {
+        let playing = self.playing.lock().expect("lobby lock");
+        playing.keys().cloned().collect()
+    }
+
     /// Plays a match and records it; whether it started (false: its streams were handed
-    /// back, e.g. because its start could not be recorded).
+    /// back, e.g. because its start could not be recorded). A match with seats linked from
+    /// other arenas is aborted (never scored) once `fault` turns true: a link broke.
     pub(super) async fn play(
         &self,
         info: Arc<MatchInfo>,
         seed: u64,
         players: Vec<Planned>,
         league: Option<crate::store::LeagueSlot>,
+        fault: Option<watch::Receiver<bool>>,
     ) -> bool {
         let players = claim_all(players, &info.rules, seed).await;
         if !self.may_start(&info, players.len()) || !self.record_start(&info, seed, league).await {
@@ -113,7 +125,12 @@ impl MatchRunner {
         info!(match_id = %info.match_id, preset = %info.preset, seats = ?info.seat_names, bot_ids = ?info.seat_bot_ids, "match started");
         self.observer.match_started(game);
         self.count_playing(&info, true);
-        let played = run_match(info.clone(), seed, players, self.abort.subscribe()).await;
+        let stop = match &fault {
+            Some(fault) => stop_on_either(self.abort.subscribe(), fault.clone()),
+            None => self.abort.subscribe(),
+        };
+        let played = run_match(info.clone(), seed, players, stop).await;
+        let broken = fault.is_some_and(|f| *f.borrow());
         self.count_playing(&info, false);
         let (report, mut announcement) = match played {
             Ok(played) => played,
@@ -124,7 +141,7 @@ impl MatchRunner {
                 return true;
             }
         };
-        let record = self.record(&info, &report, league);
+        let record = self.record(&info, &report, league, broken);
         let mut record = std::pin::pin!(record);
         // The last events ride on the result, unless recording outlasts their delay.
         let recorded = match announcement.events_due() {
@@ -223,6 +240,7 @@ impl MatchRunner {
         info: &MatchInfo,
         report: &MatchReport,
         league: Option<crate::store::LeagueSlot>,
+        broken: bool,
     ) {
         self.observer.match_ended(info, report);
         let log_json = report.log.to_json();
@@ -246,10 +264,15 @@ impl MatchRunner {
                 None => MatchWrite::Finish(finished),
             }
         } else {
-            info!(match_id = %info.match_id, "match aborted");
+            let reason = if broken {
+                "a link between arenas broke"
+            } else {
+                "the arena shut down"
+            };
+            info!(match_id = %info.match_id, reason, "match aborted");
             MatchWrite::Abort(AbortedMatch {
                 id: match_id,
-                reason: "the arena shut down".to_owned(),
+                reason: reason.to_owned(),
                 log_json: Some(log_json),
                 finished_at_ms: now_ms(),
             })
@@ -288,6 +311,24 @@ impl MatchRunner {
     }
 }
 
+/// A stop signal that turns true once `abort` (the arena's) or `fault` (the match's) does;
+/// its task ends with the match (once the receiver is dropped).
+fn stop_on_either(
+    mut abort: watch::Receiver<bool>,
+    mut fault: watch::Receiver<bool>,
+) -> watch::Receiver<bool> {
+    let (stop, stopped) = watch::channel(false);
+    tokio::spawn(async move {
+        tokio::select! {
+            _ = crate::shutdown::requested(&mut abort) => {}
+            _ = crate::shutdown::requested(&mut fault) => {}
+            () = stop.closed() => return,
+        }
+        let _ = stop.send(true);
+    });
+    stopped
+}
+
 /// Gives the claimed streams of a match that did not start back to their connections, which
 /// put their bots in the lobby again.
 fn hand_back(players: Vec<Player>) {
@@ -310,8 +351,10 @@ async fn claim_all(planned: Vec<Planned>, rules: &Rules, seed: u64) -> Vec<Playe
             Planned::Bot(claim) => {
                 let (give, taken) = oneshot::channel::<Box<dyn BotLink>>();
                 let _ = claim.send(give);
-                Ok(taken)
+                Ok(Ok(taken))
             }
+            Planned::Linked(link) => Ok(Err(link)),
+            Planned::Absent => Ok(Err(Box::new(AbsentBot) as Box<dyn BotLink>)),
             Planned::Builtin(strategy) => Err(strategy),
         })
         .collect();
@@ -325,7 +368,8 @@ async fn claim_all(planned: Vec<Planned>, rules: &Rules, seed: u64) -> Vec<Playe
                 policy.begin_match(rules);
                 Player::Builtin(policy)
             }
-            Ok(taken) => match tokio::time::timeout(HANDOFF_TIMEOUT, taken).await {
+            Ok(Err(link)) => Player::Bot(link),
+            Ok(Ok(taken)) => match tokio::time::timeout(HANDOFF_TIMEOUT, taken).await {
                 Ok(Ok(link)) => Player::Bot(link),
                 _ => Player::Bot(Box::new(AbsentBot)),
             },

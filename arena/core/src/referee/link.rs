@@ -7,11 +7,12 @@ use std::time::Duration;
 
 use knobel_engine::policy::Policy;
 use knobel_engine::{Action, ForfeitReason, Observation, Outcome, Rules, Seat};
+use serde::{Deserialize, Serialize};
 
 use super::EventBatch;
 
 /// How long a seat may think.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TimeControl {
     /// Deadline of every decision.
     pub decision: Duration,
@@ -29,7 +30,7 @@ impl Default for TimeControl {
 }
 
 /// What every seat learns when the match starts.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct MatchInfo {
     /// The match id.
     pub match_id: String,
@@ -46,7 +47,7 @@ pub struct MatchInfo {
 }
 
 /// A decision the referee asks of a seat.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct DecisionRequest {
     /// Unique among all requests of this arena; the answer must carry it.
     pub request_id: u64,
@@ -63,7 +64,7 @@ pub struct DecisionRequest {
 }
 
 /// What went wrong with a seat's answer.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Problem {
     /// No answer within the deadline and the time bank.
     Timeout,
@@ -76,7 +77,7 @@ pub enum Problem {
 }
 
 /// A notice to a seat about its answer (or its absence).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Notice {
     /// The request concerned.
     pub request_id: u64,
@@ -93,7 +94,7 @@ pub struct Notice {
 }
 
 /// A message from the referee to a bot seat.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub enum ToSeat {
     /// The match starts; `seat` is the bot's own.
     Start {
@@ -120,7 +121,7 @@ pub enum ToSeat {
 }
 
 /// A message from a bot seat to the referee.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub enum FromSeat {
     /// An answer; `action` is `Err(message)` when the wire message was not a valid action.
     Decision {

@@ -36,7 +36,7 @@ use tracing::{info, warn};
 use crate::league::scheduler::Scheduler;
 use crate::league::service::Leagues;
 use crate::league::snapshot::LeagueSnapshots;
-use crate::lobby::Lobby;
+use crate::lobby::{Lobby, SeatPool};
 use crate::metrics::Metrics;
 use crate::net::{self, AuthThrottle, NetLimits, PeerCounter};
 use crate::store::{Store, StoreError, StoreOperation};
@@ -86,6 +86,9 @@ pub enum ServeError {
     /// The metrics endpoint failed.
     #[error("metrics endpoint failed: {0}")]
     Metrics(#[from] std::io::Error),
+    /// Cluster mode could not start.
+    #[error(transparent)]
+    Cluster(#[from] crate::cluster::ClusterError),
     /// The reflection service could not be built.
     #[error("cannot build the reflection service: {0}")]
     Reflection(#[from] tonic_reflection::server::Error),
@@ -162,7 +165,7 @@ pub async fn serve_with_web(
         page_tokens.clone(),
         &shutdown_rx,
     )
-    .await;
+    .await?;
     // The web viewer serves through the grace (viewers see the last matches end) and stops
     // with the arena.
     let (stop_web, web_stopped) = tokio::sync::oneshot::channel::<()>();
@@ -272,16 +275,17 @@ async fn build_services(
     instance: &crate::instance::Instance,
     page_tokens: crate::page_token::PageTokens,
     shutdown_rx: &watch::Receiver<bool>,
-) -> Services {
+) -> Result<Services, ServeError> {
     let lobby = Lobby::new(
         config.lobby.clone(),
         store.clone(),
         metrics.clone(),
         shutdown_rx.clone(),
     );
+    let seats = seat_pool(config, store, metrics, instance, &lobby, shutdown_rx).await?;
     let streams = StreamRegistry::default();
     let (leagues, snapshots) =
-        start_background_tasks(store, metrics, instance, &lobby, &streams, shutdown_rx).await;
+        start_background_tasks(store, metrics, instance, seats, &streams, shutdown_rx).await;
     let logs_in_flight = Arc::new(tokio::sync::Semaphore::new(MAX_LOGS_IN_FLIGHT));
     let throttle = Arc::new(AuthThrottle::from_limits(&config.net));
     let net_metrics = net::NetMetrics::new(metrics.registry());
@@ -315,7 +319,7 @@ async fn build_services(
         leagues: leagues.counting_errors(metrics, StoreOperation::Standings),
         page_tokens,
     };
-    Services {
+    Ok(Services {
         arena,
         admin,
         admin_auth,
@@ -324,7 +328,35 @@ async fn build_services(
         snapshots,
         logs_in_flight,
         net_metrics,
+    })
+}
+
+/// The seats league matches are played with: this arena's lobby or, in cluster mode (which
+/// needs PostgreSQL), the lobby and the streams waiting on the other arenas.
+async fn seat_pool(
+    config: &ServerConfig,
+    store: &Store,
+    metrics: &Metrics,
+    instance: &crate::instance::Instance,
+    lobby: &Arc<Lobby>,
+    shutdown_rx: &watch::Receiver<bool>,
+) -> Result<Arc<dyn SeatPool>, ServeError> {
+    let Some(cluster) = &config.cluster else {
+        return Ok(lobby.clone());
+    };
+    let backend = store.backend_name();
+    if backend != "postgres" {
+        return Err(crate::cluster::ClusterError::NotPostgres { backend }.into());
     }
+    let joined = crate::cluster::Cluster::join(
+        cluster,
+        instance.id.to_string(),
+        lobby.clone(),
+        crate::cluster::ClusterMetrics::new(metrics.registry()),
+        shutdown_rx.clone(),
+    )
+    .await?;
+    Ok(crate::cluster::ClusterPool::new(lobby.clone(), joined))
 }
 
 /// Starts the background tasks of a serving arena, in this order: the revocation watch,
@@ -334,7 +366,7 @@ async fn start_background_tasks(
     store: &Store,
     metrics: &Metrics,
     instance: &crate::instance::Instance,
-    lobby: &Arc<Lobby>,
+    seats: Arc<dyn SeatPool>,
     streams: &StreamRegistry,
     shutdown_rx: &watch::Receiver<bool>,
 ) -> (Leagues, LeagueSnapshots) {
@@ -354,7 +386,7 @@ async fn start_background_tasks(
         store
             .clone()
             .counting_errors(metrics, StoreOperation::LeagueScheduler),
-        lobby.clone(),
+        seats,
         Some(instance.id.to_string()),
     );
     tokio::spawn(scheduler.clone().run(shutdown_rx.clone()));

@@ -418,6 +418,7 @@ impl Settings {
             admin_token: self.admin_token.clone(),
             instance_lease: self.instance_lease,
             net,
+            cluster: None,
         }
     }
 }

@@ -1,0 +1,285 @@
+//! [`ClusterPool`]: the league scheduler's seats in cluster mode, this arena's lobby and the
+//! streams waiting on the other arenas.
+//!
+//! A league match is refereed preferably by the arena holding most of its seats (ties: the
+//! smallest instance id); another arena takes it once it has been ready for
+//! [`PREFERRED_DELAY`] without starting. Either way the store's claim decides who plays it.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use futures_util::future::{BoxFuture, join_all};
+use knobel_engine::Game;
+
+use super::Cluster;
+use super::reserve::Reservation;
+use crate::lobby::{ClaimLeagueMatch, LeagueMatchEnded, Lobby, MatchFault, RemoteSeats, SeatPool};
+use crate::referee::{BotLink, TimeControl};
+use crate::store::OpenLeagueMatch;
+
+/// How long a league match ready to start waits for its preferred referee before any arena
+/// holding one of its seats may take it.
+pub const PREFERRED_DELAY: Duration = Duration::from_millis(400);
+
+/// The league scheduler's seats in cluster mode.
+pub struct ClusterPool {
+    lobby: Arc<Lobby>,
+    cluster: Arc<Cluster>,
+    /// When each league match (league, ordinal) was first seen ready, for the preferred
+    /// referee's delay.
+    ready_since: Mutex<HashMap<(i64, u32), Instant>>,
+    /// Reservations asked and not answered yet, per (arena, bot): not offered twice.
+    asking: Arc<Mutex<HashMap<(String, String), usize>>>,
+}
+
+impl ClusterPool {
+    /// The seats of `lobby` and of the arenas `cluster` knows.
+    pub fn new(lobby: Arc<Lobby>, cluster: Arc<Cluster>) -> Arc<ClusterPool> {
+        Arc::new(ClusterPool {
+            lobby,
+            cluster,
+            ready_since: Mutex::default(),
+            asking: Arc::default(),
+        })
+    }
+
+    /// Where each seat of `m` would be played: `None` for this arena, or the holder; `None`
+    /// overall if a bot waits nowhere.
+    fn placement(&self, m: &OpenLeagueMatch) -> Option<Vec<Option<super::presence::Holder>>> {
+        let game = m.rules.game();
+        let local = self.lobby.waiting_streams();
+        let asking = self.asking.lock().expect("pool lock");
+        let mut placed = Vec::with_capacity(m.seats.len());
+        for bot in &m.seats {
+            if local
+                .iter()
+                .any(|w| &w.bot_name == bot && w.games.contains(&game))
+            {
+                placed.push(None);
+                continue;
+            }
+            let holder = self
+                .cluster
+                .presence
+                .holders(bot, game)
+                .into_iter()
+                .find(|h| {
+                    let pending = asking
+                        .get(&(h.instance.clone(), bot.clone()))
+                        .copied()
+                        .unwrap_or(0);
+                    h.free > pending
+                })?;
+            placed.push(Some(holder));
+        }
+        Some(placed)
+    }
+
+    /// Whether this arena referees a match placed so, now: it is the preferred referee, or
+    /// the match has waited for it long enough.
+    fn referees(&self, m: &OpenLeagueMatch, placed: &[Option<super::presence::Holder>]) -> bool {
+        let mut count: HashMap<&str, usize> = HashMap::new();
+        for holder in placed {
+            let arena = holder
+                .as_ref()
+                .map_or(self.cluster.instance.as_str(), |h| h.instance.as_str());
+            *count.entry(arena).or_default() += 1;
+        }
+        let preferred = count
+            .iter()
+            .max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0)))
+            .map(|(arena, _)| *arena);
+        if preferred == Some(self.cluster.instance.as_str()) {
+            return true;
+        }
+        let mut ready = self.ready_since.lock().expect("pool lock");
+        if ready.len() > 10_000 {
+            ready.retain(|_, since| since.elapsed() < Duration::from_secs(60));
+        }
+        let since = ready
+            .entry((m.league_id, m.ordinal))
+            .or_insert_with(Instant::now);
+        since.elapsed() >= PREFERRED_DELAY
+    }
+}
+
+impl SeatPool for ClusterPool {
+    fn set_league_bots(&self, bots: HashSet<String>) {
+        self.lobby.set_league_bots(bots);
+    }
+
+    fn league_joined(&self) -> &tokio::sync::Notify {
+        self.lobby.league_joined()
+    }
+
+    fn has_waiting(&self, bot: &str, game: Game) -> bool {
+        self.lobby.has_waiting(bot, game) || !self.cluster.presence.holders(bot, game).is_empty()
+    }
+
+    fn is_connected(&self, bot: &str) -> bool {
+        self.lobby.is_connected(bot) || self.cluster.presence.is_connected(bot)
+    }
+
+    fn start_league_match(
+        self: Arc<Self>,
+        m: &OpenLeagueMatch,
+        time_control: TimeControl,
+        claim: ClaimLeagueMatch,
+        ended: LeagueMatchEnded,
+    ) -> bool {
+        let Some(placed) = self.placement(m) else {
+            return false;
+        };
+        if placed.iter().all(Option::is_none) {
+            return Lobby::start_league_match(&self.lobby, m, time_control, claim, ended);
+        }
+        if !self.referees(m, &placed) {
+            return false;
+        }
+        let game = m.rules.game();
+        let mut indexes = Vec::new();
+        let mut seats = Vec::new();
+        for (seat, holder) in placed.into_iter().enumerate() {
+            if let Some(holder) = holder {
+                indexes.push(seat);
+                seats.push((m.seats[seat].clone(), holder));
+            }
+        }
+        let remote = ClusterSeats {
+            cluster: self.cluster.clone(),
+            asking: self.asking.clone(),
+            game,
+            seats,
+            reserved: Vec::new(),
+            asking_counted: false,
+        };
+        let mut remote = remote;
+        remote.count_asking(1);
+        let started = self.lobby.start_league_match_with(
+            m,
+            time_control,
+            claim,
+            ended,
+            Some((indexes, Box::new(remote))),
+        );
+        if started {
+            self.ready_since
+                .lock()
+                .expect("pool lock")
+                .remove(&(m.league_id, m.ordinal));
+        }
+        started
+    }
+}
+
+/// The seats of one league match on other arenas.
+struct ClusterSeats {
+    cluster: Arc<Cluster>,
+    asking: Arc<Mutex<HashMap<(String, String), usize>>>,
+    game: Game,
+    /// Each remote seat's bot and where it waits, in seat order.
+    seats: Vec<(String, super::presence::Holder)>,
+    reserved: Vec<Reservation>,
+    /// Counted in `asking` (until the reservations are answered).
+    asking_counted: bool,
+}
+
+impl ClusterSeats {
+    /// Counts this match's reservations as asked (`+1`) or answered (`-1`).
+    fn count_asking(&mut self, delta: isize) {
+        if self.asking_counted == (delta > 0) {
+            return;
+        }
+        self.asking_counted = delta > 0;
+        let mut asking = self.asking.lock().expect("pool lock");
+        for (bot, holder) in &self.seats {
+            let key = (holder.instance.clone(), bot.clone());
+            let n = asking.entry(key.clone()).or_default();
+            *n = n.saturating_add_signed(delta);
+            if *n == 0 {
+                asking.remove(&key);
+            }
+        }
+    }
+
+    async fn release_all(&mut self) {
+        for reservation in std::mem::take(&mut self.reserved) {
+            self.cluster.release(&reservation).await;
+        }
+    }
+}
+
+impl Drop for ClusterSeats {
+    fn drop(&mut self) {
+        self.count_asking(-1);
+        let reserved = std::mem::take(&mut self.reserved);
+        if !reserved.is_empty() {
+            let cluster = self.cluster.clone();
+            tokio::spawn(async move {
+                for reservation in &reserved {
+                    cluster.release(reservation).await;
+                }
+            });
+        }
+    }
+}
+
+impl RemoteSeats for ClusterSeats {
+    fn reserve(&mut self) -> BoxFuture<'_, Option<Vec<i64>>> {
+        Box::pin(async move {
+            let asked = self
+                .seats
+                .iter()
+                .map(|(bot, h)| self.cluster.reserve(&h.instance, &h.peer, bot, self.game));
+            let answers = join_all(asked).await;
+            self.count_asking(-1);
+            let all = answers.iter().all(Option::is_some);
+            self.reserved = answers.into_iter().flatten().collect();
+            if !all {
+                self.release_all().await;
+                return None;
+            }
+            Some(self.reserved.iter().map(|r| r.bot_id).collect())
+        })
+    }
+
+    fn link(&mut self, fault: MatchFault) -> BoxFuture<'_, Option<Vec<Box<dyn BotLink>>>> {
+        Box::pin(async move {
+            let reserved = std::mem::take(&mut self.reserved);
+            let linking = reserved.iter().map(|r| self.cluster.link(r, fault.clone()));
+            let links = join_all(linking).await;
+            if links.iter().any(Option::is_none) {
+                // Unused tickets are given back; linked seats' streams go back to their
+                // connections untouched when their links drop (nothing was sent).
+                for (reservation, link) in reserved.iter().zip(&links) {
+                    if link.is_none() {
+                        self.cluster.release(reservation).await;
+                    }
+                }
+                return None;
+            }
+            self.cluster
+                .metrics
+                .relayed_seats
+                .inc_by(links.len() as u64);
+            Some(
+                links
+                    .into_iter()
+                    .flatten()
+                    .map(|l| Box::new(l) as Box<dyn BotLink>)
+                    .collect(),
+            )
+        })
+    }
+
+    fn release(&mut self) {
+        let reserved = std::mem::take(&mut self.reserved);
+        let cluster = self.cluster.clone();
+        tokio::spawn(async move {
+            for reservation in &reserved {
+                cluster.release(reservation).await;
+            }
+        });
+    }
+}

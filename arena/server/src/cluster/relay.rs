@@ -1,0 +1,457 @@
+//! The seat link between arenas: the peer port's `knobel.peer.v1.Peer` service (the
+//! holder's side of a relayed seat) and [`RelayLink`], the referee's side, a [`BotLink`]
+//! like a local stream.
+//!
+//! The referee's messages cross as they leave the referee (the public events before each
+//! and the message itself, as JSON), and the holder gives them to the bot's own
+//! [`BotLink`], the same code that serves a local seat: the bot sees exactly what a local
+//! seat sees, and pings, stale answers and a bot that stops reading are handled where the
+//! bot is. Deadlines and time banks are the referee's. A link that breaks during the match
+//! trips its [`MatchFault`]: the referee aborts the match, and the holder tells the bot the
+//! match was aborted.
+
+use std::collections::HashMap;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll, ready};
+use std::time::{Duration, Instant};
+
+use knobel_engine::{Event, ForfeitReason};
+use knobel_proto::peer::peer_client::PeerClient;
+use knobel_proto::peer::peer_server::{Peer, PeerServer};
+use knobel_proto::peer::{self as pp, to_holder, to_referee};
+use serde::{Deserialize, Serialize};
+use tokio::net::TcpListener;
+use tokio::sync::{mpsc, watch};
+use tokio_stream::Stream;
+use tokio_stream::wrappers::{ReceiverStream, TcpListenerStream};
+use tonic::transport::{Channel, Endpoint};
+use tonic::{Request, Response, Status, Streaming};
+use tracing::{debug, info, warn};
+
+use super::reserve::Reservation;
+use super::{Cluster, ClusterError};
+use crate::lobby::{HeldStream, Lobby, MatchFault};
+use crate::referee::{BotLink, EventBatch, FromSeat, ToSeat};
+
+/// How long linking a reserved seat may take (the holder claims the stream meanwhile).
+const LINK_TIMEOUT: Duration = Duration::from_secs(3);
+/// Messages queued towards the other arena per seat; a link that falls this far behind is
+/// broken.
+const RELAY_QUEUE: usize = 1024;
+/// The largest peer message (a referee's message with its events is a few kilobytes).
+const MAX_PEER_MESSAGE: usize = 1 << 20;
+
+/// A referee's message for a relayed seat.
+#[derive(Debug, Serialize, Deserialize)]
+struct SeatMessage {
+    /// The public events before it, in batches, oldest first.
+    events: Vec<Vec<Event>>,
+    message: Option<ToSeat>,
+}
+
+/// What a relayed seat's bot sent.
+#[derive(Debug, Serialize, Deserialize)]
+struct SeatAnswer {
+    from: FromSeat,
+    /// Why the bot is gone, with [`FromSeat::Disconnected`].
+    gone_reason: Option<ForfeitReason>,
+    /// For a decision: how long the bot took, as the holder saw it (microseconds).
+    bot_us: u64,
+}
+
+/// Clients of the other arenas' peer ports, by address (connected on first use).
+#[derive(Default)]
+pub(super) struct PeerChannels {
+    channels: Mutex<HashMap<String, Channel>>,
+}
+
+impl PeerChannels {
+    fn client(&self, peer: &str) -> Result<PeerClient<Channel>, Status> {
+        let mut channels = self.channels.lock().expect("peers lock");
+        if let Some(channel) = channels.get(peer) {
+            return Ok(client(channel.clone()));
+        }
+        let endpoint = Endpoint::from_shared(format!("http://{peer}"))
+            .map_err(|e| Status::invalid_argument(format!("peer address {peer}: {e}")))?
+            .connect_timeout(LINK_TIMEOUT)
+            .tcp_nodelay(true)
+            .http2_keep_alive_interval(Duration::from_secs(5))
+            .keep_alive_timeout(Duration::from_secs(5));
+        let channel = endpoint.connect_lazy();
+        channels.insert(peer.to_owned(), channel.clone());
+        Ok(client(channel))
+    }
+}
+
+fn client(channel: Channel) -> PeerClient<Channel> {
+    PeerClient::new(channel)
+        .max_decoding_message_size(MAX_PEER_MESSAGE)
+        .max_encoding_message_size(MAX_PEER_MESSAGE)
+}
+
+/// A request carrying the peer token.
+fn authorized<T>(cluster: &Cluster, message: T) -> Request<T> {
+    let mut request = Request::new(message);
+    if let Ok(value) = format!("Bearer {}", cluster.token).parse() {
+        request.metadata_mut().insert("authorization", value);
+    }
+    request
+}
+
+/// Serves the peer port on `listener` until `shutdown`.
+pub(super) fn serve_peers(
+    cluster: Arc<Cluster>,
+    lobby: Arc<Lobby>,
+    listener: TcpListener,
+    mut shutdown: watch::Receiver<bool>,
+) {
+    let service = PeerServer::new(PeerService { cluster, lobby })
+        .max_decoding_message_size(MAX_PEER_MESSAGE)
+        .max_encoding_message_size(MAX_PEER_MESSAGE);
+    tokio::spawn(async move {
+        let stopped = async move {
+            crate::shutdown::requested(&mut shutdown).await;
+            // Relayed matches finish within the grace, as local ones do.
+            std::future::pending::<()>().await;
+        };
+        let served = tonic::transport::Server::builder()
+            .tcp_nodelay(true)
+            .http2_keepalive_interval(Some(Duration::from_secs(5)))
+            .http2_keepalive_timeout(Some(Duration::from_secs(5)))
+            .add_service(service)
+            .serve_with_incoming_shutdown(TcpListenerStream::new(listener), stopped)
+            .await;
+        if let Err(error) = served {
+            warn!(%error, "the peer port failed");
+        }
+    });
+}
+
+/// Calls this arena's advertised peer address: it must answer as this arena.
+pub(super) async fn check_advertised(cluster: &Cluster) -> Result<(), ClusterError> {
+    let failed = |reason: String| ClusterError::PeerAdvertise {
+        advertised: cluster.peer_address.chars().take(200).collect(),
+        reason,
+    };
+    let mut client = cluster
+        .peers
+        .client(&cluster.peer_address)
+        .map_err(|s| failed(s.message().to_owned()))?;
+    let call = client.identify(authorized(cluster, pp::IdentifyRequest {}));
+    match tokio::time::timeout(LINK_TIMEOUT, call).await {
+        Ok(Ok(reply)) if reply.get_ref().instance == cluster.instance => Ok(()),
+        Ok(Ok(reply)) => Err(failed(format!(
+            "arena {} answered there",
+            reply
+                .get_ref()
+                .instance
+                .chars()
+                .take(64)
+                .collect::<String>()
+        ))),
+        Ok(Err(status)) => Err(failed(status.message().to_owned())),
+        Err(_) => Err(failed(format!(
+            "no answer within {} s",
+            LINK_TIMEOUT.as_secs()
+        ))),
+    }
+}
+
+/// The holder's side: the peer port's service.
+struct PeerService {
+    cluster: Arc<Cluster>,
+    lobby: Arc<Lobby>,
+}
+
+impl PeerService {
+    fn check_token<T>(&self, request: &Request<T>) -> Result<(), Status> {
+        let given = request
+            .metadata()
+            .get("authorization")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "))
+            .unwrap_or("");
+        let ok: bool =
+            subtle::ConstantTimeEq::ct_eq(given.as_bytes(), self.cluster.token.as_bytes()).into();
+        if ok {
+            Ok(())
+        } else {
+            Err(Status::unauthenticated(
+                "the peer port takes calls of arenas with the cluster's peer token only",
+            ))
+        }
+    }
+}
+
+type ToReferee = Result<pp::ToReferee, Status>;
+
+#[tonic::async_trait]
+impl Peer for PeerService {
+    async fn identify(
+        &self,
+        request: Request<pp::IdentifyRequest>,
+    ) -> Result<Response<pp::IdentifyReply>, Status> {
+        self.check_token(&request)?;
+        Ok(Response::new(pp::IdentifyReply {
+            instance: self.cluster.instance.clone(),
+        }))
+    }
+
+    type RelayStream = ReceiverStream<ToReferee>;
+
+    async fn relay(
+        &self,
+        request: Request<Streaming<pp::ToHolder>>,
+    ) -> Result<Response<Self::RelayStream>, Status> {
+        self.check_token(&request)?;
+        let mut inbound = request.into_inner();
+        let first = tokio::time::timeout(LINK_TIMEOUT, inbound.message())
+            .await
+            .map_err(|_| Status::deadline_exceeded("no ticket: send the ticket first"))??;
+        let Some(pp::ToHolder {
+            kind: Some(to_holder::Kind::Ticket(ticket)),
+        }) = first
+        else {
+            return Err(Status::invalid_argument(
+                "the first message must be the ticket",
+            ));
+        };
+        let Some(held) = self.cluster.tickets.redeem(&ticket) else {
+            return Err(Status::not_found(format!(
+                "ticket {} is unknown, used or expired (tickets hold {} s)",
+                ticket.chars().take(32).collect::<String>(),
+                super::reserve::TICKET_TTL.as_secs()
+            )));
+        };
+        let bot = held.bot_name().to_owned();
+        let Some(link) = held.claim().await else {
+            return Err(Status::unavailable(format!(
+                "the stream of bot {bot} is gone"
+            )));
+        };
+        let (out, rx) = mpsc::channel(RELAY_QUEUE);
+        let linked = pp::ToReferee {
+            kind: Some(to_referee::Kind::Linked(true)),
+        };
+        let _ = out.try_send(Ok(linked));
+        tokio::spawn(hold_seat(link, inbound, out, self.lobby.clone(), bot));
+        Ok(Response::new(ReceiverStream::new(rx)))
+    }
+}
+
+/// Plays a relayed seat on the holder: the referee's messages to the bot's link, the bot's
+/// answers back, until the match's result or abort (or the link breaks: the bot is told
+/// the match was aborted). The stream goes back to its connection afterwards.
+async fn hold_seat(
+    mut link: Box<dyn BotLink>,
+    mut inbound: Streaming<pp::ToHolder>,
+    out: mpsc::Sender<ToReferee>,
+    lobby: Arc<Lobby>,
+    bot: String,
+) {
+    let mut bot_gone = false;
+    let mut sent_any = false;
+    let mut asked_at: Option<Instant> = None;
+    loop {
+        let answer = tokio::select! {
+            message = inbound.message() => {
+                let message = match message {
+                    Ok(Some(pp::ToHolder { kind: Some(to_holder::Kind::SeatMessage(bytes)) })) => {
+                        serde_json::from_slice::<SeatMessage>(&bytes).ok()
+                    }
+                    _ => None,
+                };
+                let Some(SeatMessage { events, message }) = message else {
+                    // Broken (or ended) before the match's end: aborted at the referee.
+                    if sent_any {
+                        info!(bot = %bot, "a link between arenas broke: the bot's match is aborted");
+                        let aborted = ToSeat::Aborted { reason: "a link between arenas broke".to_owned() };
+                        link.send(&[], Some(aborted));
+                    }
+                    break;
+                };
+                let last = matches!(message, Some(ToSeat::Result { .. } | ToSeat::Aborted { .. }));
+                if matches!(message, Some(ToSeat::Request(_))) {
+                    asked_at = Some(Instant::now());
+                }
+                let batches: Vec<Arc<EventBatch>> =
+                    events.into_iter().map(|e| Arc::new(EventBatch::new(e))).collect();
+                sent_any = true;
+                if !bot_gone && !link.send(&batches, message) {
+                    bot_gone = true;
+                    Some(gone(link.as_ref()))
+                } else if last {
+                    break;
+                } else {
+                    None
+                }
+            }
+            from = std::future::poll_fn(|cx| link.poll_recv(cx)), if !bot_gone => {
+                match from {
+                    FromSeat::Disconnected => {
+                        bot_gone = true;
+                        Some(gone(link.as_ref()))
+                    }
+                    decision => {
+                        let bot_us = asked_at.take().map_or(0, |t| t.elapsed().as_micros() as u64);
+                        Some(SeatAnswer { from: decision, gone_reason: None, bot_us })
+                    }
+                }
+            }
+        };
+        if let Some(answer) = answer {
+            let bytes = serde_json::to_vec(&answer).unwrap_or_default();
+            let message = pp::ToReferee {
+                kind: Some(to_referee::Kind::FromSeat(bytes)),
+            };
+            if out.try_send(Ok(message)).is_err() {
+                debug!(bot = %bot, "the referee's arena does not read its relayed seat");
+            }
+        }
+    }
+    link.release();
+    HeldStream::ended(&lobby, &bot);
+}
+
+fn gone(link: &dyn BotLink) -> SeatAnswer {
+    SeatAnswer {
+        from: FromSeat::Disconnected,
+        gone_reason: Some(link.gone_reason()),
+        bot_us: 0,
+    }
+}
+
+/// The referee's side of a relayed seat.
+pub(super) struct RelayLink {
+    to_holder: mpsc::Sender<pp::ToHolder>,
+    from_holder: Streaming<pp::ToReferee>,
+    fault: MatchFault,
+    gone_reason: Option<ForfeitReason>,
+    broken: bool,
+    asked_at: Option<Instant>,
+    cluster: Arc<Cluster>,
+}
+
+impl Cluster {
+    /// Links a reserved seat for a match whose abort `fault` trips: its link, or `None`.
+    pub(super) async fn link(
+        self: &Arc<Self>,
+        reservation: &Reservation,
+        fault: MatchFault,
+    ) -> Option<RelayLink> {
+        let mut client = self.peers.client(&reservation.peer).ok()?;
+        let (to_holder, rx) = mpsc::channel(RELAY_QUEUE);
+        let ticket = pp::ToHolder {
+            kind: Some(to_holder::Kind::Ticket(reservation.ticket.clone())),
+        };
+        to_holder.try_send(ticket).ok()?;
+        let call = client.relay(authorized(self, ReceiverStream::new(rx)));
+        let linked = async {
+            let mut from_holder = call.await.ok()?.into_inner();
+            match from_holder.message().await {
+                Ok(Some(pp::ToReferee {
+                    kind: Some(to_referee::Kind::Linked(true)),
+                })) => Some(from_holder),
+                _ => None,
+            }
+        };
+        match tokio::time::timeout(LINK_TIMEOUT, linked).await {
+            Ok(Some(from_holder)) => Some(RelayLink {
+                to_holder,
+                from_holder,
+                fault,
+                gone_reason: None,
+                broken: false,
+                asked_at: None,
+                cluster: self.clone(),
+            }),
+            _ => {
+                debug!(instance = %reservation.instance, "a reserved seat could not be linked");
+                None
+            }
+        }
+    }
+}
+
+impl RelayLink {
+    fn break_link(&mut self) {
+        if !self.broken {
+            warn!("a link between arenas broke: the match is aborted");
+            self.broken = true;
+            self.fault.trip();
+        }
+    }
+}
+
+impl BotLink for RelayLink {
+    fn send(&mut self, events: &[Arc<EventBatch>], message: Option<ToSeat>) -> bool {
+        if self.gone_reason.is_some() {
+            return false;
+        }
+        if self.broken {
+            return true;
+        }
+        if matches!(message, Some(ToSeat::Request(_))) {
+            self.asked_at = Some(Instant::now());
+        }
+        let message = SeatMessage {
+            events: events.iter().map(|b| b.events().to_vec()).collect(),
+            message,
+        };
+        let Ok(bytes) = serde_json::to_vec(&message) else {
+            self.break_link();
+            return true;
+        };
+        let message = pp::ToHolder {
+            kind: Some(to_holder::Kind::SeatMessage(bytes)),
+        };
+        if self.to_holder.try_send(message).is_err() {
+            self.break_link();
+        }
+        true
+    }
+
+    fn poll_recv(&mut self, cx: &mut Context<'_>) -> Poll<FromSeat> {
+        loop {
+            if self.broken {
+                // The match is being aborted.
+                return Poll::Pending;
+            }
+            if self.gone_reason.is_some() {
+                return Poll::Ready(FromSeat::Disconnected);
+            }
+            let answer = match ready!(Pin::new(&mut self.from_holder).poll_next(cx)) {
+                Some(Ok(pp::ToReferee {
+                    kind: Some(to_referee::Kind::FromSeat(bytes)),
+                })) => serde_json::from_slice::<SeatAnswer>(&bytes).ok(),
+                Some(Ok(_)) => continue,
+                _ => None,
+            };
+            let Some(answer) = answer else {
+                self.break_link();
+                continue;
+            };
+            if let FromSeat::Disconnected = answer.from {
+                self.gone_reason = Some(answer.gone_reason.unwrap_or(ForfeitReason::Disconnected));
+                continue;
+            }
+            if let Some(asked) = self.asked_at.take() {
+                let relay = asked
+                    .elapsed()
+                    .saturating_sub(Duration::from_micros(answer.bot_us));
+                self.cluster
+                    .metrics
+                    .relay_round_trip
+                    .observe(relay.as_secs_f64());
+            }
+            return Poll::Ready(answer.from);
+        }
+    }
+
+    fn release(self: Box<Self>) {}
+
+    fn gone_reason(&self) -> ForfeitReason {
+        self.gone_reason.unwrap_or(ForfeitReason::Disconnected)
+    }
+}
