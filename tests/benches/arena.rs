@@ -29,7 +29,6 @@
 //! `latency`, `rate`, `memory` and/or `metrics` to run only those parts). docs/benchmarks.md explains
 //! the figures.
 
-use std::path::PathBuf;
 use std::process::Stdio;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -39,7 +38,6 @@ use knobel_arena::auth;
 use knobel_arena::lobby::LobbyConfig;
 use knobel_arena::server::{ServerConfig, serve};
 use knobel_arena::store::Store;
-use knobel_e2e::{authorized, workspace};
 use knobel_engine::Observation;
 use knobel_engine::policy::{HeuristicPolicy, Policy};
 use knobel_proto::v1 as pb;
@@ -55,10 +53,13 @@ use tokio::task::JoinHandle;
 use tokio_stream::StreamExt;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::Streaming;
-use tonic::transport::{Channel, Endpoint};
+use tonic::transport::Channel;
 
 mod support;
-use support::{LEAGUE_PLAYERS, engine_request, percentile_us, runtime};
+use support::{
+    LEAGUE_PLAYERS, connect, decision, engine_request, nanos, open, percentile_us, release_knobel,
+    runtime,
+};
 
 /// Arena and echo measurements alternate this many times in parts (a) and (b), so that both
 /// see the same load of the shared machine; the samples of all rounds are pooled.
@@ -354,69 +355,12 @@ fn median_request(requests: &[pb::ArenaMessage]) -> Option<pb::ArenaMessage> {
 // Clients
 // ---------------------------------------------------------------------------------------
 
-async fn connect(url: &str) -> Channel {
-    Endpoint::from_shared(url.to_owned())
-        .expect("valid url")
-        .tcp_nodelay(true)
-        .connect()
-        .await
-        .expect("connect")
-}
-
 async fn connections(url: &str, n: usize) -> Vec<Channel> {
     let mut channels = Vec::with_capacity(n);
     for _ in 0..n {
         channels.push(connect(url).await);
     }
     channels
-}
-
-fn hello(max_matches: u32) -> pb::BotMessage {
-    pb::BotMessage {
-        kind: Some(pb::bot_message::Kind::Hello(pb::Hello {
-            name: "bench".into(),
-            games: vec![pb::Game::Schocken as i32],
-            client_version: "knobel-bench".into(),
-            preset: None,
-            max_matches,
-        })),
-    }
-}
-
-fn decision(request_id: u64, action: Option<pb::Action>) -> pb::BotMessage {
-    pb::BotMessage {
-        kind: Some(pb::bot_message::Kind::Decision(pb::Decision {
-            request_id,
-            action,
-        })),
-    }
-}
-
-/// Opens a Play stream that has sent its Hello (asking for `max_matches`, 0: no limit).
-///
-/// A bot's streams of the previous round may still count against its stream limit for a
-/// moment after they closed (the server sees them end asynchronously): it tries again then.
-async fn open(
-    channel: Channel,
-    token: &str,
-    max_matches: u32,
-) -> (mpsc::Sender<pb::BotMessage>, Streaming<pb::ArenaMessage>) {
-    let mut attempts = 0;
-    loop {
-        let (tx, rx) = mpsc::channel(16);
-        tx.send(hello(max_matches)).await.expect("queue the hello");
-        match ArenaClient::new(channel.clone())
-            .play(authorized(ReceiverStream::new(rx), token))
-            .await
-        {
-            Ok(response) => return (tx, response.into_inner()),
-            Err(status) if status.code() == tonic::Code::ResourceExhausted && attempts < 200 => {
-                attempts += 1;
-                tokio::time::sleep(Duration::from_millis(10)).await;
-            }
-            Err(status) => panic!("play: {status:?}"),
-        }
-    }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -605,10 +549,6 @@ pub fn thread_use() -> [ThreadUse; 4] {
         groups[group].switches += switches;
     }
     groups
-}
-
-fn nanos(d: Duration) -> u64 {
-    d.as_nanos().try_into().unwrap_or(u64::MAX)
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1212,35 +1152,6 @@ impl Memory {
     fn marginal(&self) -> f64 {
         (self.second as f64 - self.first as f64) / IDLE_STREAMS as f64
     }
-}
-
-fn target_dir() -> PathBuf {
-    std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| workspace().join("target"))
-}
-
-/// Builds the release `knobel` binary (a no-op when it is up to date).
-fn release_knobel() -> Result<PathBuf, String> {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
-    println!("building the release knobel binary (cargo build --release -p knobel-arena)...");
-    let status = std::process::Command::new(cargo)
-        .current_dir(workspace())
-        .args([
-            "build",
-            "--quiet",
-            "--release",
-            "-p",
-            "knobel-arena",
-            "--bin",
-            "knobel",
-        ])
-        .status()
-        .map_err(|e| format!("cannot run cargo: {e}"))?;
-    if !status.success() {
-        return Err("cargo build --release -p knobel-arena failed".to_owned());
-    }
-    Ok(target_dir().join("release").join("knobel"))
 }
 
 fn vm_rss_kib(pid: u32) -> u64 {

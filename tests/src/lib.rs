@@ -116,7 +116,15 @@ impl Arena {
     ) -> Arena {
         let dir = tempfile::tempdir().expect("temp dir");
         let database_url = format!("sqlite://{}", dir.path().join("arena.db").display());
-        Arena::launch(options, env, database_url, Some(dir), nofile).await
+        Arena::launch(
+            &binaries().join("knobel"),
+            options,
+            env,
+            database_url,
+            Some(dir),
+            nofile,
+        )
+        .await
     }
 
     /// Like [`Arena::start`], on the database at `database_url` (e.g. one of
@@ -133,17 +141,37 @@ impl Arena {
         env: &[(&str, &str)],
         database_url: &str,
     ) -> Arena {
-        Arena::launch(options, env, database_url.to_owned(), None, None).await
+        Arena::launch(
+            &binaries().join("knobel"),
+            options,
+            env,
+            database_url.to_owned(),
+            None,
+            None,
+        )
+        .await
+    }
+
+    /// Like [`Arena::start_on_with_env`], running the `knobel` binary at `knobel` (e.g. a
+    /// release build, for benchmarks).
+    pub async fn start_binary_on(
+        knobel: &Path,
+        options: ArenaOptions,
+        env: &[(&str, &str)],
+        database_url: &str,
+    ) -> Arena {
+        Arena::launch(knobel, options, env, database_url.to_owned(), None, None).await
     }
 
     async fn launch(
+        knobel: &Path,
         options: ArenaOptions,
         env: &[(&str, &str)],
         database_url: String,
         dir: Option<tempfile::TempDir>,
         nofile: Option<u64>,
     ) -> Arena {
-        let mut command = Command::new(binaries().join("knobel"));
+        let mut command = Command::new(knobel);
         if let Some(limit) = nofile {
             // SAFETY: only the setrlimit system call runs between fork and exec.
             unsafe {

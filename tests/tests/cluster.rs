@@ -1,9 +1,15 @@
 //! Cluster mode with real processes: three `knobel serve --nats-url` arenas on one
 //! PostgreSQL database (a fresh one on the shared server) and a `nats-server` of the test's
-//! own, 24 bots with one stream each, bot i on arena i mod 3. A league of duplicate sets
-//! is played across the arenas: every league match has one result, the standings are those
-//! of the same league on a single arena, most matches seat bots of several arenas (their
-//! seats relayed), no seat forfeits, and no bot is ever in two matches at once.
+//! own, 12 bots with one stream each, bot i on arena i mod 3. A league of duplicate sets
+//! is played across the arenas through a NATS outage of 10 s (the relayed matches running
+//! then finish; matches across arenas start again once it is back) and a `kill -9` of one
+//! arena at half (its bots reconnect to the others): every league match has one result,
+//! the standings are those of the same league on a single arena, most matches seat bots of
+//! several arenas (their seats relayed), the cut matches are aborted and played again, no
+//! seat forfeits, and no bot is ever in two matches at once. At three quarters another
+//! arena is paused (SIGSTOP) beyond its lease while it referees a match and resumed: its
+//! late result is refused and counted. One league carries the scenarios, so that the
+//! single-arena reference is played once.
 //!
 //! Also the bad input of cluster mode: `--nats-url` with SQLite, an unreachable NATS, a
 //! missing peer token and an advertised peer address that is not this arena stop the arena
@@ -71,6 +77,8 @@ fn cluster_options(nats_url: &str) -> ArenaOptions {
             "127.0.0.1:0",
             "--peer-token",
             PEER_TOKEN,
+            "--instance-lease-secs",
+            "3",
         ]
         .map(String::from),
     );
@@ -92,24 +100,32 @@ async fn register(arena: &Arena) -> Vec<String> {
     tokens
 }
 
-/// One stream per bot, bot i on `arenas[i % len]`.
-fn play(
-    arenas: &[&Arena],
-    tokens: &[String],
-) -> tokio::task::JoinSet<Result<knobel_bots::RunReport, knobel_bots::BotError>> {
-    let mut bots = tokio::task::JoinSet::new();
+type Bots = tokio::task::JoinSet<Result<knobel_bots::RunReport, knobel_bots::BotError>>;
+
+/// One stream per bot, bot i on `arenas[i % len]`: the bots of each arena.
+fn play(arenas: &[&Arena], tokens: &[String]) -> Vec<Bots> {
+    let mut bots: Vec<Bots> = arenas.iter().map(|_| Bots::new()).collect();
     for (i, token) in tokens.iter().enumerate() {
-        let arena = arenas[i % arenas.len()];
-        let config = BotConfig::new(
-            arena.url.clone(),
-            Token::new(token.clone()),
-            bot_name(i),
-            vec![Game::Schocken],
+        play_bot(
+            &mut bots[i % arenas.len()],
+            arenas[i % arenas.len()],
+            i,
+            token,
         );
-        let share = (i as u64 * 37) % 1000;
-        bots.spawn(run_bot(config, knobel_e2e::deterministic_player(share)));
     }
     bots
+}
+
+/// Bot `i` (its token `token`) plays on `arena`, as one of `bots`.
+fn play_bot(bots: &mut Bots, arena: &Arena, i: usize, token: &str) {
+    let config = BotConfig::new(
+        arena.url.clone(),
+        Token::new(token.to_owned()),
+        bot_name(i),
+        vec![Game::Schocken],
+    );
+    let share = (i as u64 * 37) % 1000;
+    bots.spawn(run_bot(config, knobel_e2e::deterministic_player(share)));
 }
 
 async fn create_and_start(arena: &Arena, name: &str) -> u32 {
@@ -179,11 +195,15 @@ async fn check_stored(url: &str, name: &str, total: u32) -> Vec<knobel_arena::st
     all
 }
 
-/// No bot is in two matches at once: each bot's matches, by start, each start after the
-/// end of the one before.
+/// No bot is in two matches at once: each bot's finished matches, by start, each start
+/// after the end of the one before. (An aborted match's recorded end is when it was
+/// recorded aborted, after its arena's lease ran out, not when its streams were let go.)
 fn no_double_seat(all: &[knobel_arena::store::MatchSummary]) {
     let mut by_bot: BTreeMap<&str, Vec<(i64, i64, &str)>> = BTreeMap::new();
-    for m in all {
+    let finished = all
+        .iter()
+        .filter(|m| m.status == knobel_arena::store::MatchStatus::Finished);
+    for m in finished {
         let end = m.finished_at_ms.unwrap_or(i64::MAX);
         for bot in &m.seat_names {
             by_bot
@@ -205,14 +225,197 @@ fn no_double_seat(all: &[knobel_arena::store::MatchSummary]) {
     }
 }
 
+/// Bot i waits on arena i mod 3.
+fn arena_of(bot: &str) -> usize {
+    bot[3..].parse::<usize>().expect("a bot's number") % 3
+}
+
+/// Whether match `m` seats bots of several arenas (some of its seats were relayed).
+fn spans_arenas(m: &knobel_arena::store::MatchSummary) -> bool {
+    let first = arena_of(&m.seat_names[0]);
+    m.seat_names.iter().any(|n| arena_of(n) != first)
+}
+
+/// The stored matches with `status` that `keep` keeps.
+async fn matches_where(
+    store: &knobel_arena::store::Store,
+    status: knobel_arena::store::MatchStatus,
+    keep: impl Fn(&knobel_arena::store::MatchSummary) -> bool,
+) -> Vec<knobel_arena::store::MatchSummary> {
+    let filter = knobel_arena::store::MatchFilter {
+        status: Some(status),
+        limit: 10_000,
+        ..Default::default()
+    };
+    let all = store.list_matches(&filter).await.unwrap();
+    all.into_iter().filter(|m| keep(m)).collect()
+}
+
+/// Waits until league `name` on `arena` has `done` matches finished (and `what` holds).
+async fn progressed(arena: &Arena, name: &str, done: u32) {
+    poll_every(
+        Duration::from_millis(100),
+        Duration::from_secs(600),
+        "the league has progressed",
+        || async {
+            let info = standings(arena, name).await?.league?;
+            (info.finished_matches >= done).then_some(())
+        },
+    )
+    .await
+}
+
+/// NATS stops for 10 s at a quarter of the league: the relayed matches running then finish
+/// (their links are direct); once it is back, a match across arenas starts again: how long
+/// that took.
+async fn nats_outage(
+    nats: &mut NatsServer,
+    store: &knobel_arena::store::Store,
+    arena: &Arena,
+    total: u32,
+) -> Duration {
+    use knobel_arena::store::MatchStatus;
+    progressed(arena, "one", total / 4).await;
+    let relayed = matches_where(store, MatchStatus::Running, spans_arenas).await;
+    nats.stop();
+    let stopped = std::time::Instant::now();
+    for m in &relayed {
+        poll_every(
+            Duration::from_millis(100),
+            Duration::from_secs(120),
+            "a relayed match running at the outage finishes",
+            || async {
+                let record = store.get_match(&m.id).await.unwrap()?.summary;
+                (record.status != MatchStatus::Running).then_some(record)
+            },
+        )
+        .await;
+        let record = store.get_match(&m.id).await.unwrap().unwrap().summary;
+        assert_eq!(record.status, MatchStatus::Finished, "{record:?}");
+    }
+    // The outage lasts 10 s: the scenario's length, not a wait for a condition.
+    tokio::time::sleep(Duration::from_secs(10).saturating_sub(stopped.elapsed())).await;
+    nats.start_again();
+    let back = std::time::Instant::now();
+    let back_ms = knobel_arena::store::now_ms();
+    poll_every(
+        Duration::from_millis(50),
+        Duration::from_secs(120),
+        "a match across arenas starts after NATS is back",
+        || async {
+            let started = |m: &knobel_arena::store::MatchSummary| {
+                m.started_at_ms > back_ms && spans_arenas(m)
+            };
+            let running = matches_where(store, MatchStatus::Running, started).await;
+            let finished = matches_where(store, MatchStatus::Finished, started).await;
+            (!running.is_empty() || !finished.is_empty()).then_some(())
+        },
+    )
+    .await;
+    back.elapsed()
+}
+
+/// At half the league, while a match of a bot of arena 2 runs, arena 2 is killed (kill -9):
+/// its bots reconnect to the others.
+async fn kill_arena_2(
+    arenas: &mut [Arena],
+    bots: &mut [Bots],
+    tokens: &[String],
+    store: &knobel_arena::store::Store,
+    total: u32,
+) {
+    use knobel_arena::store::MatchStatus;
+    progressed(&arenas[0], "one", total / 2).await;
+    poll_every(
+        Duration::from_millis(20),
+        Duration::from_secs(120),
+        "a match of a bot of arena 2 runs",
+        || async {
+            let of_2 = |m: &knobel_arena::store::MatchSummary| {
+                m.seat_names.iter().any(|n| arena_of(n) == 2)
+            };
+            (!matches_where(store, MatchStatus::Running, of_2)
+                .await
+                .is_empty())
+            .then_some(())
+        },
+    )
+    .await;
+    arenas[2].child.kill().await.expect("kill -9 the arena");
+    bots[2].abort_all();
+    for (i, token) in tokens.iter().enumerate().filter(|(i, _)| i % 3 == 2) {
+        let to = i % 2;
+        play_bot(&mut bots[to], &arenas[to], i, token);
+    }
+}
+
+/// The instance ids of the arenas on database `url`, oldest first (the order they started).
+async fn instance_ids(url: &str) -> Vec<String> {
+    let pool = sqlx::PgPool::connect(url).await.unwrap();
+    let ids: Vec<(String,)> =
+        sqlx::query_as("SELECT id FROM arena_instances ORDER BY started_at_ms, id")
+            .fetch_all(&pool)
+            .await
+            .unwrap();
+    pool.close().await;
+    ids.into_iter().map(|(id,)| id).collect()
+}
+
+/// At three quarters, arena 1 is paused (SIGSTOP) while it referees a match, for longer
+/// than its lease, then resumed: its late result is refused and counted.
+async fn zombie_arena_1(arenas: &[Arena], store: &knobel_arena::store::Store, total: u32) {
+    use knobel_arena::store::MatchStatus;
+    progressed(&arenas[0], "one", total * 3 / 4).await;
+    let zombie = instance_ids(&arenas[1].database_url).await[1].clone();
+    let paused = poll_every(
+        Duration::from_millis(20),
+        Duration::from_secs(120),
+        "arena 1 referees a match",
+        || async {
+            for m in matches_where(store, MatchStatus::Running, |_| true).await {
+                let owner = store.match_owner(&m.id).await.ok().flatten();
+                if owner.is_some_and(|o| o.to_string() == zombie) {
+                    return Some(m.id);
+                }
+            }
+            None
+        },
+    )
+    .await;
+    let pid = arenas[1].child.id().expect("arena 1 runs").to_string();
+    let signal = |name: &str| {
+        let sent = std::process::Command::new("kill")
+            .args([name, &pid])
+            .status();
+        assert!(sent.is_ok_and(|s| s.success()), "kill {name}");
+    };
+    signal("-STOP");
+    // Paused for more than two leases (3 s): the scenario's length.
+    tokio::time::sleep(Duration::from_secs(8)).await;
+    signal("-CONT");
+    poll_every(
+        Duration::from_millis(200),
+        Duration::from_secs(120),
+        "the paused arena's late result is refused",
+        || async {
+            let text = arenas[1].metrics_text().await;
+            (metric_sum(&text, "knobel_stale_results_refused_total") >= 1.0).then_some(())
+        },
+    )
+    .await;
+    let record = store.get_match(&paused).await.unwrap().unwrap().summary;
+    assert_eq!(record.status, MatchStatus::Aborted, "{record:?}");
+}
+
 #[cfg_attr(
     knobel_without_postgres,
     ignore = "built with KNOBEL_TEST_WITHOUT=postgres: needs PostgreSQL"
 )]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn three_arenas_play_one_league_exactly_once_with_relayed_seats() {
+async fn three_arenas_play_one_league_exactly_once_through_a_nats_outage_and_a_kill() {
+    use knobel_arena::store::{MatchStatus, Store};
     postgres::require();
-    let nats = NatsServer::start();
+    let mut nats = NatsServer::start();
     let db = SharedDatabase::create();
     let env = [("KNOBEL_ADMIN_TOKEN", ADMIN_TOKEN)];
     // The reference: the same league on one arena of its own.
@@ -228,43 +431,57 @@ async fn three_arenas_play_one_league_exactly_once_with_relayed_seats() {
     let tokens = register(&arenas[0]).await;
     let mut bots = play(&arenas.iter().collect::<Vec<_>>(), &tokens);
     assert_eq!(create_and_start(&arenas[0], "one").await, total);
+    let store = Store::connect(&db.url).await.unwrap();
+
+    let resumed = nats_outage(&mut nats, &store, &arenas[0], total).await;
+    eprintln!("matches across arenas started again {resumed:?} after NATS was back");
+    kill_arena_2(&mut arenas, &mut bots, &tokens, &store, total).await;
+    zombie_arena_1(&arenas, &store, total).await;
 
     let within = Duration::from_secs(600);
     let clustered = finished(&arenas[0], "one", within).await;
     let alone = finished(&reference, "one", within).await;
-    // Every arena answers the same.
-    for arena in &arenas[1..] {
-        let other = standings(arena, "one").await.expect("standings");
-        assert_eq!(other.overall, clustered.overall);
-        assert_eq!(other.league.unwrap().finished_matches, total);
-    }
+    // Every arena answers the same, and as the single arena.
+    let other = standings(&arenas[1], "one").await.expect("standings");
+    assert_eq!(other.overall, clustered.overall);
+    assert_eq!(other.league.unwrap().finished_matches, total);
     assert_eq!(clustered.overall, alone.overall);
     assert_eq!(clustered.games, alone.games);
 
     let mut relayed = 0.0;
-    for arena in &arenas {
+    for arena in &arenas[..2] {
         relayed += metric_sum(&arena.metrics_text().await, "knobel_relayed_seats_total");
     }
-    bots.abort_all();
-    reference_bots.abort_all();
-    for arena in &mut arenas {
+    bots.iter_mut().for_each(Bots::abort_all);
+    reference_bots.iter_mut().for_each(Bots::abort_all);
+    for arena in &mut arenas[..2] {
         assert!(arena.terminate().await.success());
     }
     let all = check_stored(&db.url, "one", total).await;
-    // Bot i waited on arena i mod 3: a match of bots of several arenas had relayed seats.
-    let arena_of = |name: &str| name[3..].parse::<usize>().unwrap() % 3;
     let spanning = all
         .iter()
-        .filter(|m| {
-            let first = arena_of(&m.seat_names[0]);
-            m.seat_names.iter().any(|n| arena_of(n) != first)
-        })
+        .filter(|m| m.status == MatchStatus::Finished && spans_arenas(m))
         .count();
     assert!(
         spanning * 2 >= total as usize,
         "{spanning} of {total} matches seated bots of several arenas"
     );
-    assert!(relayed >= spanning as f64, "{relayed} relayed seats");
+    assert!(relayed > 0.0, "{relayed} relayed seats");
+    // The kill cut matches: aborted (its own by the others' sweep, relayed ones at once),
+    // never forfeited, and played again (every league match has its one result above).
+    let aborted = matches_where(&store, MatchStatus::Aborted, |_| true).await;
+    assert!(!aborted.is_empty(), "the kill cut no match");
+    let reasons = [
+        knobel_arena::instance::ORPHAN_REASON,
+        "a link between arenas broke",
+    ];
+    for m in &aborted {
+        assert!(
+            reasons.contains(&m.abort_reason.as_deref().unwrap_or("")),
+            "{m:?}"
+        );
+    }
+    store.close().await;
 }
 
 /// `knobel serve` with `args` (and the peer port on a free port) exits with an error

@@ -4,15 +4,22 @@
 
 use std::pin::Pin;
 
+use std::path::PathBuf;
+
 use knobel_arena::server::MAX_MESSAGE_BYTES;
+use knobel_e2e::{authorized, workspace};
 use knobel_engine::{Match, Rules};
 use knobel_proto::v1 as pb;
+use knobel_proto::v1::arena_client::ArenaClient;
 use knobel_proto::v1::arena_server::{Arena, ArenaServer};
 use pb::arena_message::Kind;
 use std::time::Duration;
 use tokio::net::TcpListener;
+use tokio::sync::mpsc;
 use tokio_stream::Stream;
+use tokio_stream::wrappers::ReceiverStream;
 use tonic::transport::server::TcpIncoming;
+use tonic::transport::{Channel, Endpoint};
 use tonic::{Request, Response, Status, Streaming};
 
 /// What the arena sends on a Play stream.
@@ -179,4 +186,101 @@ impl knobel_bots::BotPolicy for Counting {
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         self.policy.decide(observation, legal)
     }
+}
+
+// Clients of the arena's Play stream, and the release binary.
+
+/// A channel to `url` with TCP_NODELAY.
+pub async fn connect(url: &str) -> Channel {
+    Endpoint::from_shared(url.to_owned())
+        .expect("valid url")
+        .tcp_nodelay(true)
+        .connect()
+        .await
+        .expect("connect")
+}
+
+/// A Hello for Schocken, asking for `max_matches` (0: no limit).
+pub fn hello(max_matches: u32) -> pb::BotMessage {
+    pb::BotMessage {
+        kind: Some(pb::bot_message::Kind::Hello(pb::Hello {
+            name: "bench".into(),
+            games: vec![pb::Game::Schocken as i32],
+            client_version: "knobel-bench".into(),
+            preset: None,
+            max_matches,
+        })),
+    }
+}
+
+/// A Decision answering `request_id`.
+pub fn decision(request_id: u64, action: Option<pb::Action>) -> pb::BotMessage {
+    pb::BotMessage {
+        kind: Some(pb::bot_message::Kind::Decision(pb::Decision {
+            request_id,
+            action,
+        })),
+    }
+}
+
+/// Opens a Play stream that has sent its Hello (asking for `max_matches`, 0: no limit).
+///
+/// A bot's streams of the previous round may still count against its stream limit for a
+/// moment after they closed (the server sees them end asynchronously): it tries again then.
+pub async fn open(
+    channel: Channel,
+    token: &str,
+    max_matches: u32,
+) -> (mpsc::Sender<pb::BotMessage>, Streaming<pb::ArenaMessage>) {
+    let mut attempts = 0;
+    loop {
+        let (tx, rx) = mpsc::channel(16);
+        tx.send(hello(max_matches)).await.expect("queue the hello");
+        match ArenaClient::new(channel.clone())
+            .play(authorized(ReceiverStream::new(rx), token))
+            .await
+        {
+            Ok(response) => return (tx, response.into_inner()),
+            Err(status) if status.code() == tonic::Code::ResourceExhausted && attempts < 200 => {
+                attempts += 1;
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+            Err(status) => panic!("play: {status:?}"),
+        }
+    }
+}
+
+/// `d` in nanoseconds.
+pub fn nanos(d: Duration) -> u64 {
+    d.as_nanos().try_into().unwrap_or(u64::MAX)
+}
+
+/// Where cargo builds (`CARGO_TARGET_DIR`, else the workspace's `target`).
+pub fn target_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| workspace().join("target"))
+}
+
+/// Builds the release `knobel` binary (a no-op when it is up to date).
+pub fn release_knobel() -> Result<PathBuf, String> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    println!("building the release knobel binary (cargo build --release -p knobel-arena)...");
+    let status = std::process::Command::new(cargo)
+        .current_dir(workspace())
+        .args([
+            "build",
+            "--quiet",
+            "--release",
+            "-p",
+            "knobel-arena",
+            "--bin",
+            "knobel",
+        ])
+        .status()
+        .map_err(|e| format!("cannot run cargo: {e}"))?;
+    if !status.success() {
+        return Err("cargo build --release -p knobel-arena failed".to_owned());
+    }
+    Ok(target_dir().join("release").join("knobel"))
 }

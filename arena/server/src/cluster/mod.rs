@@ -178,6 +178,11 @@ impl Cluster {
     fn subject(&self, kind: &str, instance: &str) -> String {
         format!("{SUBJECT_PREFIX}.{kind}.{instance}")
     }
+
+    /// Whether NATS is connected now (while it is not, nothing is asked of other arenas).
+    fn nats_connected(&self) -> bool {
+        self.nats.connection_state() == async_nats::connection::State::Connected
+    }
 }
 
 /// The peer token: 16 to 256 characters.
@@ -199,6 +204,8 @@ async fn connect_nats(url: &str) -> Result<async_nats::Client, ClusterError> {
     let options = async_nats::ConnectOptions::new()
         .request_timeout(Some(NATS_TIMEOUT))
         .connection_timeout(NATS_TIMEOUT)
+        // Back within a second of the server's return (presence follows within another).
+        .reconnect_delay_callback(|attempts| Duration::from_millis(100 * attempts.min(10) as u64))
         .name("knobel-arena");
     match tokio::time::timeout(NATS_TIMEOUT, options.connect(url)).await {
         Ok(Ok(client)) => Ok(client),

@@ -202,26 +202,12 @@ impl ClusterSeats {
             }
         }
     }
-
-    async fn release_all(&mut self) {
-        for reservation in std::mem::take(&mut self.reserved) {
-            self.cluster.release(&reservation).await;
-        }
-    }
 }
 
 impl Drop for ClusterSeats {
     fn drop(&mut self) {
         self.count_asking(-1);
-        let reserved = std::mem::take(&mut self.reserved);
-        if !reserved.is_empty() {
-            let cluster = self.cluster.clone();
-            tokio::spawn(async move {
-                for reservation in &reserved {
-                    cluster.release(reservation).await;
-                }
-            });
-        }
+        self.cluster.release(std::mem::take(&mut self.reserved));
     }
 }
 
@@ -237,7 +223,7 @@ impl RemoteSeats for ClusterSeats {
             let all = answers.iter().all(Option::is_some);
             self.reserved = answers.into_iter().flatten().collect();
             if !all {
-                self.release_all().await;
+                self.cluster.release(std::mem::take(&mut self.reserved));
                 return None;
             }
             Some(self.reserved.iter().map(|r| r.bot_id).collect())
@@ -252,11 +238,13 @@ impl RemoteSeats for ClusterSeats {
             if links.iter().any(Option::is_none) {
                 // Unused tickets are given back; linked seats' streams go back to their
                 // connections untouched when their links drop (nothing was sent).
-                for (reservation, link) in reserved.iter().zip(&links) {
-                    if link.is_none() {
-                        self.cluster.release(reservation).await;
-                    }
-                }
+                let unused = reserved
+                    .into_iter()
+                    .zip(&links)
+                    .filter(|(_, link)| link.is_none())
+                    .map(|(reservation, _)| reservation)
+                    .collect();
+                self.cluster.release(unused);
                 return None;
             }
             self.cluster
@@ -274,12 +262,6 @@ impl RemoteSeats for ClusterSeats {
     }
 
     fn release(&mut self) {
-        let reserved = std::mem::take(&mut self.reserved);
-        let cluster = self.cluster.clone();
-        tokio::spawn(async move {
-            for reservation in &reserved {
-                cluster.release(reservation).await;
-            }
-        });
+        self.cluster.release(std::mem::take(&mut self.reserved));
     }
 }

@@ -206,10 +206,15 @@ async fn publish(
                 version += 1;
                 now.version = version;
             }
-            if let Ok(payload) = serde_json::to_vec(&now)
-                && let Err(error) = cluster.nats.publish(subject.clone(), payload.into()).await
-            {
-                debug!(%error, "cannot publish this arena's presence");
+            if let Ok(payload) = serde_json::to_vec(&now) {
+                // While NATS is away its client queues; a full queue is not waited for long.
+                let sent = cluster.nats.publish(subject.clone(), payload.into());
+                if !matches!(
+                    tokio::time::timeout(PUBLISH_EVERY * 4, sent).await,
+                    Ok(Ok(()))
+                ) {
+                    debug!("cannot publish this arena's presence now");
+                }
             }
             sent_at = Instant::now();
             last = Some(now);

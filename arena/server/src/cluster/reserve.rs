@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::watch;
 use tracing::{debug, warn};
 
-use super::Cluster;
+use super::{Cluster, NATS_TIMEOUT};
 use crate::lobby::{HeldStream, Lobby};
 
 /// How long a ticket holds before its stream waits again.
@@ -195,6 +195,13 @@ impl Cluster {
             game,
             referee: self.instance.clone(),
         };
+        if !self.nats_connected() {
+            self.metrics
+                .reservations
+                .with_label_values(&["failed"])
+                .inc();
+            return None;
+        }
         let body = serde_json::to_vec(&request).ok()?;
         let subject = self.subject("reserve", instance);
         let reply = match self.nats.request(subject, body.into()).await {
@@ -225,13 +232,24 @@ impl Cluster {
         })
     }
 
-    /// Gives `reservation` back unused: its stream waits again on its arena.
-    pub(super) async fn release(&self, reservation: &Reservation) {
-        let subject = self.subject("release", &reservation.instance);
-        let ticket = reservation.ticket.clone().into_bytes();
-        if let Err(error) = self.nats.publish(subject, ticket.into()).await {
-            // The ticket expires by itself.
-            debug!(%error, "cannot give a reservation back");
+    /// Gives `reservations` back unused: their streams wait again on their arenas. Sent in
+    /// the background (within [`NATS_TIMEOUT`], else the tickets expire by themselves), so
+    /// that no match start waits for the broker.
+    pub(super) fn release(self: &Arc<Self>, reservations: Vec<Reservation>) {
+        if reservations.is_empty() {
+            return;
         }
+        let cluster = self.clone();
+        tokio::spawn(async move {
+            for reservation in reservations {
+                let subject = cluster.subject("release", &reservation.instance);
+                let ticket = reservation.ticket.into_bytes();
+                let sent = cluster.nats.publish(subject, ticket.into());
+                if !matches!(tokio::time::timeout(NATS_TIMEOUT, sent).await, Ok(Ok(()))) {
+                    debug!("cannot give a reservation back: its ticket expires by itself");
+                    return;
+                }
+            }
+        });
     }
 }
