@@ -484,6 +484,48 @@ async fn three_arenas_play_one_league_exactly_once_through_a_nats_outage_and_a_k
     store.close().await;
 }
 
+#[cfg_attr(
+    knobel_without_postgres,
+    ignore = "built with KNOBEL_TEST_WITHOUT=postgres: needs PostgreSQL"
+)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rolling_restart_of_every_arena_costs_no_bot_a_seat() {
+    postgres::require();
+    let nats = NatsServer::start();
+    let db = SharedDatabase::create();
+    let env = [("KNOBEL_ADMIN_TOKEN", ADMIN_TOKEN)];
+    let mut arenas = Vec::new();
+    for _ in 0..3 {
+        arenas.push(Arena::start_on_with_env(cluster_options(&nats.url), &env, &db.url).await);
+    }
+    let tokens = register(&arenas[0]).await;
+    let mut bots = play(&arenas.iter().collect::<Vec<_>>(), &tokens);
+    let total = create_and_start(&arenas[0], "one").await;
+    // One arena after the other: SIGTERM (it drains: running matches finish within the
+    // grace, the rest abort and are played again), a new one in its place, and its bots
+    // reconnect there (as behind a Service).
+    for k in 0..3 {
+        let at = if k == 0 { 1 } else { 0 };
+        progressed(&arenas[at], "one", total * (k as u32 + 1) / 5).await;
+        assert!(
+            arenas[k].terminate().await.success(),
+            "arena {k} stops cleanly"
+        );
+        bots[k].abort_all();
+        arenas[k] = Arena::start_on_with_env(cluster_options(&nats.url), &env, &db.url).await;
+        for (i, token) in tokens.iter().enumerate().filter(|(i, _)| i % 3 == k) {
+            play_bot(&mut bots[k], &arenas[k], i, token);
+        }
+    }
+    finished(&arenas[0], "one", Duration::from_secs(600)).await;
+    bots.iter_mut().for_each(Bots::abort_all);
+    for arena in &mut arenas {
+        assert!(arena.terminate().await.success());
+    }
+    // Exactly once, no forfeit, no bot in two matches at once.
+    check_stored(&db.url, "one", total).await;
+}
+
 /// `knobel serve` with `args` (and the peer port on a free port) exits with an error
 /// within 30 s: its stderr.
 async fn refused(args: &[&str]) -> String {

@@ -325,6 +325,64 @@ fn find_kind<'a>(objects: &'a [Value], kind: &str) -> &'a Value {
     object
 }
 
+/// The object of `kind` named `name` in `objects`.
+fn find_named<'a>(objects: &'a [Value], kind: &str, name: &str) -> &'a Value {
+    objects
+        .iter()
+        .find(|o| o["kind"].as_str() == Some(kind) && o["metadata"]["name"].as_str() == Some(name))
+        .unwrap_or_else(|| panic!("no {kind} {name}"))
+}
+
+/// Cluster mode's objects agree with the arena's: the ConfigMap names the NATS Service and
+/// the peer port; the peer port is the container's, not in the Service, and admitted from
+/// arena pods only.
+fn cluster_mode(objects: &[Value], config: &Value, container: &Value, labels: &Value) {
+    let nats = find_named(objects, "Service", "knobel-nats");
+    let nats_port = nats["spec"]["ports"][0]["port"].as_u64().unwrap();
+    assert_eq!(
+        str_at(config, "data.KNOBEL_NATS_URL"),
+        format!("nats://knobel-nats:{nats_port}")
+    );
+    let nats_deployment = find_named(objects, "Deployment", "knobel-nats");
+    assert_eq!(
+        &nats_deployment["spec"]["template"]["metadata"]["labels"],
+        &nats["spec"]["selector"]
+    );
+    let peer = container["ports"]
+        .as_sequence()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"].as_str() == Some("peer"))
+        .and_then(|p| p["containerPort"].as_u64())
+        .expect("the container's peer port");
+    assert_eq!(
+        port_of(str_at(config, "data.KNOBEL_PEER_LISTEN")) as u64,
+        peer
+    );
+    let arena = find_named(objects, "Service", "knobel-arena");
+    let in_service = arena["spec"]["ports"].as_sequence().unwrap();
+    assert!(
+        in_service
+            .iter()
+            .all(|p| p["targetPort"].as_str() != Some("peer"))
+    );
+    let policy = find_kind(objects, "NetworkPolicy");
+    assert_eq!(&policy["spec"]["podSelector"]["matchLabels"], labels);
+    for rule in policy["spec"]["ingress"].as_sequence().unwrap() {
+        let ports: Vec<&str> = rule["ports"]
+            .as_sequence()
+            .unwrap()
+            .iter()
+            .map(|p| str_at(p, "port"))
+            .collect();
+        if ports.contains(&"peer") {
+            assert_eq!(ports, ["peer"], "the peer port has a rule of its own");
+            assert_eq!(&rule["from"][0]["podSelector"]["matchLabels"], labels);
+            assert_eq!(rule["from"].as_sequence().unwrap().len(), 1);
+        }
+    }
+}
+
 /// The `prometheus.io/*` annotations of the object or pod template metadata `metadata`.
 fn scrape_annotations(metadata: &Value) -> Vec<&str> {
     metadata["annotations"]
@@ -354,8 +412,8 @@ fn kubernetes() -> (Vec<Value>, Vec<Value>) {
 fn the_kubernetes_manifests_agree_with_each_other_and_the_image() {
     let (objects, monitoring) = kubernetes();
     let find = |kind: &str| find_kind(&objects, kind);
-    let deployment = find("Deployment");
-    let service = find("Service");
+    let deployment = find_named(&objects, "Deployment", "knobel-arena");
+    let service = find_named(&objects, "Service", "knobel-arena");
     let config = find("ConfigMap");
     let pdb = find("PodDisruptionBudget");
     assert!(
@@ -421,14 +479,24 @@ fn the_kubernetes_manifests_agree_with_each_other_and_the_image() {
         str_at(container, "envFrom.0.configMapRef.name"),
         str_at(config, "metadata.name")
     );
-    // Secrets by reference, for variables the arena reads.
+    // Secrets by reference, for variables the arena reads; the pod's own address (for the
+    // advertised peer address) from the downward API.
     let mut secret_keys = BTreeSet::new();
     for var in container["env"].as_sequence().unwrap() {
         let name = str_at(var, "name");
+        if name == "POD_IP" {
+            assert_eq!(str_at(var, "valueFrom.fieldRef.fieldPath"), "status.podIP");
+            continue;
+        }
         assert!(known.contains(name), "the arena does not read {name}");
+        if name == "KNOBEL_PEER_ADVERTISE" {
+            assert_eq!(str_at(var, "value"), format!("$(POD_IP):{}", port("peer")));
+            continue;
+        }
         let secret = &var["valueFrom"]["secretKeyRef"];
         secret_keys.insert((str_at(secret, "name"), str_at(secret, "key")));
     }
+    cluster_mode(&objects, config, container, labels);
     let operations = read(&workspace().join("docs/operations.md"));
     for (secret, key) in &secret_keys {
         assert!(

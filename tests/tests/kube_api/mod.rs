@@ -58,6 +58,10 @@ const RESOURCES: &[(&str, &[Resource])] = &[
         &[("poddisruptionbudgets", "PodDisruptionBudget", true)],
     ),
     (
+        "networking.k8s.io/v1",
+        &[("networkpolicies", "NetworkPolicy", true)],
+    ),
+    (
         OPERATOR,
         &[
             ("podmonitors", "PodMonitor", true),

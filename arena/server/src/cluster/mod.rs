@@ -121,18 +121,25 @@ pub struct Cluster {
     tickets: reserve::Tickets,
     peers: relay::PeerChannels,
     metrics: ClusterMetrics,
+    /// The arena's shutdown signal.
+    shutdown: watch::Receiver<bool>,
+    /// How long after the shutdown signal a seat held for another arena's match is given up
+    /// (before this arena's own streams close at the end of its grace).
+    relay_grace: Duration,
 }
 
 impl Cluster {
     /// Joins the cluster: connects to NATS (or fails naming `--nats-url`), serves the peer
-    /// port on `peer_listener` until `shutdown`, checks that the advertised address answers
-    /// as this arena, and starts presence, reservations and the tickets' expiry.
+    /// port until `shutdown`, checks that the advertised address answers as this arena, and
+    /// starts presence, reservations and the tickets' expiry. Seats held here for other
+    /// arenas' matches are given up (those matches abort) within `shutdown_grace` after the
+    /// shutdown signal.
     pub async fn join(
         config: &ClusterConfig,
         instance: String,
         lobby: Arc<Lobby>,
         metrics: ClusterMetrics,
-        shutdown: watch::Receiver<bool>,
+        (shutdown, shutdown_grace): (watch::Receiver<bool>, Duration),
     ) -> Result<Arc<Cluster>, ClusterError> {
         check_token(&config.peer_token)?;
         let nats = connect_nats(&config.nats_url).await?;
@@ -161,6 +168,8 @@ impl Cluster {
             tickets: reserve::Tickets::default(),
             peers: relay::PeerChannels::default(),
             metrics,
+            shutdown: shutdown.clone(),
+            relay_grace: shutdown_grace.mul_f64(0.8),
         });
         relay::serve_peers(
             cluster.clone(),

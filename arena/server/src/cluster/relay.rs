@@ -235,69 +235,137 @@ impl Peer for PeerService {
             kind: Some(to_referee::Kind::Linked(true)),
         };
         let _ = out.try_send(Ok(linked));
-        tokio::spawn(hold_seat(link, inbound, out, self.lobby.clone(), bot));
+        let seat = HeldSeat {
+            link,
+            bot,
+            bot_gone: false,
+            sent_any: false,
+            asked_at: None,
+        };
+        let mut shutdown = self.cluster.shutdown.clone();
+        let grace = self.cluster.relay_grace;
+        let stopping = async move {
+            crate::shutdown::requested(&mut shutdown).await;
+            tokio::time::sleep(grace).await;
+        };
+        tokio::spawn(hold_seat(seat, inbound, out, self.lobby.clone(), stopping));
         Ok(Response::new(ReceiverStream::new(rx)))
     }
 }
 
+/// A relayed seat on the holder: the bot's link and what the relay knows of it.
+struct HeldSeat {
+    link: Box<dyn BotLink>,
+    bot: String,
+    /// The bot is gone (the referee was told).
+    bot_gone: bool,
+    /// Something of the match was sent to the bot.
+    sent_any: bool,
+    /// When its open request was handed to it.
+    asked_at: Option<Instant>,
+}
+
+/// What one message of the referee came to.
+enum Relayed {
+    /// Handed to the bot; maybe an answer for the referee (the bot is gone).
+    Sent(Option<SeatAnswer>),
+    /// The match's result or abort was handed over: the relay is over.
+    Over,
+    /// The link broke (or ended) before the match's end.
+    Broken,
+}
+
+impl HeldSeat {
+    fn hand_to_bot(&mut self, message: Result<Option<pp::ToHolder>, Status>) -> Relayed {
+        let message = match message {
+            Ok(Some(pp::ToHolder {
+                kind: Some(to_holder::Kind::SeatMessage(bytes)),
+            })) => serde_json::from_slice::<SeatMessage>(&bytes).ok(),
+            _ => None,
+        };
+        let Some(SeatMessage { events, message }) = message else {
+            return Relayed::Broken;
+        };
+        let last = matches!(
+            message,
+            Some(ToSeat::Result { .. } | ToSeat::Aborted { .. })
+        );
+        if matches!(message, Some(ToSeat::Request(_))) {
+            self.asked_at = Some(Instant::now());
+        }
+        let batches: Vec<Arc<EventBatch>> = events
+            .into_iter()
+            .map(|e| Arc::new(EventBatch::new(e)))
+            .collect();
+        self.sent_any = true;
+        if !self.bot_gone && !self.link.send(&batches, message) {
+            self.bot_gone = true;
+            return Relayed::Sent(Some(gone(self.link.as_ref())));
+        }
+        if last {
+            Relayed::Over
+        } else {
+            Relayed::Sent(None)
+        }
+    }
+
+    fn answer_of(&mut self, from: FromSeat) -> SeatAnswer {
+        if let FromSeat::Disconnected = from {
+            self.bot_gone = true;
+            return gone(self.link.as_ref());
+        }
+        let bot_us = self
+            .asked_at
+            .take()
+            .map_or(0, |t| t.elapsed().as_micros() as u64);
+        SeatAnswer {
+            from,
+            gone_reason: None,
+            bot_us,
+        }
+    }
+
+    /// The match ends here without its result (the link broke, or this arena stops): the
+    /// bot is told it was aborted, if it had started.
+    fn abort(&mut self, why: &str) {
+        if self.sent_any {
+            info!(bot = %self.bot, why, "a relayed match is aborted");
+            let aborted = ToSeat::Aborted {
+                reason: why.to_owned(),
+            };
+            self.link.send(&[], Some(aborted));
+        }
+    }
+}
+
 /// Plays a relayed seat on the holder: the referee's messages to the bot's link, the bot's
-/// answers back, until the match's result or abort (or the link breaks: the bot is told
-/// the match was aborted). The stream goes back to its connection afterwards.
+/// answers back, until the match's result or abort. If the link breaks, or this arena stops
+/// (`stopping`: its shutdown grace is nearly over), the bot is told the match was aborted,
+/// and the call ends, so the referee aborts it too. The stream goes back to its connection.
 async fn hold_seat(
-    mut link: Box<dyn BotLink>,
+    mut seat: HeldSeat,
     mut inbound: Streaming<pp::ToHolder>,
     out: mpsc::Sender<ToReferee>,
     lobby: Arc<Lobby>,
-    bot: String,
+    stopping: impl std::future::Future<Output = ()>,
 ) {
-    let mut bot_gone = false;
-    let mut sent_any = false;
-    let mut asked_at: Option<Instant> = None;
+    let mut stopping = std::pin::pin!(stopping);
     loop {
         let answer = tokio::select! {
-            message = inbound.message() => {
-                let message = match message {
-                    Ok(Some(pp::ToHolder { kind: Some(to_holder::Kind::SeatMessage(bytes)) })) => {
-                        serde_json::from_slice::<SeatMessage>(&bytes).ok()
-                    }
-                    _ => None,
-                };
-                let Some(SeatMessage { events, message }) = message else {
-                    // Broken (or ended) before the match's end: aborted at the referee.
-                    if sent_any {
-                        info!(bot = %bot, "a link between arenas broke: the bot's match is aborted");
-                        let aborted = ToSeat::Aborted { reason: "a link between arenas broke".to_owned() };
-                        link.send(&[], Some(aborted));
-                    }
+            message = inbound.message() => match seat.hand_to_bot(message) {
+                Relayed::Sent(answer) => answer,
+                Relayed::Over => break,
+                Relayed::Broken => {
+                    seat.abort("a link between arenas broke");
                     break;
-                };
-                let last = matches!(message, Some(ToSeat::Result { .. } | ToSeat::Aborted { .. }));
-                if matches!(message, Some(ToSeat::Request(_))) {
-                    asked_at = Some(Instant::now());
                 }
-                let batches: Vec<Arc<EventBatch>> =
-                    events.into_iter().map(|e| Arc::new(EventBatch::new(e))).collect();
-                sent_any = true;
-                if !bot_gone && !link.send(&batches, message) {
-                    bot_gone = true;
-                    Some(gone(link.as_ref()))
-                } else if last {
-                    break;
-                } else {
-                    None
-                }
+            },
+            from = std::future::poll_fn(|cx| seat.link.poll_recv(cx)), if !seat.bot_gone => {
+                Some(seat.answer_of(from))
             }
-            from = std::future::poll_fn(|cx| link.poll_recv(cx)), if !bot_gone => {
-                match from {
-                    FromSeat::Disconnected => {
-                        bot_gone = true;
-                        Some(gone(link.as_ref()))
-                    }
-                    decision => {
-                        let bot_us = asked_at.take().map_or(0, |t| t.elapsed().as_micros() as u64);
-                        Some(SeatAnswer { from: decision, gone_reason: None, bot_us })
-                    }
-                }
+            () = &mut stopping => {
+                seat.abort("the arena holding the bot's stream is shutting down");
+                break;
             }
         };
         if let Some(answer) = answer {
@@ -306,12 +374,12 @@ async fn hold_seat(
                 kind: Some(to_referee::Kind::FromSeat(bytes)),
             };
             if out.try_send(Ok(message)).is_err() {
-                debug!(bot = %bot, "the referee's arena does not read its relayed seat");
+                debug!(bot = %seat.bot, "the referee's arena does not read its relayed seat");
             }
         }
     }
-    link.release();
-    HeldStream::ended(&lobby, &bot);
+    seat.link.release();
+    HeldStream::ended(&lobby, &seat.bot);
 }
 
 fn gone(link: &dyn BotLink) -> SeatAnswer {

@@ -353,7 +353,7 @@ async fn seat_pool(
         instance.id.to_string(),
         lobby.clone(),
         crate::cluster::ClusterMetrics::new(metrics.registry()),
-        shutdown_rx.clone(),
+        (shutdown_rx.clone(), config.shutdown_grace),
     )
     .await?;
     Ok(crate::cluster::ClusterPool::new(lobby.clone(), joined))
