@@ -12,6 +12,8 @@ pub struct ClusterMetrics {
     pub reservations: IntCounterVec,
     /// A relayed decision's time at the referee less the bot's own time at the holder.
     pub relay_round_trip: Histogram,
+    /// Seat links that broke before their match's end (seen here as referee or holder).
+    pub links_broken: IntCounter,
 }
 
 impl ClusterMetrics {
@@ -43,8 +45,14 @@ impl ClusterMetrics {
             ]),
         )
         .expect("valid metric");
+        let links_broken = IntCounter::new(
+            "relay_links_broken_total",
+            "Seat links between arenas that broke before their match's end, as this arena saw them (referee or holder): each aborted a match.",
+        )
+        .expect("valid metric");
         for metric in [
-            Box::new(relayed_seats.clone()) as Box<dyn prometheus::core::Collector>,
+            Box::new(links_broken.clone()) as Box<dyn prometheus::core::Collector>,
+            Box::new(relayed_seats.clone()),
             Box::new(reservations.clone()),
             Box::new(relay_round_trip.clone()),
         ] {
@@ -54,6 +62,7 @@ impl ClusterMetrics {
             relayed_seats,
             reservations,
             relay_round_trip,
+            links_broken,
         }
     }
 }

@@ -248,7 +248,9 @@ impl Peer for PeerService {
             crate::shutdown::requested(&mut shutdown).await;
             tokio::time::sleep(grace).await;
         };
-        tokio::spawn(hold_seat(seat, inbound, out, self.lobby.clone(), stopping));
+        let broken = self.cluster.metrics.links_broken.clone();
+        let lobby = self.lobby.clone();
+        tokio::spawn(hold_seat(seat, inbound, out, lobby, (stopping, broken)));
         Ok(Response::new(ReceiverStream::new(rx)))
     }
 }
@@ -347,7 +349,10 @@ async fn hold_seat(
     mut inbound: Streaming<pp::ToHolder>,
     out: mpsc::Sender<ToReferee>,
     lobby: Arc<Lobby>,
-    stopping: impl std::future::Future<Output = ()>,
+    (stopping, links_broken): (
+        impl std::future::Future<Output = ()>,
+        prometheus::IntCounter,
+    ),
 ) {
     let mut stopping = std::pin::pin!(stopping);
     loop {
@@ -356,6 +361,7 @@ async fn hold_seat(
                 Relayed::Sent(answer) => answer,
                 Relayed::Over => break,
                 Relayed::Broken => {
+                    links_broken.inc();
                     seat.abort("a link between arenas broke");
                     break;
                 }
@@ -446,6 +452,7 @@ impl RelayLink {
     fn break_link(&mut self) {
         if !self.broken {
             warn!("a link between arenas broke: the match is aborted");
+            self.cluster.metrics.links_broken.inc();
             self.broken = true;
             self.fault.trip();
         }
@@ -517,7 +524,22 @@ impl BotLink for RelayLink {
         }
     }
 
-    fn release(self: Box<Self>) {}
+    /// The match is over: the request stream ends after the messages still queued (the
+    /// result among them), and the call is kept until the holder has handed them over and
+    /// ended it (at most [`LINK_TIMEOUT`]). Dropping the call at once would cancel it, and
+    /// the holder would take the match for broken.
+    fn release(self: Box<Self>) {
+        let RelayLink {
+            to_holder,
+            mut from_holder,
+            ..
+        } = *self;
+        drop(to_holder);
+        tokio::spawn(async move {
+            let drained = async { while let Ok(Some(_)) = from_holder.message().await {} };
+            let _ = tokio::time::timeout(LINK_TIMEOUT, drained).await;
+        });
+    }
 
     fn gone_reason(&self) -> ForfeitReason {
         self.gone_reason.unwrap_or(ForfeitReason::Disconnected)
