@@ -793,7 +793,8 @@ fn every_supplied_scrape_config_has_the_job_the_alerts_select() {
     // Kubernetes (the Prometheus Operator): each PodMonitor's job is the value of the pod
     // label its jobLabel names.
     let (objects, monitoring) = kubernetes();
-    let pod_labels = &find_kind(&objects, "Deployment")["spec"]["template"]["metadata"]["labels"];
+    let pod_labels = &find_named(&objects, "Deployment", "knobel-arena")["spec"]["template"]["metadata"]
+        ["labels"];
     assert!(!monitoring.is_empty());
     for pod_monitor in &monitoring {
         assert_eq!(
