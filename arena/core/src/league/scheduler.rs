@@ -336,8 +336,8 @@ impl Scheduler {
     }
 
     /// League `league`'s run here (made from its league file when first seen): its free
-    /// places for matches (its concurrency less its matches playing here or, by the store,
-    /// in any arena), its matches in flight, and whether it stops when settled.
+    /// places for matches (its concurrency less its matches playing here or, in cluster
+    /// mode, by the store, in any arena), its matches in flight, and whether it stops when settled.
     fn run_of(&self, league: &LeagueRecord) -> (usize, HashSet<u32>, bool) {
         let mut runs = self.runs.lock().expect("scheduler lock");
         let run = runs.entry(league.id).or_insert_with(|| {
@@ -354,8 +354,13 @@ impl Scheduler {
                 ..Run::default()
             }
         });
-        // The league's concurrency counts its matches in every arena on the database.
-        let playing = run.in_flight.len().max(league.playing as usize);
+        // In cluster mode the league's concurrency counts its matches in every arena on the
+        // database (the store's count); otherwise this arena's own, which is current.
+        let playing = if self.seats.counts_every_arena() {
+            run.in_flight.len().max(league.playing as usize)
+        } else {
+            run.in_flight.len()
+        };
         (
             run.concurrency.saturating_sub(playing),
             run.in_flight.clone(),

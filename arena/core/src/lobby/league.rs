@@ -34,6 +34,11 @@ pub trait SeatPool: Send + Sync {
     fn has_waiting(&self, bot: &str, game: Game) -> bool;
     /// Whether `bot` is connected: playing a match or waiting.
     fn is_connected(&self, bot: &str) -> bool;
+    /// Whether the pool plays with other arenas (cluster mode): a league's concurrency then
+    /// counts the matches playing in every arena, by the store.
+    fn counts_every_arena(&self) -> bool {
+        false
+    }
     /// Starts league match `m` if every one of its bots has a stream waiting for it (see
     /// [`Lobby::start_league_match`]); whether it was started.
     fn start_league_match(

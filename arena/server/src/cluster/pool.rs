@@ -121,6 +121,10 @@ impl SeatPool for ClusterPool {
         self.lobby.is_connected(bot) || self.cluster.presence.is_connected(bot)
     }
 
+    fn counts_every_arena(&self) -> bool {
+        true
+    }
+
     fn start_league_match(
         self: Arc<Self>,
         m: &OpenLeagueMatch,
