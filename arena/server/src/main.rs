@@ -147,7 +147,7 @@ struct ClusterArgs {
     #[arg(long, env = "KNOBEL_PEER_ADVERTISE")]
     peer_advertise: Option<String>,
     /// Cluster mode: the token every call between arenas carries, the same on every arena
-    /// (16..=256 characters).
+    /// (16..=256 visible ASCII characters).
     #[arg(long, env = "KNOBEL_PEER_TOKEN", hide_env_values = true)]
     peer_token: Option<String>,
 }

@@ -100,7 +100,7 @@ pub enum ClusterError {
     },
     /// The peer token is missing or too short.
     #[error(
-        "--peer-token (KNOBEL_PEER_TOKEN) must be given in cluster mode, 16 to 256 characters, the same on every arena; got {len} characters"
+        "--peer-token (KNOBEL_PEER_TOKEN) must be given in cluster mode, 16 to 256 visible ASCII characters (no spaces), the same on every arena; got {len} characters"
     )]
     PeerToken {
         /// Its length.
@@ -116,6 +116,8 @@ pub struct Cluster {
     /// Where other arenas reach this one's peer port.
     pub peer_address: String,
     token: Arc<str>,
+    /// The peer token's hash, that calls to the peer port are checked against.
+    token_check: crate::auth::AdminToken,
     nats: async_nats::Client,
     presence: presence::Presence,
     tickets: reserve::Tickets,
@@ -163,6 +165,7 @@ impl Cluster {
             instance,
             peer_address,
             token: config.peer_token.as_str().into(),
+            token_check: crate::auth::AdminToken::new(&config.peer_token),
             nats,
             presence: presence::Presence::default(),
             tickets: reserve::Tickets::default(),
@@ -194,10 +197,10 @@ impl Cluster {
     }
 }
 
-/// The peer token: 16 to 256 characters.
+/// The peer token: 16 to 256 visible ASCII characters (a bearer token).
 fn check_token(token: &str) -> Result<(), ClusterError> {
     let len = token.chars().count();
-    if !(16..=256).contains(&len) {
+    if !(16..=256).contains(&len) || !token.bytes().all(|b| b.is_ascii_graphic()) {
         return Err(ClusterError::PeerToken { len });
     }
     Ok(())
