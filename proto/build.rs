@@ -29,6 +29,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         // No `connect` helpers: they would tie this crate to tonic's transport feature.
         .build_transport(false)
         .emit_rerun_if_changed(false)
+        // A relayed seat's message is forwarded as it is: no copy.
+        .bytes(".knobel.peer.v1.SeatMessage.arena_message")
         .compile_fds(compiler.file_descriptor_set())?;
 
     // The arena's own server half of the same services: identical, except that its Play

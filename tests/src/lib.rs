@@ -608,6 +608,19 @@ pub fn metric_sum(text: &str, name: &str) -> f64 {
         .sum()
 }
 
+/// The sum of the series of metric `name` in Prometheus text `text` whose labels contain
+/// `label` (e.g. `status="finished"`).
+pub fn metric_with(text: &str, name: &str, label: &str) -> f64 {
+    text.lines()
+        .filter(|l| {
+            l.strip_prefix(name)
+                .is_some_and(|rest| rest.starts_with('{'))
+                && l.contains(label)
+        })
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum()
+}
+
 /// Adds `authorization: Bearer <token>` to every request of a client ([`Arena::admin`]).
 #[derive(Clone)]
 pub struct Bearer(MetadataValue<tonic::metadata::Ascii>);

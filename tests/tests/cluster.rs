@@ -3,13 +3,16 @@
 //! own, 12 bots with one stream each, bot i on arena i mod 3. A league of duplicate sets
 //! is played across the arenas through a NATS outage of 10 s (the relayed matches running
 //! then finish; matches across arenas start again once it is back) and a `kill -9` of one
-//! arena at half (its bots reconnect to the others): every league match has one result,
+//! arena at 30% (its bots reconnect to the others): every league match has one result,
 //! the standings are those of the same league on a single arena, most matches seat bots of
 //! several arenas (their seats relayed), the cut matches are aborted and played again, no
-//! seat forfeits, and no bot is ever in two matches at once. At three quarters another
-//! arena is paused (SIGSTOP) beyond its lease while it referees a match and resumed: its
+//! seat forfeits, and no bot is ever in two matches at once. At 70% another arena is paused (SIGSTOP) beyond its lease while it referees a match and resumed: its
 //! late result is refused and counted. One league carries the scenarios, so that the
 //! single-arena reference is played once.
+//!
+//! A second league runs on a PostgreSQL server of the test's own, stopped for 8 s: no
+//! result is lost, and no arena sweeps another's matches after the recovery. A third is
+//! played through a rolling restart of every arena.
 //!
 //! Also the bad input of cluster mode: `--nats-url` with SQLite, an unreachable NATS, a
 //! missing peer token and an advertised peer address that is not this arena stop the arena
@@ -20,8 +23,8 @@ use std::time::Duration;
 
 use knobel_bots::{BotConfig, Game, Token, run_bot};
 use knobel_e2e::nats::NatsServer;
-use knobel_e2e::postgres::{self, SharedDatabase};
-use knobel_e2e::{Arena, ArenaOptions, metric_sum, poll_every};
+use knobel_e2e::postgres::{self, PrivateServer, SharedDatabase};
+use knobel_e2e::{Arena, ArenaOptions, metric_sum, metric_with, poll_every};
 use knobel_proto::v1 as pb;
 
 const ADMIN_TOKEN: &str = "cluster-admin-token-0123456789";
@@ -276,7 +279,7 @@ async fn progressed(arena: &Arena, name: &str, done: u32) {
     .await
 }
 
-/// NATS stops for 10 s at a quarter of the league: the relayed matches running then finish
+/// NATS stops for 10 s at an eighth of the league: the relayed matches running then finish
 /// (their links are direct); once it is back, a match across arenas starts again: how long
 /// that took.
 async fn nats_outage(
@@ -287,7 +290,7 @@ async fn nats_outage(
 ) -> Duration {
     let arena = &arenas[0];
     use knobel_arena::store::MatchStatus;
-    progressed(arena, "one", total / 4).await;
+    progressed(arena, "one", total / 8).await;
     // No fault so far: every relayed match ended with its result handed over, no link broke
     // (a referee that let its link go before the holder had the result would break it).
     for arena in arenas {
@@ -333,7 +336,7 @@ async fn nats_outage(
     back.elapsed()
 }
 
-/// At half the league, while a match of a bot of arena 2 runs, arena 2 is killed (kill -9):
+/// At 30% of the league, while a match of a bot of arena 2 runs, arena 2 is killed (kill -9):
 /// its bots reconnect to the others.
 async fn kill_arena_2(
     arenas: &mut [Arena],
@@ -343,7 +346,7 @@ async fn kill_arena_2(
     total: u32,
 ) -> i64 {
     use knobel_arena::store::MatchStatus;
-    progressed(&arenas[0], "one", total / 2).await;
+    progressed(&arenas[0], "one", total * 3 / 10).await;
     poll_every(
         Duration::from_millis(20),
         Duration::from_secs(120),
@@ -381,11 +384,11 @@ async fn instance_ids(url: &str) -> Vec<String> {
     ids.into_iter().map(|(id,)| id).collect()
 }
 
-/// At three quarters, arena 1 is paused (SIGSTOP) while it referees a match, for longer
+/// At 70%, arena 1 is paused (SIGSTOP) while it referees a match, for longer
 /// than its lease, then resumed: its late result is refused and counted.
 async fn zombie_arena_1(arenas: &[Arena], store: &knobel_arena::store::Store, total: u32) {
     use knobel_arena::store::MatchStatus;
-    progressed(&arenas[0], "one", total * 3 / 4).await;
+    progressed(&arenas[0], "one", total * 7 / 10).await;
     let zombie = instance_ids(&arenas[1].database_url).await[1].clone();
     let paused = poll_every(
         Duration::from_millis(20),
@@ -544,6 +547,91 @@ async fn a_rolling_restart_of_every_arena_costs_no_bot_a_seat() {
     }
     // Exactly once, no forfeit, no bot in two matches at once.
     check_stored(&db.url, "one", total, None).await;
+}
+
+/// Samples `what` of every arena every 50 ms for `span`: the largest sum seen.
+async fn largest_sum_during(arenas: &[Arena], what: &str, span: Duration) -> f64 {
+    let end = std::time::Instant::now() + span;
+    let mut largest: f64 = 0.0;
+    while std::time::Instant::now() < end {
+        let mut sum = 0.0;
+        for arena in arenas {
+            sum += metric_sum(&arena.metrics_text().await, what);
+        }
+        largest = largest.max(sum);
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    largest
+}
+
+#[cfg_attr(
+    knobel_without_postgres,
+    ignore = "built with KNOBEL_TEST_WITHOUT=postgres: needs PostgreSQL"
+)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_postgres_outage_loses_no_result_and_no_arena_sweeps_after_it() {
+    use knobel_arena::store::MatchStatus;
+    postgres::require_binaries();
+    let nats = NatsServer::start();
+    let server = PrivateServer::start();
+    let env = [("KNOBEL_ADMIN_TOKEN", ADMIN_TOKEN)];
+    let mut arenas = Vec::new();
+    for _ in 0..3 {
+        let mut options = cluster_options(&nats.url);
+        options
+            .args
+            .extend(["--store-timeout-ms", "1000"].map(String::from));
+        arenas.push(Arena::start_on_with_env(options, &env, &server.url).await);
+    }
+    let tokens = register(&arenas[0]).await;
+    let mut bots = play(&arenas.iter().collect::<Vec<_>>(), &tokens);
+    let total = create_and_start(&arenas[0], "one").await;
+    progressed(&arenas[0], "one", total / 3).await;
+
+    // 8 s down, longer than two leases (3 s): every arena's lease runs out meanwhile. The
+    // matches playing then end, and their results wait in their arenas.
+    server.stop_immediately();
+    let held = largest_sum_during(
+        &arenas,
+        "knobel_store_pending_writes",
+        Duration::from_secs(8),
+    )
+    .await;
+    server.start_again();
+    assert!(
+        held >= 1.0,
+        "no result waited for the database: the outage tested nothing"
+    );
+
+    finished(&arenas[0], "one", Duration::from_secs(600)).await;
+    poll_every(
+        Duration::from_millis(100),
+        Duration::from_secs(60),
+        "no result is pending",
+        || async {
+            let pending =
+                largest_sum_during(&arenas, "knobel_store_pending_writes", Duration::ZERO).await;
+            (pending <= 0.0).then_some(())
+        },
+    )
+    .await;
+    bots.iter_mut().for_each(Bots::abort_all);
+    // Every match an arena finished is stored, once: none lost, none played again.
+    let mut finished_here = 0.0;
+    for arena in &arenas {
+        let text = arena.metrics_text().await;
+        finished_here += metric_with(&text, "knobel_matches_ended_total", "status=\"finished\"");
+    }
+    for arena in &mut arenas {
+        assert!(arena.terminate().await.success());
+    }
+    let all = check_stored(&server.url, "one", total, None).await;
+    let aborted: Vec<_> = all
+        .iter()
+        .filter(|m| m.status != MatchStatus::Finished)
+        .collect();
+    assert!(aborted.is_empty(), "no match is aborted: {aborted:#?}");
+    assert_eq!(finished_here as u32, total);
 }
 
 /// `knobel serve` with `args` (and the peer port on a free port) exits with an error

@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use knobel_bots::{BotConfig, Game, Token, run_bot};
 use knobel_e2e::postgres::{self, PrivateServer};
-use knobel_e2e::{Arena, ArenaOptions, poll_every, poll_until};
+use knobel_e2e::{Arena, ArenaOptions, metric_with, poll_every, poll_until};
 use knobel_proto::v1 as pb;
 use knobel_proto::v1::arena_client::ArenaClient;
 
@@ -285,14 +285,6 @@ async fn a_league_killed_mid_way_finishes_with_the_ratings_of_an_uninterrupted_r
     assert_eq!(after.games, uninterrupted.games);
     assert_eq!(after.games.len(), 3);
     assert_eq!(after.league.unwrap().finished_matches, TOTAL);
-}
-
-/// The sum of the samples of `name` whose labels contain `label`.
-fn metric_with(text: &str, name: &str, label: &str) -> f64 {
-    text.lines()
-        .filter(|l| l.starts_with(name) && l.contains(label))
-        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
-        .sum()
 }
 
 #[cfg_attr(

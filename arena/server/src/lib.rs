@@ -14,3 +14,4 @@ pub mod settings;
 pub use knobel_core::{disclosure, instance, league, lobby, observer, referee, shutdown, streams};
 pub use knobel_store as store;
 pub mod web;
+mod wire;

@@ -5,8 +5,9 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
+use bytes::Bytes;
 use knobel_engine::policy::Policy;
-use knobel_engine::{Action, ForfeitReason, Observation, Outcome, Rules, Seat};
+use knobel_engine::{Action, ForfeitReason, Game, Observation, Outcome, Rules, Seat};
 use serde::{Deserialize, Serialize};
 
 use super::EventBatch;
@@ -120,6 +121,71 @@ pub enum ToSeat {
     },
 }
 
+impl ToSeat {
+    /// What this message means for the link that carries it.
+    pub fn note(&self) -> SeatNote {
+        match self {
+            ToSeat::Start { info, seat } => SeatNote::Start {
+                match_id: info.match_id.clone(),
+                game: info.rules.game(),
+                seat: *seat,
+            },
+            ToSeat::Request(request) => SeatNote::Request {
+                request_id: request.request_id,
+            },
+            ToSeat::Notice(_) => SeatNote::Notice,
+            ToSeat::Result { .. } => SeatNote::Result,
+            ToSeat::Aborted { .. } => SeatNote::Aborted,
+        }
+    }
+}
+
+/// What a referee's message means for the link that carries it: the state a bot's stream
+/// keeps of its match (which match and seat, the requests open, whether the match is over).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SeatNote {
+    /// Public events only, no message.
+    Events,
+    /// The match starts.
+    Start {
+        /// The match.
+        match_id: String,
+        /// Its game.
+        game: Game,
+        /// The bot's seat.
+        seat: Seat,
+    },
+    /// A decision request, open from now on.
+    Request {
+        /// Its id.
+        request_id: u64,
+    },
+    /// A notice about an answer.
+    Notice,
+    /// The match's result: the last message of the match.
+    Result,
+    /// The match was aborted: the last message of the match.
+    Aborted,
+}
+
+impl SeatNote {
+    /// Whether this is the match's last message.
+    pub fn ends_match(&self) -> bool {
+        matches!(self, SeatNote::Result | SeatNote::Aborted)
+    }
+}
+
+/// A referee's message for one seat as the referee's arena encoded it for the bot (the
+/// public events before it and the message: the bytes of one wire message), and what it
+/// means. In cluster mode the arena holding the bot's stream forwards these as they are.
+#[derive(Clone, Debug)]
+pub struct EncodedToSeat {
+    /// The wire message, encoded as the bot receives it.
+    pub bytes: Bytes,
+    /// What it is.
+    pub note: SeatNote,
+}
+
 /// A message from a bot seat to the referee.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub enum FromSeat {
@@ -140,6 +206,13 @@ pub trait BotLink: Send {
     /// happened before `message`, and the message itself, if any. False if the bot is gone
     /// or has stopped reading (too many messages queued): it can no longer play.
     fn send(&mut self, events: &[Arc<EventBatch>], message: Option<ToSeat>) -> bool;
+    /// Queues a message another arena's referee encoded for this seat (cluster mode), as
+    /// [`BotLink::send`] does. Only a bot's own stream carries one; every other link (a
+    /// relayed seat, an absent bot) refuses it: false, as for a bot that is gone.
+    fn send_encoded(&mut self, message: EncodedToSeat) -> bool {
+        let _ = message;
+        false
+    }
     /// Polls for the bot's next decision, or learns that the bot is gone. While it is
     /// pending, `cx`'s waker is woken once there may be more to read. The referee polls each
     /// seat with a waker of its own, so that a wake-up tells it which seat to read.

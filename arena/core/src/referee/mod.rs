@@ -47,8 +47,8 @@ mod waker;
 
 pub use events::{EVENTS_MAX_DELAY, EventBatch};
 pub use link::{
-    AbsentBot, BotLink, DecisionRequest, FromSeat, MatchInfo, Notice, Player, Problem, TimeControl,
-    ToSeat,
+    AbsentBot, BotLink, DecisionRequest, EncodedToSeat, FromSeat, MatchInfo, Notice, Player,
+    Problem, SeatNote, TimeControl, ToSeat,
 };
 pub use report::{Announcement, DecisionOutcome, MatchReport, SeatDecisions};
 

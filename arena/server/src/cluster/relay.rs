@@ -2,11 +2,12 @@
 //! holder's side of a relayed seat) and [`RelayLink`], the referee's side, a [`BotLink`]
 //! like a local stream.
 //!
-//! The referee's messages cross as they leave the referee (the public events before each
-//! and the message itself, as JSON), and the holder gives them to the bot's own
-//! [`BotLink`], the same code that serves a local seat: the bot sees exactly what a local
-//! seat sees, and pings, stale answers and a bot that stops reading are handled where the
-//! bot is. Deadlines and time banks are the referee's. A link that breaks during the match
+//! The referee encodes each of its messages for the seat exactly as for a local seat (the
+//! public events before it, each batch encoded once for every seat of the match, and the
+//! message), and the holder forwards those bytes as they are to the bot's own stream
+//! ([`BotLink::send_encoded`]), which keeps the match's state (open requests, the end) from
+//! the message's note: the bot sees exactly what a local seat sees, and pings, stale
+//! answers and a bot that stops reading are handled where the bot is. Deadlines and time banks are the referee's. A link that breaks during the match
 //! trips its [`MatchFault`]: the referee aborts the match, and the holder tells the bot the
 //! match was aborted.
 
@@ -16,10 +17,13 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, ready};
 use std::time::{Duration, Instant};
 
-use knobel_engine::{Event, ForfeitReason};
+use bytes::Bytes;
+use knobel_engine::{ForfeitReason, Game, Seat};
 use knobel_proto::peer::peer_client::PeerClient;
 use knobel_proto::peer::peer_server::{Peer, PeerServer};
-use knobel_proto::peer::{self as pp, to_holder, to_referee};
+use knobel_proto::peer::{self as pp, seat_message::Note, to_holder, to_referee};
+use knobel_proto::v1 as pb;
+use prost::Message;
 use serde::{Deserialize, Serialize};
 use tokio::net::TcpListener;
 use tokio::sync::{mpsc, watch};
@@ -32,7 +36,7 @@ use tracing::{debug, info, warn};
 use super::reserve::Reservation;
 use super::{Cluster, ClusterError};
 use crate::lobby::{HeldStream, Lobby, MatchFault};
-use crate::referee::{BotLink, EventBatch, FromSeat, ToSeat};
+use crate::referee::{BotLink, EncodedToSeat, EventBatch, FromSeat, SeatNote, ToSeat};
 
 /// How long linking a reserved seat may take (the holder claims the stream meanwhile).
 const LINK_TIMEOUT: Duration = Duration::from_secs(3);
@@ -42,12 +46,57 @@ const RELAY_QUEUE: usize = 1024;
 /// The largest peer message (a referee's message with its events is a few kilobytes).
 const MAX_PEER_MESSAGE: usize = 1 << 20;
 
-/// A referee's message for a relayed seat.
-#[derive(Debug, Serialize, Deserialize)]
-struct SeatMessage {
-    /// The public events before it, in batches, oldest first.
-    events: Vec<Vec<Event>>,
-    message: Option<ToSeat>,
+/// The peer form of a referee's message for a relayed seat: its bytes for the bot, and what
+/// it is.
+fn seat_message(arena_message: Bytes, note: SeatNote) -> pp::SeatMessage {
+    let mut message = pp::SeatMessage {
+        arena_message,
+        ..pp::SeatMessage::default()
+    };
+    let kind = match note {
+        SeatNote::Events => Note::Events,
+        SeatNote::Start {
+            match_id,
+            game,
+            seat,
+        } => {
+            message.match_id = match_id;
+            message.game = pb::Game::from(game) as i32;
+            message.seat = seat.0.into();
+            Note::Start
+        }
+        SeatNote::Request { request_id } => {
+            message.request_id = request_id;
+            Note::Request
+        }
+        SeatNote::Notice => Note::Notice,
+        SeatNote::Result => Note::Result,
+        SeatNote::Aborted => Note::Aborted,
+    };
+    message.set_note(kind);
+    message
+}
+
+/// What the holder makes of a referee's message: `None` if it is not one of this version's.
+fn encoded_to_seat(message: pp::SeatMessage) -> Option<EncodedToSeat> {
+    let note = match Note::try_from(message.note).ok()? {
+        Note::Events => SeatNote::Events,
+        Note::Start => SeatNote::Start {
+            game: Game::try_from(pb::Game::try_from(message.game).ok()?).ok()?,
+            seat: Seat(u8::try_from(message.seat).ok()?),
+            match_id: message.match_id,
+        },
+        Note::Request => SeatNote::Request {
+            request_id: message.request_id,
+        },
+        Note::Notice => SeatNote::Notice,
+        Note::Result => SeatNote::Result,
+        Note::Aborted => SeatNote::Aborted,
+    };
+    Some(EncodedToSeat {
+        bytes: message.arena_message,
+        note,
+    })
 }
 
 /// What a relayed seat's bot sent.
@@ -279,26 +328,19 @@ impl HeldSeat {
     fn hand_to_bot(&mut self, message: Result<Option<pp::ToHolder>, Status>) -> Relayed {
         let message = match message {
             Ok(Some(pp::ToHolder {
-                kind: Some(to_holder::Kind::SeatMessage(bytes)),
-            })) => serde_json::from_slice::<SeatMessage>(&bytes).ok(),
+                kind: Some(to_holder::Kind::SeatMessage(message)),
+            })) => encoded_to_seat(message),
             _ => None,
         };
-        let Some(SeatMessage { events, message }) = message else {
+        let Some(message) = message else {
             return Relayed::Broken;
         };
-        let last = matches!(
-            message,
-            Some(ToSeat::Result { .. } | ToSeat::Aborted { .. })
-        );
-        if matches!(message, Some(ToSeat::Request(_))) {
+        let last = message.note.ends_match();
+        if let SeatNote::Request { .. } = message.note {
             self.asked_at = Some(Instant::now());
         }
-        let batches: Vec<Arc<EventBatch>> = events
-            .into_iter()
-            .map(|e| Arc::new(EventBatch::new(e)))
-            .collect();
         self.sent_any = true;
-        if !self.bot_gone && !self.link.send(&batches, message) {
+        if !self.bot_gone && !self.link.send_encoded(message) {
             self.bot_gone = true;
             return Relayed::Sent(Some(gone(self.link.as_ref())));
         }
@@ -402,6 +444,9 @@ pub(super) struct RelayLink {
     gone_reason: Option<ForfeitReason>,
     broken: bool,
     asked_at: Option<Instant>,
+    /// The match and the seat, from the match's start (for the messages' wire form).
+    match_id: String,
+    seat: Seat,
     cluster: Arc<Cluster>,
 }
 
@@ -436,6 +481,8 @@ impl Cluster {
                 gone_reason: None,
                 broken: false,
                 asked_at: None,
+                match_id: String::new(),
+                seat: Seat(0),
                 cluster: self.clone(),
             }),
             _ => {
@@ -465,19 +512,22 @@ impl BotLink for RelayLink {
         if self.broken {
             return true;
         }
-        if matches!(message, Some(ToSeat::Request(_))) {
-            self.asked_at = Some(Instant::now());
+        let note = message.as_ref().map_or(SeatNote::Events, ToSeat::note);
+        match &note {
+            SeatNote::Start { match_id, seat, .. } => {
+                self.match_id.clone_from(match_id);
+                self.seat = *seat;
+            }
+            SeatNote::Request { .. } => self.asked_at = Some(Instant::now()),
+            _ => {}
         }
-        let message = SeatMessage {
-            events: events.iter().map(|b| b.events().to_vec()).collect(),
-            message,
-        };
-        let Ok(bytes) = serde_json::to_vec(&message) else {
-            self.break_link();
-            return true;
-        };
+        // Encoded as for a local seat (each event batch once for every seat of the match).
+        let wire = crate::wire::wire_message(events, message, &self.match_id, self.seat);
         let message = pp::ToHolder {
-            kind: Some(to_holder::Kind::SeatMessage(bytes)),
+            kind: Some(to_holder::Kind::SeatMessage(seat_message(
+                Bytes::from(wire.encode_to_vec()),
+                note,
+            ))),
         };
         if self.to_holder.try_send(message).is_err() {
             self.break_link();

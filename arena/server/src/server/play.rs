@@ -26,6 +26,7 @@ use crate::lobby::{Handoff, Lobby};
 use crate::referee::{FromSeat, MAX_STRIKES};
 use crate::store::StoreOperation;
 use crate::streams::StreamSlot;
+use crate::wire::wire_ms;
 
 /// How long a bot whose match could not start (the store is unavailable) waits before it
 /// joins the lobby again.
@@ -465,13 +466,6 @@ impl Connection {
             league,
         }
     }
-}
-
-/// A duration as the wire's `u32` milliseconds. The settings bound every time limit far
-/// below `u32::MAX` ms (about 49 days; see `settings::DECISION_MS`, `TIME_BANK_MS`), so this
-/// saturates only for a configuration built around them.
-pub(super) fn wire_ms(duration: Duration) -> u32 {
-    u32::try_from(duration.as_millis()).unwrap_or(u32::MAX)
 }
 
 /// Allows `MAX_PINGS_PER_MINUTE` pings per rolling minute window.

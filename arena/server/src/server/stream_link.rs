@@ -8,9 +8,9 @@ use std::sync::Arc;
 use std::task::{Context, Poll, ready};
 
 use knobel_engine::{ForfeitReason, Game, Seat};
-use knobel_proto::outbound::{self, OutboundMessage};
+use knobel_proto::BotDecision;
+use knobel_proto::outbound::OutboundMessage;
 use knobel_proto::v1 as pb;
-use knobel_proto::{BotDecision, convert};
 use tokio::sync::{mpsc, oneshot};
 use tokio_stream::Stream;
 use tokio_util::sync::WaitForCancellationFutureOwned;
@@ -18,9 +18,10 @@ use tonic::{Status, Streaming};
 use tracing::{info, warn};
 
 use super::MAX_PINGS_PER_MINUTE;
-use super::play::{Handled, MatchEnd, PingLimiter, wire_ms};
+use super::play::{Handled, MatchEnd, PingLimiter};
 use super::status::broken_stream;
-use crate::referee::{BotLink, EventBatch, FromSeat, Problem, ToSeat};
+use crate::referee::{BotLink, EncodedToSeat, EventBatch, FromSeat, SeatNote, ToSeat};
+use crate::wire::wire_message;
 
 /// A Play stream: its two directions and what the arena tracks about them.
 pub(super) struct StreamLink {
@@ -101,63 +102,27 @@ impl StreamLink {
         }))
     }
 
-    /// The wire form of a referee's message (the one place they are converted).
-    fn wire(&mut self, message: ToSeat) -> pb::arena_message::Kind {
-        match message {
-            ToSeat::Start { info, seat } => {
+    /// Keeps what the stream must know of its match: which match and seat, the requests
+    /// open, how the match ended.
+    fn note(&mut self, note: SeatNote) {
+        match note {
+            SeatNote::Start {
+                match_id,
+                game,
+                seat,
+            } => {
                 self.seat = seat;
                 self.gone_reason = None;
-                self.match_id = info.match_id.clone();
-                self.game = info.rules.game();
+                self.match_id = match_id;
+                self.game = game;
                 self.open.clear();
-                let time_control = pb::TimeControl {
-                    decision_ms: wire_ms(info.time_control.decision),
-                    time_bank_ms: wire_ms(info.time_control.time_bank),
-                };
-                pb::arena_message::Kind::MatchStart(convert::match_start(
-                    &info.match_id,
-                    &info.preset,
-                    &info.rules,
-                    &info.seat_names,
-                    seat,
-                    time_control,
-                ))
             }
-            ToSeat::Request(request) => {
-                self.open.insert(request.request_id);
-                pb::arena_message::Kind::DecisionRequest(convert::decision_request_from(
-                    request.request_id,
-                    &request.observation,
-                    &request.legal_actions,
-                    request.default_action,
-                    wire_ms(request.deadline),
-                    wire_ms(request.time_bank),
-                ))
+            SeatNote::Request { request_id } => {
+                self.open.insert(request_id);
             }
-            ToSeat::Notice(notice) => pb::arena_message::Kind::Error(pb::ErrorEvent {
-                request_id: notice.request_id,
-                code: wire_code(&notice.problem) as i32,
-                message: notice.message,
-                applied: notice.applied.map(pb::Action::from),
-                strikes: notice.strikes.into(),
-                forfeited: notice.forfeited,
-            }),
-            ToSeat::Result { outcome } => {
-                self.ended = Some(MatchEnd::Next);
-                pb::arena_message::Kind::MatchResult(convert::match_result(
-                    &self.match_id,
-                    Some(&outcome),
-                    self.seat,
-                ))
-            }
-            ToSeat::Aborted { .. } => {
-                self.ended = Some(MatchEnd::Closed);
-                pb::arena_message::Kind::MatchResult(convert::match_result(
-                    &self.match_id,
-                    None,
-                    self.seat,
-                ))
-            }
+            SeatNote::Result => self.ended = Some(MatchEnd::Next),
+            SeatNote::Aborted => self.ended = Some(MatchEnd::Closed),
+            SeatNote::Events | SeatNote::Notice => {}
         }
     }
 
@@ -253,12 +218,19 @@ impl StreamLink {
 
 impl BotLink for StreamLink {
     fn send(&mut self, events: &[Arc<EventBatch>], message: Option<ToSeat>) -> bool {
-        let kind = message.map(|message| self.wire(message));
-        let events = events
-            .iter()
-            .map(|batch| batch.wire(outbound::encode_events))
-            .collect();
-        self.queue(OutboundMessage { events, kind })
+        if let Some(message) = &message {
+            self.note(message.note());
+        }
+        self.queue(wire_message(events, message, &self.match_id, self.seat))
+    }
+
+    fn send_encoded(&mut self, message: EncodedToSeat) -> bool {
+        self.note(message.note);
+        // An OutboundMessage of one run of bytes and no kind encodes to those bytes.
+        self.queue(OutboundMessage {
+            events: vec![message.bytes],
+            kind: None,
+        })
     }
 
     /// Reads until a decision for an open request arrives or the bot is gone; everything
@@ -287,14 +259,5 @@ impl BotLink for StreamLink {
 
     fn gone_reason(&self) -> ForfeitReason {
         self.gone_reason.unwrap_or(ForfeitReason::Disconnected)
-    }
-}
-
-fn wire_code(problem: &Problem) -> pb::ErrorCode {
-    match problem {
-        Problem::Timeout => pb::ErrorCode::Timeout,
-        Problem::IllegalAction => pb::ErrorCode::IllegalAction,
-        Problem::Malformed => pb::ErrorCode::Malformed,
-        Problem::StaleRequest => pb::ErrorCode::StaleRequest,
     }
 }
