@@ -1,7 +1,9 @@
 //! The deployment files in deploy/ are checked, not trusted: valid YAML and JSON; the
 //! compose file, the Kubernetes manifests, the Dockerfile, the Prometheus configuration and
-//! the Grafana provisioning refer only to images, ports, variables and files that exist; the
-//! variables the arena is given are ones `knobel serve` reads; Prometheus' own `promtool`
+//! the Grafana provisioning refer only to images, ports, variables and files that exist;
+//! the variables the arena is given are ones `knobel serve` reads; the compose profile
+//! `cluster` runs three arenas in cluster mode with the single arena's settings, and
+//! Prometheus scrapes exactly the arenas of the setup that runs; Prometheus' own `promtool`
 //! accepts the configuration and rules, and the alert rules fire in its unit tests
 //! (deploy/prometheus/tests.yml); every scrape config supplied (compose's, the Kubernetes
 //! PodMonitor) has the job the alerts select; the manifests pass Kubernetes' own schemas,
@@ -27,9 +29,30 @@ fn read(path: &Path) -> String {
     std::fs::read_to_string(path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()))
 }
 
+/// The YAML file at `path`, its merge keys (`<<: *anchor`, which Compose applies) applied.
 fn yaml(path: &Path) -> Value {
-    serde_yaml_ng::from_str(&read(path))
-        .unwrap_or_else(|e| panic!("{} is not valid YAML: {e}", path.display()))
+    let mut value: Value = serde_yaml_ng::from_str(&read(path))
+        .unwrap_or_else(|e| panic!("{} is not valid YAML: {e}", path.display()));
+    value
+        .apply_merge()
+        .unwrap_or_else(|e| panic!("{}: a merge key does not merge: {e}", path.display()));
+    // `apply_merge` leaves a merge key inside a merged mapping in place: such a file would
+    // be read here otherwise than Compose reads it.
+    fn has_merge_key(v: &Value) -> bool {
+        match v {
+            Value::Mapping(m) => m.contains_key("<<") || m.values().any(has_merge_key),
+            Value::Sequence(s) => s.iter().any(has_merge_key),
+            Value::Tagged(t) => has_merge_key(&t.value),
+            _ => false,
+        }
+    }
+    assert!(
+        !has_merge_key(&value),
+        "{}: a merged mapping has a merge key of its own; merge the anchors side by side \
+         (`<<: [*a, *b]`) instead",
+        path.display()
+    );
+    value
 }
 
 /// Every YAML document in `path`.
@@ -94,9 +117,85 @@ fn interpolated(text: &str) -> BTreeSet<String> {
         .collect()
 }
 
+/// The variables of `text` that Compose requires, `${NAME:?message}` or `${NAME?message}`:
+/// it refuses to run without them, whichever profiles run.
+fn required(text: &str) -> BTreeSet<String> {
+    text.split("${")
+        .skip(1)
+        .filter_map(|rest| {
+            let end = rest
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .unwrap_or(rest.len());
+            let after = &rest[end..];
+            (after.starts_with(":?") || after.starts_with('?')).then(|| rest[..end].to_owned())
+        })
+        .collect()
+}
+
 /// The port of an `ADDR:PORT` value.
 fn port_of(addr: &str) -> u16 {
-    addr.rsplit(':').next().unwrap().parse().unwrap()
+    addr.rsplit(':')
+        .next()
+        .and_then(|port| port.parse().ok())
+        .unwrap_or_else(|| panic!("{addr:?} does not end in a port"))
+}
+
+/// The compose services of `profile` (`None`: those without a profile, which every
+/// `docker compose up` runs).
+fn compose_services<'a>(compose: &'a Value, profile: Option<&str>) -> BTreeSet<&'a str> {
+    compose["services"]
+        .as_mapping()
+        .expect("services")
+        .iter()
+        .filter(|(_, service)| {
+            let profiles: Vec<&str> = service["profiles"]
+                .as_sequence()
+                .into_iter()
+                .flatten()
+                .map(|p| p.as_str().expect("a profile is a string"))
+                .collect();
+            match profile {
+                None => profiles.is_empty(),
+                Some(profile) => profiles.contains(&profile),
+            }
+        })
+        .map(|(name, _)| name.as_str().expect("a service name is a string"))
+        .collect()
+}
+
+/// The (host, container) ports a compose service publishes (`ports:`, `[IP:]HOST:CONTAINER`).
+fn published(service: &Value) -> Vec<(u16, u16)> {
+    service["ports"]
+        .as_sequence()
+        .into_iter()
+        .flatten()
+        .map(|p| {
+            let p = p.as_str().expect("ports are strings, \"HOST:CONTAINER\"");
+            let mut parts = p.rsplit(':');
+            let mut port = || {
+                parts
+                    .next()
+                    .and_then(|port| port.parse().ok())
+                    .unwrap_or_else(|| panic!("port {p:?} is not HOST:CONTAINER"))
+            };
+            let container = port();
+            (port(), container)
+        })
+        .collect()
+}
+
+/// The ports a compose service exposes to the other containers only (`expose:`).
+fn exposed(service: &Value) -> BTreeSet<u16> {
+    service["expose"]
+        .as_sequence()
+        .into_iter()
+        .flatten()
+        .map(|p| {
+            p.as_str()
+                .and_then(|p| p.parse().ok())
+                .unwrap_or_else(|| panic!("expose {p:?} is not a port"))
+        })
+        .collect()
 }
 
 #[test]
@@ -188,9 +287,9 @@ fn compose_wires_the_arena_postgres_prometheus_and_grafana_from_files_that_exist
     let text = read(&path);
     let compose = yaml(&path);
     let services = compose["services"].as_mapping().expect("services");
-    let names: BTreeSet<&str> = services.keys().filter_map(Value::as_str).collect();
+    // `docker compose up` runs these; the profile `cluster` (its own test, below) the rest.
     assert_eq!(
-        names,
+        compose_services(&compose, None),
         BTreeSet::from(["arena", "grafana", "postgres", "prometheus"])
     );
     // Images: the arena's is built from deploy/Dockerfile; the others are pinned.
@@ -224,12 +323,21 @@ fn compose_wires_the_arena_postgres_prometheus_and_grafana_from_files_that_exist
             }
         }
     }
-    // Every variable interpolated is in the example environment file.
+    // Every variable interpolated is in the example environment file: set there if Compose
+    // requires it, else at least shown, commented out (a profile's own variable).
     let example = read(&deploy().join(".env.example"));
+    let required = required(&text);
     for var in interpolated(&text) {
+        let set = example.lines().any(|l| l.starts_with(&format!("{var}=")));
+        let shown = example.lines().any(|l| l.starts_with(&format!("# {var}=")));
         assert!(
-            example.lines().any(|l| l.starts_with(&format!("{var}="))),
-            "${{{var}}} is used by compose.yaml but not in deploy/.env.example"
+            set || (shown && !required.contains(&var)),
+            "${{{var}}} is used by compose.yaml but not in deploy/.env.example{}",
+            if shown {
+                " (it is required, so it must be set)"
+            } else {
+                ""
+            }
         );
     }
     // The arena gets variables it reads, and listens where the others look for it.
@@ -289,6 +397,315 @@ fn compose_wires_the_arena_postgres_prometheus_and_grafana_from_files_that_exist
             "{file} is mounted"
         );
     }
+}
+
+/// The command compose.yaml's header gives for the profile `cluster`, and the services it
+/// leaves out (`--scale NAME=0`).
+fn cluster_command(text: &str) -> (String, BTreeSet<String>) {
+    let command = text
+        .lines()
+        .map_while(|l| l.strip_prefix('#'))
+        .map(str::trim)
+        .find(|l| l.contains("--profile cluster up"))
+        .expect("compose.yaml's header says how to start the profile cluster")
+        .to_owned();
+    let words: Vec<&str> = command.split_whitespace().collect();
+    let left_out = words
+        .windows(2)
+        .filter(|w| w[0] == "--scale")
+        .filter_map(|w| w[1].strip_suffix("=0"))
+        .map(str::to_owned)
+        .collect();
+    (command, left_out)
+}
+
+/// The targets of the job `knobel-arena` in the Prometheus configuration `file`.
+fn arena_targets(file: &str) -> BTreeSet<String> {
+    let config = yaml(&deploy().join("prometheus").join(file));
+    let job = config["scrape_configs"]
+        .as_sequence()
+        .unwrap_or_else(|| panic!("{file}: scrape_configs"))
+        .iter()
+        .find(|s| s["job_name"].as_str() == Some("knobel-arena"))
+        .unwrap_or_else(|| panic!("{file}: no job knobel-arena"));
+    job["static_configs"]
+        .as_sequence()
+        .unwrap_or_else(|| panic!("{file}: the arenas are static targets"))
+        .iter()
+        .flat_map(|c| c["targets"].as_sequence().unwrap())
+        .map(|t| t.as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// Every string in `value` (keys aside).
+fn strings(value: &Value) -> Vec<&str> {
+    match value {
+        Value::String(s) => vec![s],
+        Value::Sequence(s) => s.iter().flat_map(strings).collect(),
+        Value::Mapping(m) => m.values().flat_map(strings).collect(),
+        Value::Tagged(t) => strings(&t.value),
+        _ => Vec::new(),
+    }
+}
+
+#[test]
+fn compose_profile_cluster_runs_three_arenas_in_cluster_mode_with_nats() {
+    let path = deploy().join("compose.yaml");
+    let text = read(&path);
+    let compose = yaml(&path);
+    let service = |name: &str| &compose["services"][name];
+    let single = service("arena");
+    let image = str_at(single, "image");
+
+    // The profile: the NATS server and three arenas of the single arena's image.
+    let cluster = compose_services(&compose, Some("cluster"));
+    let arenas: Vec<&str> = cluster
+        .iter()
+        .copied()
+        .filter(|name| service(name)["image"].as_str() == Some(image))
+        .collect();
+    assert_eq!(arenas, ["arena-1", "arena-2", "arena-3"], "{cluster:?}");
+    let nats_name = cluster
+        .iter()
+        .copied()
+        .find(|name| str_at(service(name), "image").starts_with("nats:"))
+        .expect("a NATS server in the profile cluster");
+    assert_eq!(cluster.len(), arenas.len() + 1, "{cluster:?}");
+    for name in &cluster {
+        assert_eq!(
+            service(name)["profiles"].as_sequence().unwrap(),
+            &[Value::from("cluster")],
+            "{name} is in the profile cluster only"
+        );
+    }
+
+    // NATS: pinned, the image deploy/k8s/nats.yaml runs, reachable by the containers only,
+    // and healthy before an arena starts (an arena stops if NATS does not answer in 3 s).
+    let nats = service(nats_name);
+    let nats_image = str_at(nats, "image");
+    let (_, tag) = nats_image.rsplit_once(':').unwrap();
+    assert!(
+        !tag.is_empty() && tag != "latest",
+        "pinned, not {nats_image}"
+    );
+    let (objects, _) = kubernetes();
+    assert_eq!(
+        nats_image,
+        str_at(
+            find_named(&objects, "Deployment", "knobel-nats"),
+            "spec.template.spec.containers.0.image"
+        ),
+        "the NATS server of deploy/k8s/nats.yaml"
+    );
+    let nats_args: Vec<&str> = strings(&nats["command"]);
+    let nats_port: u16 = nats_args
+        .windows(2)
+        .find(|w| w[0] == "--port")
+        .map(|w| w[1].parse().unwrap())
+        .expect("the NATS server's --port");
+    assert!(published(nats).is_empty(), "NATS is not published");
+    assert_eq!(exposed(nats), BTreeSet::from([nats_port]));
+    assert_eq!(str_at(nats, "healthcheck.test.0"), "CMD");
+
+    // Each arena: the single arena's definition and settings, and cluster mode's.
+    let known = arena_variables();
+    let single_env = single["environment"].as_mapping().unwrap();
+    let grpc = port_of(str_at(single, "environment.KNOBEL_LISTEN"));
+    let metrics = port_of(str_at(single, "environment.KNOBEL_METRICS_LISTEN"));
+    let web = port_of(str_at(single, "environment.KNOBEL_WEB_LISTEN"));
+    let mut tokens = BTreeSet::new();
+    let mut advertised = BTreeSet::new();
+    for name in &arenas {
+        let arena = service(name);
+        for key in ["build", "command", "healthcheck", "stop_grace_period"] {
+            assert_eq!(
+                arena[key], single[key],
+                "{name}: {key} as the single arena's"
+            );
+        }
+        let env = arena["environment"].as_mapping().unwrap();
+        for key in env.keys() {
+            let key = key.as_str().unwrap();
+            assert!(known.contains(key), "{name}: the arena does not read {key}");
+        }
+        for (key, value) in single_env {
+            assert_eq!(
+                env.get(key),
+                Some(value),
+                "{name}: {key:?} as the single arena's (the same database, admin token, ports)"
+            );
+        }
+        assert_eq!(
+            str_at(arena, "environment.KNOBEL_NATS_URL"),
+            format!("nats://{nats_name}:{nats_port}"),
+            "{name}: the profile's NATS server"
+        );
+        let peer_listen = str_at(arena, "environment.KNOBEL_PEER_LISTEN");
+        assert!(
+            peer_listen.starts_with("0.0.0.0:"),
+            "{name}: the peer port listens on the container's network, not {peer_listen}"
+        );
+        let peer = port_of(peer_listen);
+        // Other arenas reach it by its service name.
+        assert_eq!(
+            str_at(arena, "environment.KNOBEL_PEER_ADVERTISE"),
+            format!("{name}:{peer}"),
+            "{name}: the address other arenas reach its peer port at"
+        );
+        advertised.insert(str_at(arena, "environment.KNOBEL_PEER_ADVERTISE"));
+        let token = str_at(arena, "environment.KNOBEL_PEER_TOKEN");
+        assert_eq!(
+            interpolated(token),
+            BTreeSet::from(["KNOBEL_PEER_TOKEN".to_owned()]),
+            "{name}: the peer token comes from deploy/.env, not {token:?}"
+        );
+        tokens.insert(token);
+        // Bots and the web viewer are published; metrics and the peer port are for the
+        // other containers only.
+        let container_ports: BTreeSet<u16> = published(arena).iter().map(|p| p.1).collect();
+        assert_eq!(container_ports, BTreeSet::from([grpc, web]), "{name}");
+        assert_eq!(exposed(arena), BTreeSet::from([metrics, peer]), "{name}");
+        for (dependency, condition) in [
+            ("postgres", "service_healthy"),
+            (nats_name, "service_healthy"),
+        ] {
+            assert_eq!(
+                arena["depends_on"][dependency]["condition"].as_str(),
+                Some(condition),
+                "{name} waits for {dependency}"
+            );
+        }
+    }
+    assert_eq!(
+        tokens.len(),
+        1,
+        "one peer token for every arena: {tokens:?}"
+    );
+    assert_eq!(advertised.len(), arenas.len(), "{advertised:?}");
+
+    // The variables: Compose interpolates the whole file whichever profiles run, so the
+    // single setup requires none that only the cluster uses.
+    let example = read(&deploy().join(".env.example"));
+    let single_setup = compose_services(&compose, None);
+    let used_by_single: BTreeSet<String> = single_setup
+        .iter()
+        .flat_map(|name| strings(service(name)))
+        .flat_map(interpolated)
+        .collect();
+    for var in required(&text) {
+        assert!(
+            used_by_single.contains(&var),
+            "compose.yaml requires {var}, which only the profile cluster uses"
+        );
+    }
+    // The example shows a variable of the cluster alone commented out: whoever copies it
+    // for the single setup leaves it unset.
+    let commented = |var: &str| {
+        example
+            .lines()
+            .find_map(|l| l.strip_prefix(&format!("# {var}=")))
+            .unwrap_or_else(|| panic!("deploy/.env.example shows {var}, commented out"))
+    };
+    for token in &tokens {
+        for var in interpolated(token) {
+            commented(&var);
+        }
+    }
+
+    // The two setups: `docker compose up` runs the services without a profile; the
+    // documented cluster command adds the profile and leaves out the single arena.
+    let (command, left_out) = cluster_command(&text);
+    assert_eq!(left_out, BTreeSet::from(["arena".to_owned()]), "{command}");
+    for doc in ["deploy/README.md", "docs/operations.md"] {
+        assert!(
+            read(&workspace().join(doc)).contains(&command),
+            "{doc} gives the cluster's command: {command}"
+        );
+    }
+    let cluster_setup: BTreeSet<&str> = single_setup
+        .iter()
+        .copied()
+        .filter(|name| !left_out.contains(*name))
+        .chain(cluster.iter().copied())
+        .collect();
+    for (setup, running) in [("single", &single_setup), ("cluster", &cluster_setup)] {
+        let mut host_ports = BTreeSet::new();
+        for name in running.iter() {
+            for (host, _) in published(service(name)) {
+                assert!(
+                    host_ports.insert(host),
+                    "{setup}: host port {host} is published twice ({name})"
+                );
+            }
+        }
+    }
+    // What the cluster leaves out cannot run beside it by mistake: each of its host ports
+    // is one of the cluster's (and bots find the cluster where they found the single arena).
+    let cluster_ports: BTreeSet<u16> = cluster
+        .iter()
+        .flat_map(|name| published(service(name)))
+        .map(|(host, _)| host)
+        .collect();
+    for name in &left_out {
+        for (host, _) in published(service(name)) {
+            assert!(
+                cluster_ports.contains(&host),
+                "{name}'s host port {host} is one of the cluster's"
+            );
+        }
+    }
+
+    // Prometheus scrapes exactly the arenas that run: its configuration file is chosen in
+    // deploy/.env (prometheus.yml by default, the one deploy/.env.example shows for the
+    // cluster), so that KnobelArenaDown fires for an arena that is down and for no other.
+    let prometheus = service("prometheus");
+    let config_arg = strings(&prometheus["command"])
+        .into_iter()
+        .find_map(|a| a.strip_prefix("--config.file=/etc/prometheus/"))
+        .expect("prometheus --config.file");
+    assert_eq!(
+        interpolated(config_arg),
+        BTreeSet::from(["KNOBEL_PROMETHEUS_CONFIG".to_owned()]),
+        "{config_arg}"
+    );
+    let single_config = config_arg
+        .strip_prefix("${KNOBEL_PROMETHEUS_CONFIG:-")
+        .and_then(|rest| rest.strip_suffix('}'))
+        .unwrap_or_else(|| panic!("{config_arg}: a default configuration"));
+    let cluster_config = commented("KNOBEL_PROMETHEUS_CONFIG");
+    let mounts: Vec<&str> = strings(&prometheus["volumes"]);
+    for (setup, running, config) in [
+        ("single", &single_setup, single_config),
+        ("cluster", &cluster_setup, cluster_config),
+    ] {
+        assert!(
+            mounts.contains(&format!("./prometheus/{config}:/etc/prometheus/{config}:ro").as_str()),
+            "{setup}: {config} is mounted: {mounts:?}"
+        );
+        let expected: BTreeSet<String> = running
+            .iter()
+            .filter(|name| service(name)["image"].as_str() == Some(image))
+            .map(|name| format!("{name}:{metrics}"))
+            .collect();
+        assert_eq!(
+            arena_targets(config),
+            expected,
+            "{setup}: {config} scrapes the arenas that run"
+        );
+    }
+    // The cluster's configuration is the single one's but for the targets.
+    let without_targets = |file: &str| {
+        let mut config = yaml(&deploy().join("prometheus").join(file));
+        for scrape in config["scrape_configs"].as_sequence_mut().unwrap() {
+            scrape["static_configs"] = Value::Null;
+        }
+        config
+    };
+    assert_eq!(
+        without_targets(cluster_config),
+        without_targets(single_config),
+        "{cluster_config} differs from {single_config} in more than the targets"
+    );
 }
 
 /// The manifests in `dir` (its `.yaml` files, not its folders), each checked to name its
@@ -839,6 +1256,7 @@ fn promtool(args: &[&str]) -> std::process::Output {
 fn promtool_accepts_the_config_and_rules_and_the_alerts_fire_in_its_unit_tests() {
     for args in [
         &["check", "config", "prometheus.yml"][..],
+        &["check", "config", "prometheus-cluster.yml"],
         &["check", "rules", "recording.yml", "alerts.yml"],
         &["test", "rules", "tests.yml"],
     ] {
