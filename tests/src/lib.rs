@@ -36,19 +36,17 @@ pub fn binaries() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
-        // `knobel-bot` with its `--misbehave` modes (the feature `testing` of knobel-bots).
-        for package in [
-            &["knobel-arena"][..],
-            &["knobel-bots", "--features", "testing"],
-        ] {
-            let status = std::process::Command::new(&cargo)
-                .current_dir(workspace())
-                .args(["build", "--quiet", "--bins", "-p"])
-                .args(package)
-                .status()
-                .expect("cannot run cargo build");
-            assert!(status.success(), "building the binaries failed");
-        }
+        // The workspace's binaries as `cargo test --workspace` builds them (its features
+        // unified over every package and its tests: `knobel-bot` with its `--misbehave`
+        // modes, the feature `testing` that this crate asks for). After `cargo test
+        // --workspace` has built the tests, nothing is left to build; building one package
+        // alone would resolve other features and build every dependency again.
+        let status = std::process::Command::new(&cargo)
+            .current_dir(workspace())
+            .args(["build", "--quiet", "--workspace", "--bins", "--tests"])
+            .status()
+            .expect("cannot run cargo build");
+        assert!(status.success(), "building the binaries failed");
         let target = std::env::var_os("CARGO_TARGET_DIR")
             .map(PathBuf::from)
             .unwrap_or_else(|| workspace().join("target"));

@@ -23,6 +23,22 @@ pub fn available() -> bool {
         .is_ok_and(|s| s.success())
 }
 
+/// The `knobel serve` arguments of an arena in cluster mode on the NATS server at
+/// `nats_url`: its peer port on a free port, and the cluster's peer token `peer_token` (its
+/// store must be PostgreSQL).
+pub fn cluster_args(nats_url: &str, peer_token: &str) -> Vec<String> {
+    [
+        "--nats-url",
+        nats_url,
+        "--peer-listen",
+        "127.0.0.1:0",
+        "--peer-token",
+        peer_token,
+    ]
+    .map(String::from)
+    .to_vec()
+}
+
 impl NatsServer {
     /// Starts a server on a free port and waits (at most 10 s) until it accepts connections.
     pub fn start() -> NatsServer {

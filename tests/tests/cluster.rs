@@ -22,7 +22,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use knobel_bots::{BotConfig, Game, Token, run_bot};
-use knobel_e2e::nats::NatsServer;
+use knobel_e2e::nats::{NatsServer, cluster_args};
 use knobel_e2e::postgres::{self, PrivateServer, SharedDatabase};
 use knobel_e2e::{Arena, ArenaOptions, metric_sum, metric_with, poll_every};
 use knobel_proto::v1 as pb;
@@ -70,21 +70,10 @@ table_size = 4
 
 fn cluster_options(nats_url: &str) -> ArenaOptions {
     let mut options = ArenaOptions::default();
-    options.args.extend(
-        [
-            "--seats",
-            "10",
-            "--nats-url",
-            nats_url,
-            "--peer-listen",
-            "127.0.0.1:0",
-            "--peer-token",
-            PEER_TOKEN,
-            "--instance-lease-secs",
-            "3",
-        ]
-        .map(String::from),
-    );
+    options
+        .args
+        .extend(["--seats", "10", "--instance-lease-secs", "3"].map(String::from));
+    options.args.extend(cluster_args(nats_url, PEER_TOKEN));
     options
 }
 

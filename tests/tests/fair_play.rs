@@ -11,6 +11,11 @@
 //!   fields whose players cannot remember across matches. This also shows that the test's
 //!   spies and scoring can tell a leak from chance.
 //!
+//! - In cluster mode (two arenas on PostgreSQL and a NATS server of the test's own), the
+//!   memory spy alone on the second arena plays every match through a seat relayed from the
+//!   first, the referee: it predicts no better than chance there either. A relayed seat gets
+//!   the bytes the referee encoded for that seat, and nothing else.
+//!
 //! Every league plays Schocken and Sjokken, one at tables of 3 and the other at tables of 4.
 
 mod spies;
@@ -19,7 +24,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use knobel_bots::{Bot, BotConfig, Game, Token, strategy};
-use knobel_e2e::{Arena, ArenaOptions, poll_until, thrown_dice};
+use knobel_e2e::nats::{NatsServer, cluster_args};
+use knobel_e2e::postgres::{self, SharedDatabase};
+use knobel_e2e::{Arena, ArenaOptions, metric_sum, poll_until, thrown_dice};
 use knobel_engine::MatchLog;
 use knobel_proto::v1 as pb;
 use spies::ledger::{Dice, Ledger, Score};
@@ -75,6 +82,30 @@ async fn in_a_default_league_neither_spy_predicts_a_hidden_die() {
         "the public records of finished matches are served while the league runs: {:?}",
         run.seed_findings
     );
+}
+
+#[cfg_attr(
+    knobel_without_postgres,
+    ignore = "built with KNOBEL_TEST_WITHOUT=postgres: needs PostgreSQL"
+)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_a_cluster_the_relayed_memory_spy_predicts_no_hidden_die() {
+    postgres::require();
+    let venue = Venue::cluster().await;
+    let run = play_league_at(&venue, "relayed", None, (4, 3)).await;
+    assert_at_chance("seed spy", run.seed_spy);
+    assert_at_chance("memory spy, relayed", run.memory_spy);
+    assert_nothing_served_early(&run.seed_findings);
+    // Its seats were relayed: the referee is the arena of the other seats.
+    let relayed = metric_sum(
+        &venue.main.metrics_text().await,
+        "knobel_relayed_seats_total",
+    );
+    assert!(
+        relayed >= 20.0,
+        "the memory spy's seats should be relayed: {relayed} relayed seats"
+    );
+    venue.stop().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -169,13 +200,67 @@ fn league_file(name: &str, dice: Option<&str>, (schocken, sjokken): (u32, u32)) 
     )
 }
 
+/// Where a league is played: one arena, or two in cluster mode.
+struct Venue {
+    /// The arena of the league and of every bot but the memory spy.
+    main: Arena,
+    /// The memory spy's own arena, in cluster mode with `main`.
+    spy_home: Option<Arena>,
+    _cluster: Option<(NatsServer, SharedDatabase)>,
+}
+
+impl Venue {
+    async fn single() -> Venue {
+        let env = [("KNOBEL_ADMIN_TOKEN", ADMIN_TOKEN)];
+        Venue {
+            main: Arena::start_with_env(ArenaOptions::default(), &env).await,
+            spy_home: None,
+            _cluster: None,
+        }
+    }
+
+    /// Two arenas in cluster mode on a fresh database of the shared PostgreSQL server.
+    async fn cluster() -> Venue {
+        let nats = NatsServer::start();
+        let db = SharedDatabase::create();
+        let env = [("KNOBEL_ADMIN_TOKEN", ADMIN_TOKEN)];
+        let mut options = ArenaOptions::default();
+        options
+            .args
+            .extend(cluster_args(&nats.url, "fair-play-peer-token-0123456789"));
+        let main = Arena::start_on_with_env(options.clone(), &env, &db.url).await;
+        let spy_home = Arena::start_on_with_env(options, &env, &db.url).await;
+        Venue {
+            main,
+            spy_home: Some(spy_home),
+            _cluster: Some((nats, db)),
+        }
+    }
+
+    async fn stop(mut self) {
+        assert!(self.main.stop().await.success());
+        if let Some(arena) = self.spy_home.take() {
+            assert!(arena.stop().await.success());
+        }
+    }
+}
+
 /// Plays a league with the spies and plain bots on a fresh arena; scores the spies.
 async fn play_league(name: &str, dice: Option<&str>, tables: (u32, u32)) -> LeagueRun {
-    let arena = Arena::start_with_env(
-        ArenaOptions::default(),
-        &[("KNOBEL_ADMIN_TOKEN", ADMIN_TOKEN)],
-    )
-    .await;
+    let venue = Venue::single().await;
+    let run = play_league_at(&venue, name, dice, tables).await;
+    venue.stop().await;
+    run
+}
+
+/// Plays a league with the spies and plain bots at `venue`; scores the spies.
+async fn play_league_at(
+    venue: &Venue,
+    name: &str,
+    dice: Option<&str>,
+    tables: (u32, u32),
+) -> LeagueRun {
+    let arena = &venue.main;
     let mut tokens = std::collections::HashMap::new();
     for (bot, _) in PLAIN_BOTS {
         tokens.insert(bot, arena.add_bot(bot).await);
@@ -210,9 +295,9 @@ async fn play_league(name: &str, dice: Option<&str>, tables: (u32, u32)) -> Leag
     let mut players = tokio::task::JoinSet::new();
     let seed_spy = Arc::new(SeedSpy::default());
     let memory_spy = Arc::new(MemorySpy::default());
-    let seed_ledger = spy_streams(&arena, &tokens[SEED_SPY], seed_spy.clone(), &mut players);
+    let seed_ledger = spy_streams(arena, &tokens[SEED_SPY], seed_spy.clone(), &mut players);
     let memory_ledger = spy_streams(
-        &arena,
+        venue.spy_home.as_ref().unwrap_or(arena),
         &tokens[MEMORY_SPY],
         memory_spy.clone(),
         &mut players,
@@ -222,14 +307,14 @@ async fn play_league(name: &str, dice: Option<&str>, tables: (u32, u32)) -> Leag
         tokio::spawn(async move { spy.read_served_logs(&url, &league).await })
     };
 
-    wait_for_the_end(&arena, name).await;
+    wait_for_the_end(arena, name).await;
     players.abort_all();
     plain.abort_all();
     tokio::time::timeout(Duration::from_secs(60), reader)
         .await
         .expect("the seed spy's log reader stops once the league has ended")
         .expect("the log reader");
-    let truth = full_logs(&arena).await;
+    let truth = full_logs(arena).await;
     let run = LeagueRun {
         seed_spy: seed_ledger.lock().unwrap().score(&truth),
         memory_spy: memory_ledger.lock().unwrap().score(&truth),
@@ -242,7 +327,6 @@ async fn play_league(name: &str, dice: Option<&str>, tables: (u32, u32)) -> Leag
         run.memory_spy,
         memory_spy.findings()
     );
-    assert!(arena.stop().await.success());
     run
 }
 
@@ -289,14 +373,18 @@ async fn wait_for_the_end(arena: &Arena, league: &str) {
 /// they are stopped, and those are not scored.)
 async fn full_logs(arena: &Arena) -> std::collections::HashMap<String, Dice> {
     use sqlx::Connection;
-    let mut store = sqlx::SqliteConnection::connect(&arena.database_url)
-        .await
-        .expect("open the arena's store");
-    let ids: Vec<String> =
-        sqlx::query_scalar("SELECT match_id FROM league_matches WHERE match_id IS NOT NULL")
-            .fetch_all(&mut store)
+    const IDS: &str = "SELECT match_id FROM league_matches WHERE match_id IS NOT NULL";
+    let url = &arena.database_url;
+    let ids: Vec<String> = if url.starts_with("postgres") {
+        let mut store = sqlx::PgConnection::connect(url).await.expect("the store");
+        sqlx::query_scalar(IDS).fetch_all(&mut store).await
+    } else {
+        let mut store = sqlx::SqliteConnection::connect(url)
             .await
-            .expect("the league's matches");
+            .expect("the store");
+        sqlx::query_scalar(IDS).fetch_all(&mut store).await
+    }
+    .expect("the league's matches");
     let mut client = arena.client().await;
     let mut truth = std::collections::HashMap::new();
     for id in ids {
