@@ -7,9 +7,9 @@
 //! message), and the holder forwards those bytes as they are to the bot's own stream
 //! ([`BotLink::send_encoded`]), which keeps the match's state (open requests, the end) from
 //! the message's note: the bot sees exactly what a local seat sees, and pings, stale
-//! answers and a bot that stops reading are handled where the bot is. Deadlines and time banks are the referee's. A link that breaks during the match
-//! trips its [`MatchFault`]: the referee aborts the match, and the holder tells the bot the
-//! match was aborted.
+//! answers and a bot that stops reading are handled where the bot is. Deadlines and time
+//! banks are the referee's. A link that breaks during the match trips its [`MatchFault`]:
+//! the referee aborts the match, and the holder tells the bot the match was aborted.
 
 use std::collections::HashMap;
 use std::pin::Pin;
