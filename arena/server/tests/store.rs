@@ -2763,6 +2763,7 @@ async fn a_leagues_playing_matches_are_counted_in_the_store(db: TestDb) {
     let store = db.store().await;
     let (league, schedule) = created_league(&store, "p").await;
     assert_eq!(league.playing, 0);
+    assert!(store.running_leagues().await.unwrap().is_empty(), "created");
     assert!(
         store
             .set_league_status("p", &[LeagueStatus::Created], LeagueStatus::Running)
@@ -2796,6 +2797,8 @@ async fn a_leagues_playing_matches_are_counted_in_the_store(db: TestDb) {
     }
     assert_eq!(playing().await, 2);
     assert_eq!(store.list_leagues().await.unwrap()[0].playing, 2);
+    let running = store.running_leagues().await.unwrap();
+    assert_eq!((running.len(), running[0].playing), (1, 2));
     // One ends, one is aborted: none of them plays any more.
     let slot = LeagueSlot {
         league_id: league.id,
@@ -2969,6 +2972,10 @@ async fn league_lifecycle(db: TestDb) {
     assert_eq!(results[0].seats[0].bot, schedule[0].seats[0]);
     assert_eq!(results[0].seats[0].chips, Some(3));
     assert_eq!(store.list_leagues().await.unwrap().len(), 1);
+    assert!(
+        store.running_leagues().await.unwrap().is_empty(),
+        "finished"
+    );
 }
 
 /// A claim whose match was aborted is open again, and is played again as its next attempt; a

@@ -446,11 +446,27 @@ impl Store {
 
     /// Every league, oldest first.
     pub async fn list_leagues(&self) -> Result<Vec<LeagueRecord>, StoreError> {
-        let sql = format!("{LEAGUE_SELECT} ORDER BY l.id");
+        self.leagues_where("", "listing leagues").await
+    }
+
+    /// The running leagues, oldest first (what a league scheduler reads on every tick: the
+    /// leagues that are over are not read again).
+    pub async fn running_leagues(&self) -> Result<Vec<LeagueRecord>, StoreError> {
+        self.leagues_where("WHERE l.status = 'running'", "listing the running leagues")
+            .await
+    }
+
+    /// The leagues that `filter` (SQL text of this module, never input) admits, oldest first.
+    async fn leagues_where(
+        &self,
+        filter: &'static str,
+        context: &'static str,
+    ) -> Result<Vec<LeagueRecord>, StoreError> {
+        let sql = format!("{LEAGUE_SELECT} {filter} ORDER BY l.id");
         let rows: Vec<LeagueRow> = with_pool!(self, pool => {
             sqlx::query_as(sqlx::AssertSqlSafe(sql.as_str())).fetch_all(pool).await
         })
-        .map_err(StoreError::db("listing leagues"))?;
+        .map_err(StoreError::db(context))?;
         rows.into_iter().map(league_from_row).collect()
     }
 

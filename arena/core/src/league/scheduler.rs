@@ -1,9 +1,10 @@
 //! The league scheduler, inside the arena: it plays the matches of running leagues among
 //! the connected bots.
 //!
-//! Every [`TICK`] (and at once when a league match ends or a league bot's stream starts
-//! waiting) it reads the running leagues from the store and, for each, starts open
-//! matches (schedule order first) whose bots all have a stream waiting that plays the
+//! Every [`TICK`] (and soon when a league match ends or a league bot's stream starts
+//! waiting: the wake-ups of one [`COALESCE`] period are served by one look) it reads the
+//! running leagues from the store and, for each, starts open matches (schedule order
+//! first) whose bots all have a stream waiting that plays the
 //! match's game, up to the league's concurrency. A match is claimed in the store before it
 //! starts ([`Store::claim_league_match`]): arenas sharing a database never play one league
 //! match twice. Its result is recorded, with the league match marked finished, in one
@@ -22,18 +23,24 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use futures_util::FutureExt;
 use tokio::sync::watch;
 use tracing::{debug, error, info, warn};
 
 use super::adaptive::{Adaptive, Ended};
 use super::settle::Stop;
-use crate::lobby::SeatPool;
+use crate::lobby::{LeagueMatchEnd, SeatPool};
 use crate::referee::TimeControl;
 use crate::store::OpenLeagueMatch;
 use crate::store::{LeagueRecord, LeagueStatus, Store, StoreError, UNSTARTED_CLAIM_MS};
 
 /// How often the scheduler looks for matches to start while a league runs.
 pub const TICK: Duration = Duration::from_millis(50);
+
+/// How long the scheduler lets a burst of wake-ups gather (one match's end: its result,
+/// its bots' streams waiting again here and, in cluster mode, on other arenas) before it
+/// reads the store once for all of them.
+pub const COALESCE: Duration = Duration::from_millis(5);
 
 /// How long [`release`] waits between attempts while the store is unavailable.
 const RELEASE_RETRY: Duration = Duration::from_millis(500);
@@ -147,15 +154,22 @@ impl Scheduler {
                     IDLE_TICK
                 }
             };
-            tokio::select! {
-                _ = tokio::time::sleep(pause) => {}
-                _ = self.wake.notified() => {}
-                _ = self.seats.league_joined().notified() => {}
+            let woken = tokio::select! {
+                _ = tokio::time::sleep(pause) => false,
+                _ = self.wake.notified() => true,
+                _ = self.seats.league_joined().notified() => true,
                 changed = shutdown.changed() => {
                     if changed.is_err() {
                         return;
                     }
+                    false
                 }
+            };
+            if woken {
+                tokio::time::sleep(COALESCE).await;
+                // The next tick serves the wake-ups that came meanwhile.
+                let _ = self.wake.notified().now_or_never();
+                let _ = self.seats.league_joined().notified().now_or_never();
             }
         }
     }
@@ -163,13 +177,7 @@ impl Scheduler {
     /// Starts what can start; whether a league is running (or a match of one still plays
     /// here).
     async fn tick(&self) -> Result<bool, crate::store::StoreError> {
-        let leagues: Vec<_> = self
-            .store
-            .list_leagues()
-            .await?
-            .into_iter()
-            .filter(|l| l.status == LeagueStatus::Running)
-            .collect();
+        let leagues = self.store.running_leagues().await?;
         let bots: HashSet<String> = leagues
             .iter()
             .flat_map(|l| l.bots.iter().cloned())
@@ -311,13 +319,13 @@ impl Scheduler {
         let runs = self.runs.clone();
         let store = self.store.clone();
         let wake = self.wake.clone();
-        let ended = move |match_id: &str, started: bool| {
+        let ended = move |match_id: &str, end: LeagueMatchEnd| {
             if let Some(run) = runs.lock().expect("scheduler lock").get_mut(&league_id) {
                 run.in_flight.remove(&ordinal);
             }
             // Its place goes to the next match now, not at the next tick.
             wake.notify_one();
-            if !started {
+            if end == LeagueMatchEnd::Unstarted {
                 tokio::spawn(release(store, league_id, ordinal, match_id.to_owned()));
             }
         };

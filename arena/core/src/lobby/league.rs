@@ -18,9 +18,20 @@ use crate::store::OpenLeagueMatch;
 /// seed; called with the streams taken, before anything is sent on them.
 pub type ClaimLeagueMatch = Box<dyn FnOnce(&str) -> BoxFuture<'static, Option<u64>> + Send>;
 
-/// Told a league match's id when it is over (`true`: recorded, or kept for retry) or did
-/// not start (`false`: its claim may be held; give it back).
-pub type LeagueMatchEnded = Box<dyn FnOnce(&str, bool) + Send>;
+/// How a league match handed to the lobby came to an end.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LeagueMatchEnd {
+    /// It was played: recorded, or kept for retry.
+    Played,
+    /// It did not start, and its claim may be held: give it back.
+    Unstarted,
+    /// It did not start and was never claimed (a seat on another arena could not be
+    /// reserved): there is nothing to give back.
+    Unclaimed,
+}
+
+/// Told a league match's id and how it came to an end.
+pub type LeagueMatchEnded = Box<dyn FnOnce(&str, LeagueMatchEnd) + Send>;
 
 /// The seats the league scheduler plays its matches with: the waiting streams of the bots
 /// of running leagues. This arena's [`Lobby`] is one; a pool that also reaches streams
@@ -84,6 +95,7 @@ impl Lobby {
         let mut waiting = self.waiting.lock().expect("lobby lock");
         waiting.extend(group);
         waiting.sort_by_key(|w| w.ticket);
+        self.waiting_changed.notify_one();
     }
 
     /// Sets the bots of running leagues: their streams are kept for league matches.
@@ -94,6 +106,11 @@ impl Lobby {
     /// Notified when a stream of a bot of a running league starts waiting.
     pub fn league_joined(&self) -> &tokio::sync::Notify {
         &self.league_joined
+    }
+
+    /// Notified when streams start or stop waiting (one waiter: the cluster's presence).
+    pub fn waiting_changed(&self) -> &tokio::sync::Notify {
+        &self.waiting_changed
     }
 
     /// Whether `bot` has a stream waiting that plays `game`.
@@ -109,9 +126,8 @@ impl Lobby {
     /// waiting that plays its game (the oldest such stream of each is taken), with
     /// `time_control`; `claim` is called first, with the streams taken, and the match
     /// starts only if it gives the claimed attempt's seed (else the streams wait again,
-    /// untouched). `ended`
-    /// is called with the match id when the match is over (recorded or kept for retry),
-    /// with `true`, or did not start, with `false` (the claim may be held: give it back).
+    /// untouched). `ended` is called with the match id and how it came to an end
+    /// ([`LeagueMatchEnd`]).
     pub fn start_league_match(
         self: &Arc<Self>,
         m: &OpenLeagueMatch,
@@ -154,7 +170,7 @@ impl Lobby {
                     Some(ids) => ids,
                     None => {
                         lobby.wait_again(local.into_iter().map(|(_, w)| w).collect());
-                        ended(&match_id, false);
+                        ended(&match_id, LeagueMatchEnd::Unclaimed);
                         return;
                     }
                 },
@@ -176,12 +192,12 @@ impl Lobby {
                     r.release();
                 }
                 lobby.wait_again(local.into_iter().map(|(_, w)| w).collect());
-                ended(&info.match_id, false);
+                ended(&info.match_id, LeagueMatchEnd::Unstarted);
                 return;
             };
             let Some((links, watched)) = link_remote(remote.as_mut()).await else {
                 lobby.wait_again(local.into_iter().map(|(_, w)| w).collect());
-                ended(&info.match_id, false);
+                ended(&info.match_id, LeagueMatchEnd::Unstarted);
                 return;
             };
             let mut links = links.into_iter();
@@ -196,7 +212,12 @@ impl Lobby {
                 .runner
                 .play(info.clone(), seed, players, Some(slot), watched)
                 .await;
-            ended(&info.match_id, started);
+            let end = if started {
+                LeagueMatchEnd::Played
+            } else {
+                LeagueMatchEnd::Unstarted
+            };
+            ended(&info.match_id, end);
         });
         true
     }
@@ -259,6 +280,7 @@ impl Lobby {
             .map(|(seat, i)| (seat, waiting.remove(i)))
             .collect();
         taken.sort_by_key(|&(seat, _)| seat);
+        self.waiting_changed.notify_one();
         Some(taken)
     }
 }

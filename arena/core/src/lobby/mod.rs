@@ -29,7 +29,7 @@ mod presets;
 mod remote;
 mod runner;
 
-pub use league::{ClaimLeagueMatch, LeagueMatchEnded, SeatPool};
+pub use league::{ClaimLeagueMatch, LeagueMatchEnd, LeagueMatchEnded, SeatPool};
 pub use presets::PresetRules;
 pub use remote::{HeldStream, MatchFault, RemoteSeats, WaitingStream};
 use runner::MatchRunner;
@@ -143,6 +143,9 @@ pub struct Lobby {
     /// Notified when a stream of a league bot starts waiting (the league scheduler can
     /// seat it now rather than at its next tick).
     league_joined: tokio::sync::Notify,
+    /// Notified when streams start or stop waiting (the cluster's presence publishes them
+    /// now rather than at its next check).
+    waiting_changed: tokio::sync::Notify,
     next_ticket: Mutex<u64>,
 }
 
@@ -168,6 +171,7 @@ impl Lobby {
             waiting: Mutex::new(Vec::new()),
             league_bots: Mutex::new(HashSet::new()),
             league_joined: tokio::sync::Notify::new(),
+            waiting_changed: tokio::sync::Notify::new(),
             next_ticket: Mutex::new(0),
         })
     }
@@ -261,6 +265,7 @@ impl Lobby {
                 .map(|group| (preset, group))
             })
         };
+        self.waiting_changed.notify_one();
         if let Some((preset, group)) = full {
             self.start(preset, group);
         } else if self.config.practice

@@ -131,6 +131,7 @@ impl Lobby {
         waiting.retain(|w| !w.claim.is_closed());
         let i = waiting.iter().position(|w| w.seats(bot, game))?;
         let taken = waiting.remove(i);
+        self.waiting_changed.notify_one();
         Some(HeldStream {
             lobby: self.clone(),
             waiting: Some(taken),

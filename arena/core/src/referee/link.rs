@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use knobel_engine::policy::Policy;
-use knobel_engine::{Action, ForfeitReason, Game, Observation, Outcome, Rules, Seat};
+use knobel_engine::{Action, ForfeitReason, Observation, Outcome, Rules, Seat};
 use serde::{Deserialize, Serialize};
 
 use super::EventBatch;
@@ -127,7 +127,6 @@ impl ToSeat {
         match self {
             ToSeat::Start { info, seat } => SeatNote::Start {
                 match_id: info.match_id.clone(),
-                game: info.rules.game(),
                 seat: *seat,
             },
             ToSeat::Request(request) => SeatNote::Request {
@@ -150,8 +149,6 @@ pub enum SeatNote {
     Start {
         /// The match.
         match_id: String,
-        /// Its game.
-        game: Game,
         /// The bot's seat.
         seat: Seat,
     },

@@ -48,30 +48,20 @@ impl ClusterPool {
     /// overall if a bot waits nowhere.
     fn placement(&self, m: &OpenLeagueMatch) -> Option<Vec<Option<super::presence::Holder>>> {
         let game = m.rules.game();
-        let local = self.lobby.waiting_streams();
         let asking = self.asking.lock().expect("pool lock");
         let mut placed = Vec::with_capacity(m.seats.len());
         for bot in &m.seats {
-            if local
-                .iter()
-                .any(|w| &w.bot_name == bot && w.games.contains(&game))
-            {
+            if self.lobby.has_waiting(bot, game) {
                 placed.push(None);
                 continue;
             }
-            let holder = self
-                .cluster
-                .presence
-                .holders(bot, game)
-                .into_iter()
-                .find(|h| {
-                    let pending = asking
-                        .get(&(h.instance.clone(), bot.clone()))
-                        .copied()
-                        .unwrap_or(0);
-                    h.free > pending
-                })?;
-            placed.push(Some(holder));
+            let asked = |instance: &str| {
+                asking
+                    .iter()
+                    .find(|((i, b), _)| i == instance && b == bot)
+                    .map_or(0, |(_, n)| *n)
+            };
+            placed.push(Some(self.cluster.presence.holder(bot, game, asked)?));
         }
         Some(placed)
     }
@@ -114,7 +104,8 @@ impl SeatPool for ClusterPool {
     }
 
     fn has_waiting(&self, bot: &str, game: Game) -> bool {
-        self.lobby.has_waiting(bot, game) || !self.cluster.presence.holders(bot, game).is_empty()
+        self.lobby.has_waiting(bot, game)
+            || self.cluster.presence.holder(bot, game, |_| 0).is_some()
     }
 
     fn is_connected(&self, bot: &str) -> bool {

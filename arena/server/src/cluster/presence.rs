@@ -1,10 +1,12 @@
 //! Presence: which bots wait on which arena, with how many streams per game.
 //!
-//! Each arena publishes its whole presence (a versioned snapshot) whenever it changes,
-//! checked every [`PUBLISH_EVERY`], and at least every [`REFRESH_EVERY`]; a snapshot older
+//! Each arena publishes its whole presence (a versioned snapshot) whenever it changes (at
+//! once when its lobby's streams start or stop waiting, and checked every
+//! [`PUBLISH_EVERY`]), and at least every [`REFRESH_EVERY`]; a snapshot older
 //! than the last one seen from that arena is ignored, and an arena not heard of for
 //! [`PRESENCE_TTL`] is taken to hold nothing. Every message is the whole state, so a
-//! missed one is repaired by the next. A stopping arena publishes an empty snapshot.
+//! missed one is repaired by the next. A stopping arena publishes an empty snapshot. A
+//! snapshot in which a stream started waiting wakes the league scheduler.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -79,40 +81,58 @@ pub struct Holder {
 }
 
 impl Presence {
-    /// Takes `snapshot` unless an arena's newer one is known (or it is this arena's).
-    fn take(&self, own: &str, snapshot: Snapshot) {
+    /// Takes `snapshot` unless an arena's newer one is known (or it is this arena's);
+    /// whether a stream started waiting there (a match may start now).
+    fn take(&self, own: &str, snapshot: Snapshot) -> bool {
         if snapshot.instance == own {
-            return;
+            return false;
         }
         let mut arenas = self.arenas.lock().expect("presence lock");
-        let newer = arenas
-            .get(&snapshot.instance)
-            .is_some_and(|(_, known)| known.version > snapshot.version);
-        if !newer {
-            arenas.insert(snapshot.instance.clone(), (Instant::now(), snapshot));
+        let known = arenas.get(&snapshot.instance);
+        if known.is_some_and(|(_, known)| known.version > snapshot.version) {
+            return false;
         }
+        let gained = snapshot.bots.iter().any(|bot| {
+            let before = known
+                .and_then(|(_, k)| k.bots.iter().find(|b| b.name == bot.name))
+                .map_or(0, |b| b.streams.len());
+            bot.streams.len() > before
+        });
+        arenas.insert(snapshot.instance.clone(), (Instant::now(), snapshot));
+        gained
     }
 
-    /// The arenas (other than this one) where bot `bot` waits with a stream for `game`,
-    /// most streams first.
-    pub fn holders(&self, bot: &str, game: Game) -> Vec<Holder> {
+    /// Of the arenas (other than this one) where bot `bot` waits with more streams for
+    /// `game` than this arena has `asked` there already, the one with the most (ties: the
+    /// smallest instance id), if any. Called for every seat of every match the scheduler looks at: it allocates only
+    /// what it returns.
+    pub fn holder(&self, bot: &str, game: Game, asked: impl Fn(&str) -> usize) -> Option<Holder> {
         let arenas = self.arenas.lock().expect("presence lock");
-        let mut found: Vec<Holder> = arenas
-            .values()
-            .filter(|(seen, _)| seen.elapsed() < PRESENCE_TTL)
-            .filter_map(|(_, s)| {
-                let b = s.bots.iter().find(|b| b.name == bot)?;
-                let free = b.free(game);
-                (free > 0).then(|| Holder {
-                    instance: s.instance.clone(),
-                    peer: s.peer.clone(),
-                    bot_id: b.id,
-                    free,
-                })
-            })
-            .collect();
-        found.sort_by(|a, b| b.free.cmp(&a.free).then(a.instance.cmp(&b.instance)));
-        found
+        let mut best: Option<(&Snapshot, &PresentBot, usize)> = None;
+        for (seen, s) in arenas.values() {
+            if seen.elapsed() >= PRESENCE_TTL {
+                continue;
+            }
+            let Some(b) = s.bots.iter().find(|b| b.name == bot) else {
+                continue;
+            };
+            let free = b.free(game);
+            if free <= asked(&s.instance) {
+                continue;
+            }
+            let better = best.is_none_or(|(known, _, most)| {
+                free > most || (free == most && s.instance < known.instance)
+            });
+            if better {
+                best = Some((s, b, free));
+            }
+        }
+        best.map(|(s, b, free)| Holder {
+            instance: s.instance.clone(),
+            peer: s.peer.clone(),
+            bot_id: b.id,
+            free,
+        })
     }
 
     /// Whether bot `bot` is connected to another arena.
@@ -167,11 +187,16 @@ pub(super) async fn start(
     let subject = format!("{SUBJECT_PREFIX}.presence");
     match cluster.nats.subscribe(subject.clone()).await {
         Ok(mut subscriber) => {
-            let cluster = cluster.clone();
+            let (cluster, lobby) = (cluster.clone(), lobby.clone());
             tokio::spawn(async move {
                 while let Some(message) = subscriber.next().await {
                     match serde_json::from_slice::<Snapshot>(&message.payload) {
-                        Ok(snapshot) => cluster.presence.take(&cluster.instance, snapshot),
+                        Ok(snapshot) => {
+                            if cluster.presence.take(&cluster.instance, snapshot) {
+                                // The league scheduler may seat it now.
+                                lobby.league_joined().notify_one();
+                            }
+                        }
                         Err(error) => debug!(%error, "a presence message that does not read"),
                     }
                 }
@@ -225,7 +250,85 @@ async fn publish(
         }
         tokio::select! {
             () = tokio::time::sleep(PUBLISH_EVERY) => {}
+            () = lobby.waiting_changed().notified() => {}
             () = crate::shutdown::requested(&mut shutdown) => {}
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn snapshot(instance: &str, version: u64, bots: &[(&str, usize)]) -> Snapshot {
+        Snapshot {
+            instance: instance.to_owned(),
+            peer: format!("{instance}:7000"),
+            version,
+            bots: bots
+                .iter()
+                .enumerate()
+                .map(|(i, (name, streams))| PresentBot {
+                    id: i as i64 + 1,
+                    name: (*name).to_owned(),
+                    streams: vec![vec![Game::Schocken]; *streams],
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn a_snapshot_says_whether_a_stream_started_waiting_there() {
+        let presence = Presence::default();
+        // (instance, version, ada's streams): whether a stream started waiting there.
+        let steps = [
+            ("b", 1, 1, true),   // new
+            ("b", 2, 1, false),  // the same
+            ("b", 3, 0, false),  // taken
+            ("b", 4, 1, true),   // back
+            ("b", 3, 2, false),  // older than the last
+            ("me", 9, 1, false), // this arena's own
+        ];
+        for (instance, version, streams, gained) in steps {
+            let taken = presence.take("me", snapshot(instance, version, &[("ada", streams)]));
+            assert_eq!(taken, gained, "{instance} {version}");
+        }
+        assert_eq!(
+            presence.holder("ada", Game::Schocken, |_| 0).unwrap().free,
+            1
+        );
+        assert!(presence.holder("bob", Game::Schocken, |_| 0).is_none());
+    }
+
+    #[test]
+    fn the_holder_has_the_most_streams_of_those_with_more_than_asked_ties_to_the_smallest_id() {
+        let presence = Presence::default();
+        presence.take("me", snapshot("c", 1, &[("ada", 2)]));
+        presence.take("me", snapshot("b", 1, &[("ada", 2), ("bob", 1)]));
+        presence.take("me", snapshot("d", 1, &[("ada", 1)]));
+        let holder = |asked: &[(&str, usize)]| {
+            presence
+                .holder("ada", Game::Schocken, |i| {
+                    asked.iter().find(|(a, _)| *a == i).map_or(0, |(_, n)| *n)
+                })
+                .map(|h| (h.instance, h.peer, h.bot_id, h.free))
+        };
+        assert_eq!(holder(&[]), Some(("b".into(), "b:7000".into(), 1, 2)));
+        assert_eq!(
+            holder(&[("b", 1)]).unwrap().0,
+            "b",
+            "one of its two is free"
+        );
+        assert_eq!(
+            holder(&[("b", 2)]),
+            Some(("c".into(), "c:7000".into(), 1, 2))
+        );
+        assert_eq!(holder(&[("b", 2), ("c", 2)]).unwrap().0, "d");
+        assert_eq!(holder(&[("b", 2), ("c", 2), ("d", 1)]), None);
+        assert!(
+            presence.holder("ada", Game::Zokken, |_| 0).is_none(),
+            "no stream plays it"
+        );
+        assert!(presence.is_connected("bob") && !presence.is_connected("cy"));
     }
 }

@@ -18,11 +18,10 @@ use std::task::{Context, Poll, ready};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use knobel_engine::{ForfeitReason, Game, Seat};
+use knobel_engine::{ForfeitReason, Seat};
 use knobel_proto::peer::peer_client::PeerClient;
 use knobel_proto::peer::peer_server::{Peer, PeerServer};
 use knobel_proto::peer::{self as pp, seat_message::Note, to_holder, to_referee};
-use knobel_proto::v1 as pb;
 use prost::Message;
 use serde::{Deserialize, Serialize};
 use tokio::net::TcpListener;
@@ -55,13 +54,8 @@ fn seat_message(arena_message: Bytes, note: SeatNote) -> pp::SeatMessage {
     };
     let kind = match note {
         SeatNote::Events => Note::Events,
-        SeatNote::Start {
-            match_id,
-            game,
-            seat,
-        } => {
+        SeatNote::Start { match_id, seat } => {
             message.match_id = match_id;
-            message.game = pb::Game::from(game) as i32;
             message.seat = seat.0.into();
             Note::Start
         }
@@ -82,7 +76,6 @@ fn encoded_to_seat(message: pp::SeatMessage) -> Option<EncodedToSeat> {
     let note = match Note::try_from(message.note).ok()? {
         Note::Events => SeatNote::Events,
         Note::Start => SeatNote::Start {
-            game: Game::try_from(pb::Game::try_from(message.game).ok()?).ok()?,
             seat: Seat(u8::try_from(message.seat).ok()?),
             match_id: message.match_id,
         },

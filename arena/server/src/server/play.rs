@@ -214,7 +214,7 @@ impl Connection {
         out: mpsc::Sender<Result<OutboundMessage, Status>>,
     ) {
         let welcome = self.welcome();
-        let mut link = self.link(inbound, out, &hello);
+        let mut link = self.link(inbound, out);
         if !link.push(pb::arena_message::Kind::Welcome(welcome)) {
             return;
         }
@@ -290,7 +290,6 @@ impl Connection {
         &self,
         inbound: Streaming<pb::BotMessage>,
         out: mpsc::Sender<Result<OutboundMessage, Status>>,
-        hello: &BotHello,
     ) -> StreamLink {
         StreamLink {
             bot_id: self.bot_id,
@@ -301,7 +300,6 @@ impl Connection {
             pings: PingLimiter::default(),
             open: HashSet::new(),
             match_id: String::new(),
-            game: hello.games[0],
             seat: Seat(0),
             ended: None,
             gone: false,

@@ -7,7 +7,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, ready};
 
-use knobel_engine::{ForfeitReason, Game, Seat};
+use knobel_engine::{ForfeitReason, Seat};
 use knobel_proto::BotDecision;
 use knobel_proto::outbound::OutboundMessage;
 use knobel_proto::v1 as pb;
@@ -36,7 +36,6 @@ pub(super) struct StreamLink {
     pub(super) open: HashSet<u64>,
     /// The current match.
     pub(super) match_id: String,
-    pub(super) game: Game,
     pub(super) seat: Seat,
     /// How the current match ended for this stream, once its last message is sent.
     pub(super) ended: Option<MatchEnd>,
@@ -106,15 +105,10 @@ impl StreamLink {
     /// open, how the match ended.
     fn note(&mut self, note: SeatNote) {
         match note {
-            SeatNote::Start {
-                match_id,
-                game,
-                seat,
-            } => {
+            SeatNote::Start { match_id, seat } => {
                 self.seat = seat;
                 self.gone_reason = None;
                 self.match_id = match_id;
-                self.game = game;
                 self.open.clear();
             }
             SeatNote::Request { request_id } => {
