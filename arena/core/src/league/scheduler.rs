@@ -4,10 +4,10 @@
 //! Every [`TICK`] (and soon when a league match ends or a league bot's stream starts
 //! waiting: the wake-ups of one [`COALESCE`] period are served by one look) it reads the
 //! running leagues from the store and, for each, starts open matches (schedule order
-//! first) whose bots all have a stream waiting that plays the
-//! match's game, up to the league's concurrency. A match is claimed in the store before it
-//! starts ([`Store::claim_league_match`]): arenas sharing a database never play one league
-//! match twice. Its result is recorded, with the league match marked finished, in one
+//! first) whose bots all have a stream waiting that plays the match's game, up to the
+//! league's concurrency. A match is claimed in the store before it starts
+//! ([`Store::claim_league_match`]): arenas sharing a database never play one league match
+//! twice. Its result is recorded, with the league match marked finished, in one
 //! transaction. While a league runs, its bots' streams wait for league matches only (no
 //! pick-up or practice matches). A paused or cancelled league starts no new matches; those
 //! running finish.
