@@ -81,8 +81,11 @@ pub struct Scheduler {
     seats: Arc<dyn SeatPool>,
     instance: Option<String>,
     runs: Arc<Mutex<HashMap<i64, Run>>>,
-    /// Wakes the scheduler before its next tick (a league was started, a match ended).
+    /// Wakes the scheduler before its next tick, after [`COALESCE`] (a match ended).
     wake: Arc<tokio::sync::Notify>,
+    /// Wakes it at once: a league was started, whose bots' streams are kept for league
+    /// matches from its first look on (a bot joining later must not fill a pick-up table).
+    started: tokio::sync::Notify,
     /// The settled leagues running here, by id (only the scheduler's task uses it).
     adaptive: Mutex<HashMap<i64, Adaptive>>,
 }
@@ -97,13 +100,14 @@ impl Scheduler {
             instance,
             runs: Arc::default(),
             wake: Arc::new(tokio::sync::Notify::new()),
+            started: tokio::sync::Notify::new(),
             adaptive: Mutex::default(),
         })
     }
 
-    /// Looks for matches to start now rather than at the next tick.
+    /// A league was started: looks for matches to start now rather than at the next tick.
     pub fn wake(&self) {
-        self.wake.notify_one();
+        self.started.notify_one();
     }
 
     /// The live progress of league `league_id` (nothing if it is not running here).
@@ -156,6 +160,7 @@ impl Scheduler {
             };
             let woken = tokio::select! {
                 _ = tokio::time::sleep(pause) => false,
+                _ = self.started.notified() => false,
                 _ = self.wake.notified() => true,
                 _ = self.seats.league_joined().notified() => true,
                 changed = shutdown.changed() => {
