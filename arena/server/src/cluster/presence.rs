@@ -104,8 +104,8 @@ impl Presence {
 
     /// Of the arenas (other than this one) where bot `bot` waits with more streams for
     /// `game` than this arena has `asked` there already, the one with the most (ties: the
-    /// smallest instance id), if any. Called for every seat of every match the scheduler looks at: it allocates only
-    /// what it returns.
+    /// smallest instance id), if any. Called for every seat of every match the scheduler
+    /// looks at: it allocates only what it returns.
     pub fn holder(&self, bot: &str, game: Game, asked: impl Fn(&str) -> usize) -> Option<Holder> {
         let arenas = self.arenas.lock().expect("presence lock");
         let mut best: Option<(&Snapshot, &PresentBot, usize)> = None;
