@@ -49,6 +49,11 @@ const RELEASE_RETRY: Duration = Duration::from_millis(500);
 /// arena wakes it at once).
 pub const IDLE_TICK: Duration = Duration::from_secs(1);
 
+/// How long the bots of a league started here are kept for league matches without a look
+/// at the store that sees the league running (it was paused or cancelled at once, or the
+/// store is away).
+const STARTING_HOLD: Duration = Duration::from_secs(5);
+
 /// What the scheduler knows of one running league.
 #[derive(Debug, Default, Clone)]
 struct Run {
@@ -83,9 +88,12 @@ pub struct Scheduler {
     runs: Arc<Mutex<HashMap<i64, Run>>>,
     /// Wakes the scheduler before its next tick, after [`COALESCE`] (a match ended).
     wake: Arc<tokio::sync::Notify>,
-    /// Wakes it at once: a league was started, whose bots' streams are kept for league
-    /// matches from its first look on (a bot joining later must not fill a pick-up table).
+    /// Wakes it at once: a league was started ([`Scheduler::league_started`]).
     started: tokio::sync::Notify,
+    /// Leagues started here and not yet seen running by a look at the store (a look begun
+    /// before the start read them as not running), with their bots and when they started.
+    /// Their bots stay kept for league matches meanwhile, for at most [`STARTING_HOLD`].
+    starting: Mutex<Vec<(i64, Vec<String>, tokio::time::Instant)>>,
     /// The settled leagues running here, by id (only the scheduler's task uses it).
     adaptive: Mutex<HashMap<i64, Adaptive>>,
 }
@@ -101,13 +109,36 @@ impl Scheduler {
             runs: Arc::default(),
             wake: Arc::new(tokio::sync::Notify::new()),
             started: tokio::sync::Notify::new(),
+            starting: Mutex::default(),
             adaptive: Mutex::default(),
         })
     }
 
-    /// A league was started: looks for matches to start now rather than at the next tick.
-    pub fn wake(&self) {
+    /// League `league_id` with `bots` was started: its bots' streams are kept for league
+    /// matches from now on (before this call returns, so that a bot joining later cannot
+    /// fill a pick-up table with them), and the scheduler looks for its matches at once.
+    pub fn league_started(&self, league_id: i64, bots: &[String]) {
+        let mut starting = self.starting.lock().expect("scheduler lock");
+        starting.push((league_id, bots.to_vec(), tokio::time::Instant::now()));
+        self.seats.add_league_bots(bots);
+        drop(starting);
         self.started.notify_one();
+    }
+
+    /// Keeps the streams of the bots of running `leagues`, and of leagues started since the
+    /// look that read them, for league matches.
+    fn keep_league_bots(&self, leagues: &[LeagueRecord]) {
+        let mut bots: HashSet<String> = leagues
+            .iter()
+            .flat_map(|l| l.bots.iter().cloned())
+            .collect();
+        // Held while the pool's set is replaced: a start now adds its bots after it.
+        let mut starting = self.starting.lock().expect("scheduler lock");
+        starting.retain(|(id, _, at)| {
+            !leagues.iter().any(|l| l.id == *id) && at.elapsed() < STARTING_HOLD
+        });
+        bots.extend(starting.iter().flat_map(|(_, b, _)| b.iter().cloned()));
+        self.seats.set_league_bots(bots);
     }
 
     /// The live progress of league `league_id` (nothing if it is not running here).
@@ -183,11 +214,7 @@ impl Scheduler {
     /// here).
     async fn tick(&self) -> Result<bool, crate::store::StoreError> {
         let leagues = self.store.running_leagues().await?;
-        let bots: HashSet<String> = leagues
-            .iter()
-            .flat_map(|l| l.bots.iter().cloned())
-            .collect();
-        self.seats.set_league_bots(bots);
+        self.keep_league_bots(&leagues);
         {
             // Forget leagues that stopped running, once nothing of theirs plays here.
             let mut runs = self.runs.lock().expect("scheduler lock");
@@ -460,5 +487,101 @@ async fn release(store: Store, league_id: i64, ordinal: u32, match_id: String) {
                 tokio::time::sleep(RELEASE_RETRY).await;
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use knobel_engine::Game;
+
+    use super::*;
+    use crate::league::service::Leagues;
+    use crate::lobby::{ClaimLeagueMatch, LeagueMatchEnded};
+
+    /// A seat pool that only keeps the bots of running leagues.
+    #[derive(Default)]
+    struct KeptBots {
+        bots: Mutex<HashSet<String>>,
+        joined: tokio::sync::Notify,
+    }
+
+    impl KeptBots {
+        fn kept(&self) -> Vec<String> {
+            let mut bots: Vec<String> = self.bots.lock().unwrap().iter().cloned().collect();
+            bots.sort();
+            bots
+        }
+    }
+
+    impl SeatPool for KeptBots {
+        fn set_league_bots(&self, bots: HashSet<String>) {
+            *self.bots.lock().unwrap() = bots;
+        }
+        fn add_league_bots(&self, bots: &[String]) {
+            self.bots.lock().unwrap().extend(bots.iter().cloned());
+        }
+        fn league_joined(&self) -> &tokio::sync::Notify {
+            &self.joined
+        }
+        fn has_waiting(&self, _: &str, _: Game) -> bool {
+            false
+        }
+        fn is_connected(&self, _: &str) -> bool {
+            false
+        }
+        fn start_league_match(
+            self: Arc<Self>,
+            _: &OpenLeagueMatch,
+            _: TimeControl,
+            _: ClaimLeagueMatch,
+            _: LeagueMatchEnded,
+        ) -> bool {
+            false
+        }
+    }
+
+    #[tokio::test]
+    async fn a_started_leagues_bots_are_kept_before_the_start_returns_and_after_an_older_look() {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}", dir.path().join("knobel.db").display());
+        let store = Store::connect(&url).await.unwrap();
+        for (i, bot) in ["ada", "bert", "rogue"].into_iter().enumerate() {
+            store.add_bot(bot, &format!("{i:064}")).await.unwrap();
+        }
+        let pool = Arc::new(KeptBots::default());
+        let scheduler = Scheduler::new(store.clone(), pool.clone(), None);
+        let leagues = Leagues::new(store.clone(), scheduler.clone());
+        for name in ["first", "second"] {
+            let league = format!(
+                "name = \"{name}\"\nseed = 1\nbots = [\"ada\", \"bert\"]\n\
+                 [games.schocken]\ntable_size = 2\n"
+            );
+            leagues.create(&league).await.unwrap();
+        }
+        // A look at the store begun before the start: the league is not running yet.
+        let older_look = store.running_leagues().await.unwrap();
+        leagues.start("first").await.unwrap();
+        // Kept when the start returns, before any look of the scheduler.
+        assert_eq!(pool.kept(), ["ada", "bert"]);
+        // The older look ends after the start: the bots stay kept.
+        scheduler.keep_league_bots(&older_look);
+        assert_eq!(pool.kept(), ["ada", "bert"]);
+        // A look that sees the league running keeps them by the store; once it no longer
+        // runs, they are free again.
+        scheduler.keep_league_bots(&store.running_leagues().await.unwrap());
+        assert_eq!(pool.kept(), ["ada", "bert"]);
+        leagues.cancel("first").await.unwrap();
+        scheduler.keep_league_bots(&store.running_leagues().await.unwrap());
+        assert!(pool.kept().is_empty());
+        // A league started and cancelled before any look saw it running: kept for
+        // STARTING_HOLD at most.
+        leagues.start("second").await.unwrap();
+        leagues.cancel("second").await.unwrap();
+        tokio::time::pause();
+        scheduler.keep_league_bots(&[]);
+        assert_eq!(pool.kept(), ["ada", "bert"]);
+        tokio::time::advance(STARTING_HOLD).await;
+        scheduler.keep_league_bots(&[]);
+        assert!(pool.kept().is_empty());
     }
 }

@@ -172,8 +172,9 @@ pub const MAX_CONFIG_BYTES: usize = 64 * 1024;
 pub trait LiveLeagues: Send + Sync {
     /// League `league_id`'s matches playing here now and the bots its next matches wait for.
     fn progress(&self, league_id: i64) -> LiveProgress;
-    /// A league was started: look for its matches now.
-    fn wake(&self);
+    /// League `league_id` with `bots` was started: keep its bots' streams for league
+    /// matches from now on, and look for its matches now.
+    fn league_started(&self, league_id: i64, bots: &[String]);
 }
 
 impl LiveLeagues for Scheduler {
@@ -181,8 +182,8 @@ impl LiveLeagues for Scheduler {
         Scheduler::progress(self, league_id)
     }
 
-    fn wake(&self) {
-        Scheduler::wake(self)
+    fn league_started(&self, league_id: i64, bots: &[String]) {
+        Scheduler::league_started(self, league_id, bots)
     }
 }
 
@@ -195,7 +196,7 @@ impl LiveLeagues for NotPlayed {
         LiveProgress::default()
     }
 
-    fn wake(&self) {}
+    fn league_started(&self, _: i64, _: &[String]) {}
 }
 
 /// The league operations of one arena.
@@ -341,7 +342,8 @@ impl Leagues {
                 LeagueStatus::Running,
             )
             .await?;
-        self.live.wake();
+        self.live
+            .league_started(league.record.id, &league.record.bots);
         Ok(league)
     }
 

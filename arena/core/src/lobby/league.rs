@@ -39,6 +39,8 @@ pub type LeagueMatchEnded = Box<dyn FnOnce(&str, LeagueMatchEnd) + Send>;
 pub trait SeatPool: Send + Sync {
     /// Sets the bots of running leagues: their streams are kept for league matches.
     fn set_league_bots(&self, bots: HashSet<String>);
+    /// Adds `bots` to the bots of running leagues (a league just started).
+    fn add_league_bots(&self, bots: &[String]);
     /// Notified when a stream of a bot of a running league starts waiting.
     fn league_joined(&self) -> &tokio::sync::Notify;
     /// Whether `bot` has a stream waiting that plays `game`.
@@ -64,6 +66,10 @@ pub trait SeatPool: Send + Sync {
 impl SeatPool for Lobby {
     fn set_league_bots(&self, bots: HashSet<String>) {
         Lobby::set_league_bots(self, bots)
+    }
+
+    fn add_league_bots(&self, bots: &[String]) {
+        Lobby::add_league_bots(self, bots)
     }
 
     fn league_joined(&self) -> &tokio::sync::Notify {
@@ -101,6 +107,12 @@ impl Lobby {
     /// Sets the bots of running leagues: their streams are kept for league matches.
     pub fn set_league_bots(&self, bots: HashSet<String>) {
         *self.league_bots.lock().expect("lobby lock") = bots;
+    }
+
+    /// Adds `bots` to the bots of running leagues.
+    pub fn add_league_bots(&self, bots: &[String]) {
+        let mut league_bots = self.league_bots.lock().expect("lobby lock");
+        league_bots.extend(bots.iter().cloned());
     }
 
     /// Notified when a stream of a bot of a running league starts waiting.

@@ -99,6 +99,10 @@ impl SeatPool for ClusterPool {
         self.lobby.set_league_bots(bots);
     }
 
+    fn add_league_bots(&self, bots: &[String]) {
+        self.lobby.add_league_bots(bots);
+    }
+
     fn league_joined(&self) -> &tokio::sync::Notify {
         self.lobby.league_joined()
     }
