@@ -223,7 +223,8 @@ async fn a_league_killed_mid_way_finishes_with_the_ratings_of_an_uninterrupted_r
 
     let mut first = Arena::start_with_env(options.clone(), &env).await;
     let tokens = register(&first).await;
-    let mut bots = play(&first, &tokens, None);
+    // Late answers: the matches playing when the kill comes are still playing when it lands.
+    let mut bots = play(&first, &tokens, Some(Duration::from_millis(15)));
     create_and_start(&first, "crash").await;
     // Some but not all done, and some playing: kill -9.
     let before = wait_for(
