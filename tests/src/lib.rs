@@ -635,6 +635,48 @@ impl tonic::service::Interceptor for Bearer {
     }
 }
 
+/// The Hello of a probe stream: Schocken, no preset, no match limit.
+pub fn probe_hello() -> pb::BotMessage {
+    pb::BotMessage {
+        kind: Some(pb::bot_message::Kind::Hello(pb::Hello {
+            name: "probe".into(),
+            games: vec![pb::Game::Schocken as i32],
+            client_version: "e2e".into(),
+            preset: None,
+            max_matches: 0,
+        })),
+    }
+}
+
+impl Arena {
+    /// Opens a Play stream with `token` and a [`probe_hello`]: the call's status, or its
+    /// first message and the sender that keeps the stream open (dropping it ends the
+    /// stream). What the arena sends later is read and dropped.
+    pub async fn open_stream(
+        &self,
+        token: &str,
+    ) -> Result<(pb::ArenaMessage, tokio::sync::mpsc::Sender<pb::BotMessage>), tonic::Status> {
+        let mut client = self.client().await;
+        let (tx, rx) = tokio::sync::mpsc::channel(4);
+        tx.send(probe_hello())
+            .await
+            .expect("a new channel takes the Hello");
+        let mut inbound = client
+            .play(authorized(
+                tokio_stream::wrappers::ReceiverStream::new(rx),
+                token,
+            ))
+            .await?
+            .into_inner();
+        let first = tokio::time::timeout(Duration::from_secs(10), inbound.message())
+            .await
+            .expect("an answer within 10 s")?
+            .expect("a message");
+        tokio::spawn(async move { while let Ok(Some(_)) = inbound.message().await {} });
+        Ok((first, tx))
+    }
+}
+
 /// Adds `authorization: Bearer <token>` to a request.
 pub fn authorized<T>(message: T, token: &str) -> tonic::Request<T> {
     let mut request = tonic::Request::new(message);

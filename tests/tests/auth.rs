@@ -2,45 +2,12 @@
 
 use std::time::Duration;
 
-use knobel_e2e::{Arena, ArenaOptions, authorized};
+use knobel_e2e::{Arena, ArenaOptions, authorized, probe_hello};
 use knobel_proto::v1 as pb;
 use knobel_proto::v1::admin_client::AdminClient;
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::Code;
-
-fn hello() -> pb::BotMessage {
-    pb::BotMessage {
-        kind: Some(pb::bot_message::Kind::Hello(pb::Hello {
-            name: "probe".into(),
-            games: vec![pb::Game::Schocken as i32],
-            client_version: "e2e".into(),
-            preset: None,
-            max_matches: 0,
-        })),
-    }
-}
-
-/// Opens a Play stream with `token` and returns the call's status or its first message.
-async fn open(
-    arena: &Arena,
-    token: &str,
-) -> Result<(pb::ArenaMessage, mpsc::Sender<pb::BotMessage>), tonic::Status> {
-    let mut client = arena.client().await;
-    let (tx, rx) = mpsc::channel(4);
-    tx.send(hello()).await.unwrap();
-    let mut inbound = client
-        .play(authorized(ReceiverStream::new(rx), token))
-        .await?
-        .into_inner();
-    let first = tokio::time::timeout(Duration::from_secs(10), inbound.message())
-        .await
-        .expect("an answer")?
-        .expect("a message");
-    // Keep the stream open by leaking the receiver into a task.
-    tokio::spawn(async move { while let Ok(Some(_)) = inbound.message().await {} });
-    Ok((first, tx))
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bot_tokens_are_checked_before_any_seat_is_taken() {
@@ -57,11 +24,11 @@ async fn bot_tokens_are_checked_before_any_seat_is_taken() {
     let token = arena.add_bot("alice").await;
 
     // A wrong token, a missing token and a malformed header are refused.
-    let status = open(&arena, "knb_0000").await.unwrap_err();
+    let status = arena.open_stream("knb_0000").await.unwrap_err();
     assert_eq!(status.code(), Code::Unauthenticated, "{status:?}");
     let mut client = arena.client().await;
     let (tx, rx) = mpsc::channel(1);
-    tx.send(hello()).await.unwrap();
+    tx.send(probe_hello()).await.unwrap();
     let status = client.play(ReceiverStream::new(rx)).await.unwrap_err();
     assert_eq!(status.code(), Code::Unauthenticated);
     assert!(
@@ -71,13 +38,13 @@ async fn bot_tokens_are_checked_before_any_seat_is_taken() {
     );
 
     // The right token gets a Welcome, up to the per-bot stream limit.
-    let (first, _a) = open(&arena, &token).await.unwrap();
+    let (first, _a) = arena.open_stream(&token).await.unwrap();
     assert!(matches!(
         first.kind,
         Some(pb::arena_message::Kind::Welcome(_))
     ));
-    let (_, _b) = open(&arena, &token).await.unwrap();
-    let status = open(&arena, &token).await.unwrap_err();
+    let (_, _b) = arena.open_stream(&token).await.unwrap();
+    let status = arena.open_stream(&token).await.unwrap_err();
     assert_eq!(status.code(), Code::ResourceExhausted, "{status:?}");
     assert!(
         status.message().contains("at most 2"),
@@ -152,7 +119,7 @@ async fn the_admin_token_guards_bot_registration() {
     assert_eq!(status.code(), Code::InvalidArgument);
 
     // The new token works; once revoked it does not.
-    let (first, _stream) = open(&arena, &added.token).await.unwrap();
+    let (first, _stream) = arena.open_stream(&added.token).await.unwrap();
     assert!(matches!(
         first.kind,
         Some(pb::arena_message::Kind::Welcome(_))
@@ -173,7 +140,7 @@ async fn the_admin_token_guards_bot_registration() {
         .unwrap()
         .into_inner();
     assert!(revoked.revoked);
-    let status = open(&arena, &added.token).await.unwrap_err();
+    let status = arena.open_stream(&added.token).await.unwrap_err();
     assert_eq!(status.code(), Code::Unauthenticated);
     assert!(arena.stop().await.success());
 }
@@ -212,7 +179,7 @@ async fn tokens_never_appear_in_the_arena_log() {
     let (status, _) = knobel_e2e::finish(bot, Duration::from_secs(60)).await;
     assert!(status.success());
     // A wrong token and a wrong admin token are logged nowhere either.
-    let _ = open(&arena, "knb_wrong_token_for_the_log_test").await;
+    let _ = arena.open_stream("knb_wrong_token_for_the_log_test").await;
     assert!(arena.terminate().await.success());
     let text = std::fs::read_to_string(&log).unwrap();
     assert!(

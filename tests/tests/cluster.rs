@@ -704,3 +704,73 @@ async fn cluster_mode_refuses_bad_settings_naming_the_flag() {
         "{err}"
     );
 }
+
+/// Opens a stream of `token` on `arena` until it is refused for the bot's stream bound
+/// (within 30 s; a stream accepted meanwhile is closed again): the refusal's message.
+async fn refused_stream(arena: &Arena, token: &str) -> String {
+    poll_every(
+        Duration::from_millis(100),
+        Duration::from_secs(30),
+        "a stream is refused for the bot's bound",
+        || async move {
+            match arena.open_stream(token).await {
+                Err(status) if status.code() == tonic::Code::ResourceExhausted => {
+                    Ok(status.message().to_owned())
+                }
+                Err(status) => panic!("refused for another reason: {status:?}"),
+                // Taken before the other arenas' presence arrived: closed again.
+                Ok(_) => Err("accepted"),
+            }
+        },
+    )
+    .await
+}
+
+#[cfg_attr(
+    knobel_without_postgres,
+    ignore = "built with KNOBEL_TEST_WITHOUT=postgres: needs PostgreSQL"
+)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bots_streams_on_every_arena_count_against_its_bound() {
+    postgres::require();
+    let nats = NatsServer::start();
+    let db = SharedDatabase::create();
+    let env = [("KNOBEL_ADMIN_TOKEN", ADMIN_TOKEN)];
+    let mut options = cluster_options(&nats.url);
+    options
+        .args
+        .extend(["--max-streams-per-bot", "2"].map(String::from));
+    let a = Arena::start_on_with_env(options.clone(), &env, &db.url).await;
+    let b = Arena::start_on_with_env(options, &env, &db.url).await;
+    let token = a.add_bot("alice").await;
+    // The bound, 2, on one arena.
+    let (_, first) = a.open_stream(&token).await.unwrap();
+    let (_, second) = a.open_stream(&token).await.unwrap();
+    let message = refused_stream(&b, &token).await;
+    assert!(
+        message.contains("bot alice already has 2 open Play streams (0 here, 2 on other arenas of the cluster): at most 2 are allowed"),
+        "{message}"
+    );
+    // One of them closed: one more on the other arena, up to the bound again.
+    drop(first);
+    let (_, on_b) = poll_every(
+        Duration::from_millis(100),
+        Duration::from_secs(30),
+        "the other arena takes a stream again",
+        || {
+            let (b, token) = (&b, &token);
+            async move {
+                b.open_stream(token)
+                    .await
+                    .map_err(|s| s.message().to_owned())
+            }
+        },
+    )
+    .await;
+    let message = refused_stream(&a, &token).await;
+    assert!(
+        message.contains("(1 here, 1 on other arenas of the cluster): at most 2"),
+        "{message}"
+    );
+    drop((second, on_b));
+}

@@ -31,6 +31,7 @@ pub const REVOKE_POLL: Duration = Duration::from_secs(1);
 const REVOKE_POLL_TIMEOUT: Duration = Duration::from_secs(2);
 
 struct Entry {
+    name: String,
     streams: usize,
     revoked: CancellationToken,
 }
@@ -69,23 +70,26 @@ impl Drop for StreamSlot {
 }
 
 impl StreamRegistry {
-    /// A slot for one more stream of `bot_id` (named `bot_name`); `Err` with the number open
-    /// if the bot has `max` open already.
+    /// A slot for one more stream of `bot_id` (named `bot_name`), which has `elsewhere`
+    /// streams open on other arenas (cluster mode); `Err` with the number open here if the
+    /// bot has `max` open already, here and elsewhere together.
     pub fn acquire(
         &self,
         bot_id: i64,
         bot_name: &str,
-        max: usize,
+        (max, elsewhere): (usize, usize),
         observer: &dyn RuntimeObserver,
     ) -> Result<StreamSlot, usize> {
         let mut bots = self.bots.lock().expect("streams lock");
+        let here = bots.get(&bot_id).map_or(0, |e| e.streams);
+        if here + elsewhere >= max {
+            return Err(here);
+        }
         let entry = bots.entry(bot_id).or_insert_with(|| Entry {
+            name: bot_name.to_owned(),
             streams: 0,
             revoked: CancellationToken::new(),
         });
-        if entry.streams >= max {
-            return Err(entry.streams);
-        }
         entry.streams += 1;
         Ok(StreamSlot {
             registry: self.clone(),
@@ -105,6 +109,14 @@ impl StreamRegistry {
             }
             None => 0,
         }
+    }
+
+    /// The bots with open streams here: id, name and how many.
+    pub fn open_streams(&self) -> Vec<(i64, String, usize)> {
+        let bots = self.bots.lock().expect("streams lock");
+        bots.iter()
+            .map(|(&id, entry)| (id, entry.name.clone(), entry.streams))
+            .collect()
     }
 
     /// The ids of the bots with open streams whose revocation is not yet known here.
@@ -156,10 +168,13 @@ mod tests {
     fn slots_are_bounded_per_bot_and_revoked_together() {
         let registry = StreamRegistry::default();
         let metrics = crate::observer::Unobserved;
-        let a1 = registry.acquire(1, "bot", 2, &metrics).unwrap();
-        let a2 = registry.acquire(1, "bot", 2, &metrics).unwrap();
-        assert_eq!(registry.acquire(1, "bot", 2, &metrics).err(), Some(2));
-        let b = registry.acquire(2, "bot", 2, &metrics).unwrap();
+        let a1 = registry.acquire(1, "bot", (2, 0), &metrics).unwrap();
+        let a2 = registry.acquire(1, "bot", (2, 0), &metrics).unwrap();
+        assert_eq!(registry.acquire(1, "bot", (2, 0), &metrics).err(), Some(2));
+        let b = registry.acquire(2, "bob", (2, 0), &metrics).unwrap();
+        let mut open = registry.open_streams();
+        open.sort();
+        assert_eq!(open, [(1, "bot".to_owned(), 2), (2, "bob".to_owned(), 1)]);
         let mut connected = registry.connected();
         connected.sort();
         assert_eq!(connected, [1, 2]);
@@ -173,7 +188,21 @@ mod tests {
         drop((a1, a2));
         // All of bot 1's streams are gone: a new stream (of a bot registered again) starts
         // afresh.
-        let again = registry.acquire(1, "bot", 2, &metrics).unwrap();
+        let again = registry.acquire(1, "bot", (2, 0), &metrics).unwrap();
         assert!(!again.revoked().is_cancelled());
+    }
+
+    #[test]
+    fn streams_on_other_arenas_count_against_the_bound() {
+        let registry = StreamRegistry::default();
+        let metrics = crate::observer::Unobserved;
+        // Two open elsewhere: one more here, and not a second.
+        let one = registry.acquire(1, "bot", (3, 2), &metrics).unwrap();
+        assert_eq!(registry.acquire(1, "bot", (3, 2), &metrics).err(), Some(1));
+        // All three elsewhere: none here, and no entry is left behind for the refusal.
+        assert_eq!(registry.acquire(2, "bob", (3, 3), &metrics).err(), Some(0));
+        assert_eq!(registry.open_streams(), [(1, "bot".to_owned(), 1)]);
+        drop(one);
+        assert!(registry.open_streams().is_empty());
     }
 }

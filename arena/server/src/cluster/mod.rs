@@ -36,6 +36,7 @@ pub use metrics::ClusterMetrics;
 pub use pool::ClusterPool;
 
 use crate::lobby::Lobby;
+use crate::streams::StreamRegistry;
 
 /// How long the arena waits for NATS at start-up, and for a reservation's answer.
 pub const NATS_TIMEOUT: Duration = Duration::from_secs(3);
@@ -133,13 +134,13 @@ pub struct Cluster {
 impl Cluster {
     /// Joins the cluster: connects to NATS (or fails naming `--nats-url`), serves the peer
     /// port until `shutdown`, checks that the advertised address answers as this arena, and
-    /// starts presence, reservations and the tickets' expiry. Seats held here for other
-    /// arenas' matches are given up (those matches abort) within `shutdown_grace` after the
-    /// shutdown signal.
+    /// starts presence (the waiting streams of `lobby` and the open `streams` of each bot),
+    /// reservations and the tickets' expiry. Seats held here for other arenas' matches are
+    /// given up (those matches abort) within `shutdown_grace` after the shutdown signal.
     pub async fn join(
         config: &ClusterConfig,
         instance: String,
-        lobby: Arc<Lobby>,
+        (lobby, streams): (Arc<Lobby>, StreamRegistry),
         metrics: ClusterMetrics,
         (shutdown, shutdown_grace): (watch::Receiver<bool>, Duration),
     ) -> Result<Arc<Cluster>, ClusterError> {
@@ -181,7 +182,7 @@ impl Cluster {
             shutdown.clone(),
         );
         relay::check_advertised(&cluster).await?;
-        presence::start(cluster.clone(), lobby.clone(), shutdown.clone()).await;
+        presence::start(cluster.clone(), (lobby.clone(), streams), shutdown.clone()).await;
         reserve::start(cluster.clone(), lobby, shutdown).await;
         info!(instance = %cluster.instance, peer = %cluster.peer_address, "joined the cluster");
         Ok(cluster)
@@ -189,6 +190,11 @@ impl Cluster {
 
     fn subject(&self, kind: &str, instance: &str) -> String {
         format!("{SUBJECT_PREFIX}.{kind}.{instance}")
+    }
+
+    /// The Play streams bot `bot` has open on the other arenas, as their presence last said.
+    pub fn streams_elsewhere(&self, bot: &str) -> usize {
+        self.presence.open_streams(bot)
     }
 
     /// Whether NATS is connected now (while it is not, nothing is asked of other arenas).

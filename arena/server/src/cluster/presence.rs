@@ -20,6 +20,7 @@ use tracing::{debug, warn};
 
 use super::{Cluster, SUBJECT_PREFIX};
 use crate::lobby::Lobby;
+use crate::streams::StreamRegistry;
 
 /// How often an arena checks whether its presence changed.
 pub const PUBLISH_EVERY: Duration = Duration::from_millis(25);
@@ -52,6 +53,10 @@ pub struct PresentBot {
     pub name: String,
     /// The games of each of its waiting streams (empty: connected, none waiting).
     pub streams: Vec<Vec<Game>>,
+    /// Its Play streams open on the arena, waiting or playing (they count against
+    /// `--max-streams-per-bot` on every arena). Absent from an older arena's presence: 0.
+    #[serde(default)]
+    pub open: usize,
 }
 
 impl PresentBot {
@@ -135,6 +140,17 @@ impl Presence {
         })
     }
 
+    /// The Play streams bot `bot` has open on the other arenas.
+    pub fn open_streams(&self, bot: &str) -> usize {
+        let arenas = self.arenas.lock().expect("presence lock");
+        arenas
+            .values()
+            .filter(|(seen, _)| seen.elapsed() < PRESENCE_TTL)
+            .filter_map(|(_, s)| s.bots.iter().find(|b| b.name == bot))
+            .map(|b| b.open)
+            .sum()
+    }
+
     /// Whether bot `bot` is connected to another arena.
     pub fn is_connected(&self, bot: &str) -> bool {
         let arenas = self.arenas.lock().expect("presence lock");
@@ -145,9 +161,19 @@ impl Presence {
     }
 }
 
-/// This arena's presence now.
-fn own_snapshot(cluster: &Cluster, lobby: &Lobby, version: u64) -> Snapshot {
-    let mut bots: Vec<PresentBot> = Vec::new();
+/// This arena's presence now: the bots with streams open here (how many, and the games of
+/// those waiting), and those playing in its matches through other arenas.
+fn own_snapshot(cluster: &Cluster, (lobby, streams): Own<'_>, version: u64) -> Snapshot {
+    let mut bots: Vec<PresentBot> = streams
+        .open_streams()
+        .into_iter()
+        .map(|(id, name, open)| PresentBot {
+            id,
+            name,
+            streams: Vec::new(),
+            open,
+        })
+        .collect();
     for w in lobby.waiting_streams() {
         match bots.iter_mut().find(|b| b.id == w.bot_id) {
             Some(b) => b.streams.push(w.games),
@@ -155,6 +181,7 @@ fn own_snapshot(cluster: &Cluster, lobby: &Lobby, version: u64) -> Snapshot {
                 id: w.bot_id,
                 name: w.bot_name,
                 streams: vec![w.games],
+                open: 0,
             }),
         }
     }
@@ -165,6 +192,7 @@ fn own_snapshot(cluster: &Cluster, lobby: &Lobby, version: u64) -> Snapshot {
                 id: 0,
                 name,
                 streams: Vec::new(),
+                open: 0,
             });
         }
     }
@@ -178,10 +206,13 @@ fn own_snapshot(cluster: &Cluster, lobby: &Lobby, version: u64) -> Snapshot {
     }
 }
 
+/// What this arena's presence is made of: its lobby and its open streams.
+type Own<'a> = (&'a Lobby, &'a StreamRegistry);
+
 /// Starts publishing this arena's presence and taking the others'.
 pub(super) async fn start(
     cluster: Arc<Cluster>,
-    lobby: Arc<Lobby>,
+    (lobby, streams): (Arc<Lobby>, StreamRegistry),
     shutdown: watch::Receiver<bool>,
 ) {
     let subject = format!("{SUBJECT_PREFIX}.presence");
@@ -204,14 +235,14 @@ pub(super) async fn start(
         }
         Err(error) => warn!(%error, "cannot subscribe to the cluster's presence"),
     }
-    tokio::spawn(publish(cluster, lobby, subject, shutdown));
+    tokio::spawn(publish(cluster, (lobby, streams), subject, shutdown));
 }
 
 /// Publishes this arena's presence on every change and every [`REFRESH_EVERY`], and an
 /// empty one when it stops.
 async fn publish(
     cluster: Arc<Cluster>,
-    lobby: Arc<Lobby>,
+    (lobby, streams): (Arc<Lobby>, StreamRegistry),
     subject: String,
     mut shutdown: watch::Receiver<bool>,
 ) {
@@ -221,7 +252,7 @@ async fn publish(
     let mut sent_at = Instant::now();
     loop {
         let stopping = *shutdown.borrow();
-        let mut now = own_snapshot(&cluster, &lobby, version);
+        let mut now = own_snapshot(&cluster, (&lobby, &streams), version);
         if stopping {
             now.bots.clear();
         }
@@ -272,6 +303,8 @@ mod tests {
                     id: i as i64 + 1,
                     name: (*name).to_owned(),
                     streams: vec![vec![Game::Schocken]; *streams],
+                    // One more stream open, playing.
+                    open: streams + 1,
                 })
                 .collect(),
         }
@@ -330,5 +363,17 @@ mod tests {
             "no stream plays it"
         );
         assert!(presence.is_connected("bob") && !presence.is_connected("cy"));
+        // Open streams, waiting or playing, summed over the other arenas.
+        assert_eq!(presence.open_streams("ada"), 3 + 3 + 2);
+        assert_eq!(presence.open_streams("cy"), 0);
+    }
+
+    #[test]
+    fn an_older_arenas_presence_without_open_streams_reads_as_none_open() {
+        let json = r#"{"instance":"b","peer":"b:7000","version":1,
+            "bots":[{"id":1,"name":"ada","streams":[["schocken"]]}]}"#;
+        let read: Snapshot = serde_json::from_str(json).unwrap();
+        assert_eq!(read.bots[0].open, 0);
+        assert_eq!(read.bots[0].free(Game::Schocken), 1);
     }
 }

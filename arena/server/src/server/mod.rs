@@ -282,8 +282,16 @@ async fn build_services(
         metrics.clone(),
         shutdown_rx.clone(),
     );
-    let seats = seat_pool(config, store, metrics, instance, &lobby, shutdown_rx).await?;
     let streams = StreamRegistry::default();
+    let (seats, cluster) = seat_pool(
+        config,
+        store,
+        metrics,
+        instance,
+        (&lobby, &streams),
+        shutdown_rx,
+    )
+    .await?;
     let (leagues, snapshots) =
         start_background_tasks(store, metrics, instance, seats, &streams, shutdown_rx).await;
     let logs_in_flight = Arc::new(tokio::sync::Semaphore::new(MAX_LOGS_IN_FLIGHT));
@@ -307,6 +315,7 @@ async fn build_services(
         metrics: metrics.clone(),
         streams,
         max_streams_per_bot: config.max_streams_per_bot,
+        cluster,
         shutdown: shutdown_rx.clone(),
         throttle,
         pending_hello: PeerCounter::with_gauge(
@@ -332,17 +341,19 @@ async fn build_services(
 }
 
 /// The seats league matches are played with: this arena's lobby or, in cluster mode (which
-/// needs PostgreSQL), the lobby and the streams waiting on the other arenas.
+/// needs PostgreSQL), the lobby and the streams waiting on the other arenas; and the
+/// cluster joined, in cluster mode. The cluster's presence tells the other arenas the open
+/// `streams` of this arena's bots.
 async fn seat_pool(
     config: &ServerConfig,
     store: &Store,
     metrics: &Metrics,
     instance: &crate::instance::Instance,
-    lobby: &Arc<Lobby>,
+    (lobby, streams): (&Arc<Lobby>, &StreamRegistry),
     shutdown_rx: &watch::Receiver<bool>,
-) -> Result<Arc<dyn SeatPool>, ServeError> {
+) -> Result<(Arc<dyn SeatPool>, Option<Arc<crate::cluster::Cluster>>), ServeError> {
     let Some(cluster) = &config.cluster else {
-        return Ok(lobby.clone());
+        return Ok((lobby.clone(), None));
     };
     let backend = store.backend_name();
     if backend != "postgres" {
@@ -351,12 +362,13 @@ async fn seat_pool(
     let joined = crate::cluster::Cluster::join(
         cluster,
         instance.id.to_string(),
-        lobby.clone(),
+        (lobby.clone(), streams.clone()),
         crate::cluster::ClusterMetrics::new(metrics.registry()),
         (shutdown_rx.clone(), config.shutdown_grace),
     )
     .await?;
-    Ok(crate::cluster::ClusterPool::new(lobby.clone(), joined))
+    let pool = crate::cluster::ClusterPool::new(lobby.clone(), joined.clone());
+    Ok((pool, Some(joined)))
 }
 
 /// Starts the background tasks of a serving arena, in this order: the revocation watch,
@@ -607,6 +619,9 @@ struct ArenaService {
     /// Open Play streams per bot id.
     streams: StreamRegistry,
     max_streams_per_bot: usize,
+    /// The cluster, in cluster mode: a bot's streams on other arenas count against
+    /// `max_streams_per_bot` too.
+    cluster: Option<Arc<crate::cluster::Cluster>>,
     shutdown: watch::Receiver<bool>,
     /// Failed logins per peer address.
     throttle: Arc<AuthThrottle>,

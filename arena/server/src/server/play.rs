@@ -87,18 +87,27 @@ pub(super) async fn play(
     let mut inbound = request.into_inner();
     let (hello, preset) = service.read_hello(&mut inbound).await?;
     drop(pending);
+    // In cluster mode the bound counts the bot's streams on every arena (the others' as
+    // their presence last said).
+    let elsewhere = service
+        .cluster
+        .as_ref()
+        .map_or(0, |cluster| cluster.streams_elsewhere(&bot.name));
+    let max = service.max_streams_per_bot;
     let slot = service
         .streams
-        .acquire(
-            bot.id,
-            &bot.name,
-            service.max_streams_per_bot,
-            &service.metrics,
-        )
-        .map_err(|count| {
+        .acquire(bot.id, &bot.name, (max, elsewhere), &service.metrics)
+        .map_err(|here| {
+            let open = match elsewhere {
+                0 => format!("{here} open Play streams"),
+                _ => format!(
+                    "{} open Play streams ({here} here, {elsewhere} on other arenas of the cluster)",
+                    here + elsewhere
+                ),
+            };
             Status::resource_exhausted(format!(
-                "bot {} already has {} open Play streams: at most {} are allowed",
-                bot.name, count, service.max_streams_per_bot
+                "bot {} already has {open}: at most {max} are allowed",
+                bot.name
             ))
         })?;
     let (out, out_rx) = mpsc::channel(TO_BOT_BUFFER);
