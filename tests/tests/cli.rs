@@ -345,7 +345,36 @@ async fn league_commands_list_keep_the_arena_flag_and_estimate_the_time_left() {
         },
     )
     .await;
+    never_offline_while_connected(&arena, "duo").await;
     assert!(arena.stop().await.success());
+}
+
+/// While league `name` plays and each of its bots keeps a stream open, a bot its next
+/// matches wait for is never shown offline, not even while its last match's result is
+/// being recorded (200 looks, 10 ms apart; the league must still be running).
+async fn never_offline_while_connected(arena: &Arena, name: &str) {
+    let mut client = arena.client().await;
+    let mut waited_for = 0;
+    for _ in 0..200 {
+        let request = knobel_proto::v1::GetStandingsRequest {
+            league: name.to_owned(),
+        };
+        let standings = client.get_standings(request).await.unwrap().into_inner();
+        let league = standings.league.expect("the league");
+        assert_eq!(
+            league.status,
+            knobel_proto::v1::LeagueStatus::Running as i32
+        );
+        for bot in &league.waiting_for {
+            assert!(
+                league.waiting_for_connected.contains(bot),
+                "{bot} is shown offline, but its stream is open: {league:?}"
+            );
+            waited_for += 1;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    eprintln!("a bot was waited for in {waited_for} of the looks' entries");
 }
 
 /// The largest league the arena takes (200,000 matches: five bots at Zokken tables of 2, in

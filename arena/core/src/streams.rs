@@ -111,6 +111,12 @@ impl StreamRegistry {
         }
     }
 
+    /// Whether bot `bot_name` has a stream open.
+    pub fn is_open(&self, bot_name: &str) -> bool {
+        let bots = self.bots.lock().expect("streams lock");
+        bots.values().any(|entry| entry.name == bot_name)
+    }
+
     /// The bots with open streams here: id, name and how many.
     pub fn open_streams(&self) -> Vec<(i64, String, usize)> {
         let bots = self.bots.lock().expect("streams lock");
@@ -172,6 +178,7 @@ mod tests {
         let a2 = registry.acquire(1, "bot", (2, 0), &metrics).unwrap();
         assert_eq!(registry.acquire(1, "bot", (2, 0), &metrics).err(), Some(2));
         let b = registry.acquire(2, "bob", (2, 0), &metrics).unwrap();
+        assert!(registry.is_open("bot") && registry.is_open("bob") && !registry.is_open("cy"));
         let mut open = registry.open_streams();
         open.sort();
         assert_eq!(open, [(1, "bot".to_owned(), 2), (2, "bob".to_owned(), 1)]);

@@ -37,6 +37,7 @@ use runner::MatchRunner;
 use crate::observer::RuntimeObserver;
 use crate::referee::{BotLink, MatchInfo, TimeControl};
 use crate::store::{Store, now_ms};
+use crate::streams::StreamRegistry;
 
 /// How the lobby forms matches.
 #[derive(Clone, Debug)]
@@ -140,6 +141,8 @@ pub struct Lobby {
     waiting: Mutex<Vec<Waiting>>,
     /// Bots of running leagues: their streams wait for league matches only.
     league_bots: Mutex<HashSet<String>>,
+    /// The arena's open Play streams, per bot.
+    streams: StreamRegistry,
     /// Notified when a stream of a league bot starts waiting (the league scheduler can
     /// seat it now rather than at its next tick).
     league_joined: tokio::sync::Notify,
@@ -161,12 +164,13 @@ impl Lobby {
     /// Must be called within a tokio runtime: it starts the recorder's task.
     pub fn new(
         config: LobbyConfig,
-        store: Store,
+        (store, streams): (Store, StreamRegistry),
         observer: impl RuntimeObserver,
         shutdown: watch::Receiver<bool>,
     ) -> Arc<Lobby> {
         Arc::new(Lobby {
             config,
+            streams,
             runner: MatchRunner::new(store, Arc::new(observer), shutdown),
             waiting: Mutex::new(Vec::new()),
             league_bots: Mutex::new(HashSet::new()),
@@ -207,15 +211,11 @@ impl Lobby {
         (bots.len(), league)
     }
 
-    /// Whether the bot `bot_name` is connected: playing a match or waiting in the lobby.
+    /// Whether the bot `bot_name` is connected: it has a Play stream open here (waiting,
+    /// playing, or between the two while a match is claimed or its result recorded), or
+    /// plays a match here through another arena.
     pub fn is_connected(&self, bot_name: &str) -> bool {
-        self.runner.is_playing(bot_name)
-            || self
-                .waiting
-                .lock()
-                .expect("lobby lock")
-                .iter()
-                .any(|w| w.bot_name == bot_name && !w.claim.is_closed())
+        self.streams.is_open(bot_name) || self.runner.is_playing(bot_name)
     }
 
     /// A seat of the bot `bot_id` waits for a match of `preset`.

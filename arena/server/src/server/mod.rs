@@ -276,13 +276,13 @@ async fn build_services(
     page_tokens: crate::page_token::PageTokens,
     shutdown_rx: &watch::Receiver<bool>,
 ) -> Result<Services, ServeError> {
+    let streams = StreamRegistry::default();
     let lobby = Lobby::new(
         config.lobby.clone(),
-        store.clone(),
+        (store.clone(), streams.clone()),
         metrics.clone(),
         shutdown_rx.clone(),
     );
-    let streams = StreamRegistry::default();
     let (seats, cluster) = seat_pool(
         config,
         store,
