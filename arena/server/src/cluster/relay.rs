@@ -26,8 +26,8 @@ use prost::Message;
 use serde::{Deserialize, Serialize};
 use tokio::net::TcpListener;
 use tokio::sync::{mpsc, watch};
-use tokio_stream::Stream;
 use tokio_stream::wrappers::{ReceiverStream, TcpListenerStream};
+use tokio_stream::{Stream, StreamExt};
 use tonic::transport::{Channel, Endpoint};
 use tonic::{Request, Response, Status, Streaming};
 use tracing::{debug, info, warn};
@@ -157,12 +157,19 @@ pub(super) fn serve_peers(
             // Relayed matches finish within the grace, as local ones do.
             std::future::pending::<()>().await;
         };
+        // The builder's `tcp_nodelay` applies only to listeners it binds itself: each
+        // accepted connection is set here, or small messages would wait for Nagle.
+        let incoming = TcpListenerStream::new(listener).map(|accepted| {
+            if let Ok(stream) = &accepted {
+                let _ = stream.set_nodelay(true);
+            }
+            accepted
+        });
         let served = tonic::transport::Server::builder()
-            .tcp_nodelay(true)
             .http2_keepalive_interval(Some(Duration::from_secs(5)))
             .http2_keepalive_timeout(Some(Duration::from_secs(5)))
             .add_service(service)
-            .serve_with_incoming_shutdown(TcpListenerStream::new(listener), stopped)
+            .serve_with_incoming_shutdown(incoming, stopped)
             .await;
         if let Err(error) = served {
             warn!(%error, "the peer port failed");
