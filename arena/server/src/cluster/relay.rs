@@ -157,14 +157,7 @@ pub(super) fn serve_peers(
             // Relayed matches finish within the grace, as local ones do.
             std::future::pending::<()>().await;
         };
-        // The builder's `tcp_nodelay` applies only to listeners it binds itself: each
-        // accepted connection is set here, or small messages would wait for Nagle.
-        let incoming = TcpListenerStream::new(listener).map(|accepted| {
-            if let Ok(stream) = &accepted {
-                let _ = stream.set_nodelay(true);
-            }
-            accepted
-        });
+        let incoming = peer_connections(listener);
         let served = tonic::transport::Server::builder()
             .http2_keepalive_interval(Some(Duration::from_secs(5)))
             .http2_keepalive_timeout(Some(Duration::from_secs(5)))
@@ -175,6 +168,20 @@ pub(super) fn serve_peers(
             warn!(%error, "the peer port failed");
         }
     });
+}
+
+/// The connections accepted on the peer port, each with `TCP_NODELAY` (tonic's builder flag
+/// applies only to listeners it binds itself): a relayed message is small, and must not
+/// wait for Nagle's algorithm.
+fn peer_connections(
+    listener: TcpListener,
+) -> impl Stream<Item = std::io::Result<tokio::net::TcpStream>> {
+    TcpListenerStream::new(listener).map(|accepted| {
+        if let Ok(stream) = &accepted {
+            let _ = stream.set_nodelay(true);
+        }
+        accepted
+    })
 }
 
 /// Calls this arena's advertised peer address: it must answer as this arena.
@@ -591,5 +598,20 @@ impl BotLink for RelayLink {
 
     fn gone_reason(&self) -> ForfeitReason {
         self.gone_reason.unwrap_or(ForfeitReason::Disconnected)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn peer_connections_do_not_wait_for_nagle() {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let mut incoming = std::pin::pin!(peer_connections(listener));
+        let _client = tokio::net::TcpStream::connect(addr).await.unwrap();
+        let accepted = incoming.next().await.unwrap().unwrap();
+        assert!(accepted.nodelay().unwrap());
     }
 }
