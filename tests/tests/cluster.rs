@@ -1,6 +1,6 @@
 //! Cluster mode with real processes: three `knobel serve --nats-url` arenas on one
 //! PostgreSQL database (a fresh one on the shared server) and a `nats-server` of the test's
-//! own, 12 bots with one stream each, bot i on arena i mod 3. A league of duplicate sets
+//! own, 24 bots with one stream each, bot i on arena i mod 3. A league of duplicate sets
 //! is played across the arenas through a NATS outage of 10 s (the relayed matches running
 //! then finish; matches across arenas start again within 5 s of its return) and a
 //! `kill -9` of one arena at 30% (its bots reconnect to the others): every league match
@@ -30,26 +30,21 @@ use knobel_proto::v1 as pb;
 
 const ADMIN_TOKEN: &str = "cluster-admin-token-0123456789";
 const PEER_TOKEN: &str = "cluster-peer-token-0123456789";
-/// The bots: 12 (132 matches), or `KNOBEL_CLUSTER_BOTS` (24: 552 matches, the issue's
-/// size, for a run by hand).
-fn bots() -> usize {
-    std::env::var("KNOBEL_CLUSTER_BOTS")
-        .ok()
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(12)
-}
+/// The bots of the main test, the issue's size: 24 (a balanced design of 24 at tables of 4
+/// needs 138 tables: 552 matches).
+const ISSUE_BOTS: usize = 24;
+/// The bots of the rolling restart and the PostgreSQL outage: 12 (132 matches).
+const BOTS: usize = 12;
 
 fn bot_name(i: usize) -> String {
     format!("bot{i:02}")
 }
 
-/// The bots at Schocken tables of 4, a balanced design (12 bots: 33 tables, every two bots
+/// `bots` bots at Schocken tables of 4, a balanced design (12 bots: 33 tables, every two bots
 /// together at 3), duplicate sets of 4 seat orders (132 matches), 12 at a time (as many as
 /// the bots' single streams allow).
-fn league(name: &str) -> String {
-    let bots: Vec<String> = (0..bots())
-        .map(|i| format!("\"{}\"", bot_name(i)))
-        .collect();
+fn league(name: &str, bots: usize) -> String {
+    let bots: Vec<String> = (0..bots).map(|i| format!("\"{}\"", bot_name(i))).collect();
     format!(
         r#"
 name = "{name}"
@@ -78,10 +73,10 @@ fn cluster_options(nats_url: &str) -> ArenaOptions {
     options
 }
 
-async fn register(arena: &Arena) -> Vec<String> {
+async fn register(arena: &Arena, bots: usize) -> Vec<String> {
     let mut admin = arena.admin(ADMIN_TOKEN).await;
     let mut tokens = Vec::new();
-    for i in 0..bots() {
+    for i in 0..bots {
         let token = admin
             .add_bot(pb::AddBotRequest { name: bot_name(i) })
             .await
@@ -121,9 +116,9 @@ fn play_bot(bots: &mut Bots, arena: &Arena, i: usize, token: &str) {
     bots.spawn(run_bot(config, knobel_e2e::deterministic_player(share)));
 }
 
-async fn create_and_start(arena: &Arena, name: &str) -> u32 {
+async fn create_and_start(arena: &Arena, name: &str, bots: usize) -> u32 {
     arena
-        .create_and_start_league(ADMIN_TOKEN, league(name))
+        .create_and_start_league(ADMIN_TOKEN, league(name, bots))
         .await
 }
 
@@ -444,17 +439,17 @@ async fn three_arenas_play_one_league_exactly_once_through_a_nats_outage_and_a_k
     let env = [("KNOBEL_ADMIN_TOKEN", ADMIN_TOKEN)];
     // The reference: the same league on one arena of its own.
     let reference = Arena::start_with_env(ArenaOptions::default(), &env).await;
-    let reference_tokens = register(&reference).await;
+    let reference_tokens = register(&reference, ISSUE_BOTS).await;
     let mut reference_bots = play(&[&reference], &reference_tokens);
-    let total = create_and_start(&reference, "one").await;
+    let total = create_and_start(&reference, "one", ISSUE_BOTS).await;
 
     let mut arenas = Vec::new();
     for _ in 0..3 {
         arenas.push(Arena::start_on_with_env(cluster_options(&nats.url), &env, &db.url).await);
     }
-    let tokens = register(&arenas[0]).await;
+    let tokens = register(&arenas[0], ISSUE_BOTS).await;
     let mut bots = play(&arenas.iter().collect::<Vec<_>>(), &tokens);
-    assert_eq!(create_and_start(&arenas[0], "one").await, total);
+    assert_eq!(create_and_start(&arenas[0], "one", ISSUE_BOTS).await, total);
     let store = Store::connect(&db.url).await.unwrap();
 
     let resumed = nats_outage(&mut nats, &store, &arenas, total).await;
@@ -528,9 +523,9 @@ async fn a_rolling_restart_of_every_arena_costs_no_bot_a_seat() {
     for _ in 0..3 {
         arenas.push(Arena::start_on_with_env(cluster_options(&nats.url), &env, &db.url).await);
     }
-    let tokens = register(&arenas[0]).await;
+    let tokens = register(&arenas[0], BOTS).await;
     let mut bots = play(&arenas.iter().collect::<Vec<_>>(), &tokens);
-    let total = create_and_start(&arenas[0], "one").await;
+    let total = create_and_start(&arenas[0], "one", BOTS).await;
     // One arena after the other: SIGTERM (it drains: running matches finish within the
     // grace, the rest abort and are played again), a new one in its place, and its bots
     // reconnect there (as behind a Service).
@@ -590,9 +585,9 @@ async fn a_postgres_outage_loses_no_result_and_no_arena_sweeps_after_it() {
             .extend(["--store-timeout-ms", "1000"].map(String::from));
         arenas.push(Arena::start_on_with_env(options, &env, &server.url).await);
     }
-    let tokens = register(&arenas[0]).await;
+    let tokens = register(&arenas[0], BOTS).await;
     let mut bots = play(&arenas.iter().collect::<Vec<_>>(), &tokens);
-    let total = create_and_start(&arenas[0], "one").await;
+    let total = create_and_start(&arenas[0], "one", BOTS).await;
     progressed(&arenas[0], "one", total / 3).await;
 
     // 8 s down, longer than two leases (3 s): every arena's lease runs out meanwhile. The
