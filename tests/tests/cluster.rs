@@ -41,8 +41,8 @@ fn bot_name(i: usize) -> String {
 }
 
 /// `bots` bots at Schocken tables of 4, a balanced design (12 bots: 33 tables, every two bots
-/// together at 3), duplicate sets of 4 seat orders (132 matches), 12 at a time (as many as
-/// the bots' single streams allow).
+/// together at 3; 24 bots: 138 tables), duplicate sets of 4 seat orders (132 or 552
+/// matches), 12 at a time (as many as 12 bots' single streams allow).
 fn league(name: &str, bots: usize) -> String {
     let bots: Vec<String> = (0..bots).map(|i| format!("\"{}\"", bot_name(i))).collect();
     format!(

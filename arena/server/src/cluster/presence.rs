@@ -142,22 +142,26 @@ impl Presence {
 
     /// The Play streams bot `bot` has open on the other arenas.
     pub fn open_streams(&self, bot: &str) -> usize {
-        let arenas = self.arenas.lock().expect("presence lock");
-        arenas
-            .values()
-            .filter(|(seen, _)| seen.elapsed() < PRESENCE_TTL)
-            .filter_map(|(_, s)| s.bots.iter().find(|b| b.name == bot))
-            .map(|b| b.open)
-            .sum()
+        self.in_other_arenas(bot, |found| found.map(|b| b.open).sum())
     }
 
     /// Whether bot `bot` is connected to another arena.
     pub fn is_connected(&self, bot: &str) -> bool {
+        self.in_other_arenas(bot, |found| found.next().is_some())
+    }
+
+    /// `read` of bot `bot` as each other arena's presence (not yet out of date) lists it.
+    fn in_other_arenas<T>(
+        &self,
+        bot: &str,
+        read: impl FnOnce(&mut dyn Iterator<Item = &PresentBot>) -> T,
+    ) -> T {
         let arenas = self.arenas.lock().expect("presence lock");
-        arenas
+        let mut found = arenas
             .values()
             .filter(|(seen, _)| seen.elapsed() < PRESENCE_TTL)
-            .any(|(_, s)| s.bots.iter().any(|b| b.name == bot))
+            .filter_map(|(_, s)| s.bots.iter().find(|b| b.name == bot));
+        read(&mut found)
     }
 }
 
