@@ -12,9 +12,10 @@
 //!   of its lobby and answers with a single-use ticket that expires after
 //!   [`reserve::TICKET_TTL`] (the stream then waits again).
 //!
-//! The seat itself is linked over gRPC (`relay.rs`): the referee calls the holder's peer
-//! port (`knobel.peer.v1.Peer/Relay`, authenticated by the peer token) with the ticket; the
-//! holder hands the referee's messages to the bot's stream and its answers back. Deadlines
+//! The seat itself is linked over TCP (`relay.rs`, framed `knobel.peer.v1` messages:
+//! `frames.rs`): the referee connects to the holder's peer port and opens the link with the
+//! peer token and the ticket; the holder hands the referee's messages to the bot's stream
+//! and its answers back. Deadlines
 //! and time banks are kept at the referee. `pool.rs` is the league scheduler's
 //! [`SeatPool`](crate::lobby::SeatPool) over all of it: this arena's lobby and the others'
 //! presence, with a preferred referee for each match.
@@ -26,6 +27,7 @@ use std::time::Duration;
 use tokio::sync::watch;
 use tracing::info;
 
+mod frames;
 pub mod metrics;
 mod pool;
 pub mod presence;
@@ -54,7 +56,7 @@ pub struct ClusterConfig {
     /// The address other arenas reach this one's peer port at (`host:port`); `None`: the
     /// bound address (fine when it is not a wildcard).
     pub peer_advertise: Option<String>,
-    /// The token every peer call carries.
+    /// The token every peer link opens with.
     pub peer_token: String,
 }
 
@@ -122,7 +124,6 @@ pub struct Cluster {
     nats: async_nats::Client,
     presence: presence::Presence,
     tickets: reserve::Tickets,
-    peers: relay::PeerChannels,
     metrics: ClusterMetrics,
     /// The arena's shutdown signal.
     shutdown: watch::Receiver<bool>,
@@ -170,7 +171,6 @@ impl Cluster {
             nats,
             presence: presence::Presence::default(),
             tickets: reserve::Tickets::default(),
-            peers: relay::PeerChannels::default(),
             metrics,
             shutdown: shutdown.clone(),
             relay_grace: shutdown_grace.mul_f64(0.8),

@@ -1,6 +1,6 @@
-//! The seat link between arenas: the peer port's `knobel.peer.v1.Peer` service (the
-//! holder's side of a relayed seat) and [`RelayLink`], the referee's side, a [`BotLink`]
-//! like a local stream.
+//! The seat link between arenas: the peer port (the holder's side of a relayed seat, framed
+//! `knobel.peer.v1` messages over TCP, `frames.rs`) and [`RelayLink`], the referee's side, a
+//! [`BotLink`] like a local stream.
 //!
 //! The referee encodes each of its messages for the seat exactly as for a local seat (the
 //! public events before it, each batch encoded once for every seat of the match, and the
@@ -8,42 +8,40 @@
 //! ([`BotLink::send_encoded`]), which keeps the match's state (open requests, the end) from
 //! the message's note: the bot sees exactly what a local seat sees, and pings, stale
 //! answers and a bot that stops reading are handled where the bot is. Deadlines and time
-//! banks are the referee's. A link that breaks during the match trips its [`MatchFault`]:
-//! the referee aborts the match, and the holder tells the bot the match was aborted.
+//! banks are the referee's. A link that breaks during the match (closed, or silent for
+//! [`SILENCE`](frames::SILENCE): its arena stopped) trips its [`MatchFault`]: the referee aborts the match,
+//! and the holder tells the bot the match was aborted.
 
-use std::collections::HashMap;
-use std::pin::Pin;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::task::{Context, Poll, ready};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use knobel_engine::{ForfeitReason, Seat};
-use knobel_proto::peer::peer_client::PeerClient;
-use knobel_proto::peer::peer_server::{Peer, PeerServer};
-use knobel_proto::peer::{self as pp, seat_message::Note, to_holder, to_referee};
-use prost::Message;
+use knobel_proto::peer::{self as pp, peer_open, seat_message::Note, to_holder, to_referee};
 use serde::{Deserialize, Serialize};
-use tokio::net::TcpListener;
-use tokio::sync::{mpsc, watch};
-use tokio_stream::wrappers::{ReceiverStream, TcpListenerStream};
-use tokio_stream::{Stream, StreamExt};
-use tonic::transport::{Channel, Endpoint};
-use tonic::{Request, Response, Status, Streaming};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{Semaphore, watch};
 use tracing::{debug, info, warn};
 
+use super::frames::{self, FrameReader, FrameSender, Silence};
 use super::reserve::Reservation;
 use super::{Cluster, ClusterError};
 use crate::lobby::{HeldStream, Lobby, MatchFault};
 use crate::referee::{BotLink, EncodedToSeat, EventBatch, FromSeat, SeatNote, ToSeat};
 
-/// How long linking a reserved seat may take (the holder claims the stream meanwhile).
+/// The peer link's version (`PeerOpen.version`).
+const PEER_VERSION: u32 = 2;
+/// How long opening a link may take: connecting, the `PeerOpen` and its answer (the holder
+/// claims the stream meanwhile).
 const LINK_TIMEOUT: Duration = Duration::from_secs(3);
-/// Messages queued towards the other arena per seat; a link that falls this far behind is
-/// broken.
-const RELAY_QUEUE: usize = 1024;
+/// The largest `PeerOpen` (a token of at most 256 characters and a ticket).
+const MAX_OPEN_MESSAGE: usize = 4 << 10;
 /// The largest peer message (a referee's message with its events is a few kilobytes).
 const MAX_PEER_MESSAGE: usize = 1 << 20;
+/// Connections the peer port serves at once (a linked seat is one); more wait in the
+/// listener's backlog.
+const MAX_PEER_CONNECTIONS: usize = 4096;
 
 /// The peer form of a referee's message for a relayed seat: its bytes for the bot, and what
 /// it is.
@@ -102,86 +100,161 @@ struct SeatAnswer {
     bot_us: u64,
 }
 
-/// Clients of the other arenas' peer ports, by address (connected on first use).
-#[derive(Default)]
-pub(super) struct PeerChannels {
-    channels: Mutex<HashMap<String, Channel>>,
+/// The `alive` frames of each side.
+fn alive_to_holder() -> Bytes {
+    frames::frame(&pp::ToHolder {
+        kind: Some(to_holder::Kind::Alive(true)),
+    })
 }
 
-impl PeerChannels {
-    fn client(&self, peer: &str) -> Result<PeerClient<Channel>, Status> {
-        let mut channels = self.channels.lock().expect("peers lock");
-        if let Some(channel) = channels.get(peer) {
-            return Ok(client(channel.clone()));
+fn alive_to_referee() -> Bytes {
+    frames::frame(&pp::ToReferee {
+        kind: Some(to_referee::Kind::Alive(true)),
+    })
+}
+
+/// Opens a link to the peer port at `peer` for `purpose`: the link and the answer to its
+/// `PeerOpen`, or why not.
+async fn open_link(
+    cluster: &Cluster,
+    peer: &str,
+    purpose: peer_open::Purpose,
+) -> Result<(FrameReader, FrameSender, to_referee::Kind), String> {
+    let opening = async {
+        let stream = TcpStream::connect(peer)
+            .await
+            .map_err(|e| format!("cannot connect: {e}"))?;
+        let _ = stream.set_nodelay(true);
+        let (mut reader, sender) = frames::split(stream, MAX_PEER_MESSAGE);
+        sender.send(&pp::PeerOpen {
+            version: PEER_VERSION,
+            token: cluster.token.to_string(),
+            purpose: Some(purpose),
+        });
+        match reader.message::<pp::ToReferee>().await {
+            Some(pp::ToReferee { kind: Some(kind) }) => Ok((reader, sender, kind)),
+            _ => Err("the connection ended without an answer".to_owned()),
         }
-        let endpoint = Endpoint::from_shared(format!("http://{peer}"))
-            .map_err(|e| Status::invalid_argument(format!("peer address {peer}: {e}")))?
-            .connect_timeout(LINK_TIMEOUT)
-            .tcp_nodelay(true)
-            .http2_keep_alive_interval(Duration::from_secs(5))
-            .keep_alive_timeout(Duration::from_secs(5));
-        let channel = endpoint.connect_lazy();
-        channels.insert(peer.to_owned(), channel.clone());
-        Ok(client(channel))
-    }
+    };
+    tokio::time::timeout(LINK_TIMEOUT, opening)
+        .await
+        .unwrap_or_else(|_| Err(format!("no answer within {} s", LINK_TIMEOUT.as_secs())))
 }
 
-fn client(channel: Channel) -> PeerClient<Channel> {
-    PeerClient::new(channel)
-        .max_decoding_message_size(MAX_PEER_MESSAGE)
-        .max_encoding_message_size(MAX_PEER_MESSAGE)
-}
-
-/// A request carrying the peer token.
-fn authorized<T>(cluster: &Cluster, message: T) -> Request<T> {
-    let mut request = Request::new(message);
-    if let Ok(value) = format!("Bearer {}", cluster.token).parse() {
-        request.metadata_mut().insert("authorization", value);
-    }
-    request
-}
-
-/// Serves the peer port on `listener` until `shutdown`.
+/// Serves the peer port on `listener` until `shutdown` (links open by then play on).
 pub(super) fn serve_peers(
     cluster: Arc<Cluster>,
     lobby: Arc<Lobby>,
     listener: TcpListener,
     mut shutdown: watch::Receiver<bool>,
 ) {
-    let service = PeerServer::new(PeerService { cluster, lobby })
-        .max_decoding_message_size(MAX_PEER_MESSAGE)
-        .max_encoding_message_size(MAX_PEER_MESSAGE);
     tokio::spawn(async move {
-        let stopped = async move {
-            crate::shutdown::requested(&mut shutdown).await;
-            // Relayed matches finish within the grace, as local ones do.
-            std::future::pending::<()>().await;
-        };
-        let incoming = peer_connections(listener);
-        let served = tonic::transport::Server::builder()
-            .http2_keepalive_interval(Some(Duration::from_secs(5)))
-            .http2_keepalive_timeout(Some(Duration::from_secs(5)))
-            .add_service(service)
-            .serve_with_incoming_shutdown(incoming, stopped)
-            .await;
-        if let Err(error) = served {
-            warn!(%error, "the peer port failed");
+        let connections = Arc::new(Semaphore::new(MAX_PEER_CONNECTIONS));
+        loop {
+            let permit = tokio::select! {
+                permit = connections.clone().acquire_owned() => permit,
+                () = crate::shutdown::requested(&mut shutdown) => return,
+            };
+            let Ok(permit) = permit else { return };
+            let accepted = tokio::select! {
+                accepted = listener.accept() => accepted,
+                () = crate::shutdown::requested(&mut shutdown) => return,
+            };
+            match accepted {
+                Ok((stream, _)) => {
+                    let (cluster, lobby) = (cluster.clone(), lobby.clone());
+                    tokio::spawn(async move {
+                        serve_peer(cluster, lobby, stream).await;
+                        drop(permit);
+                    });
+                }
+                Err(error) => {
+                    warn!(%error, "the peer port cannot accept");
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+            }
         }
     });
 }
 
-/// The connections accepted on the peer port, each with `TCP_NODELAY` (tonic's builder flag
-/// applies only to listeners it binds itself): a relayed message is small, and must not
-/// wait for Nagle's algorithm.
-fn peer_connections(
-    listener: TcpListener,
-) -> impl Stream<Item = std::io::Result<tokio::net::TcpStream>> {
-    TcpListenerStream::new(listener).map(|accepted| {
-        if let Ok(stream) = &accepted {
-            let _ = stream.set_nodelay(true);
+/// One connection to the peer port: its `PeerOpen` (within [`LINK_TIMEOUT`], at most
+/// [`MAX_OPEN_MESSAGE`] bytes) checked and answered, and a linked seat played.
+async fn serve_peer(cluster: Arc<Cluster>, lobby: Arc<Lobby>, stream: TcpStream) {
+    // A relayed message is small, and must not wait for Nagle's algorithm.
+    let _ = stream.set_nodelay(true);
+    let (mut reader, sender) = frames::split(stream, MAX_OPEN_MESSAGE);
+    let opened = tokio::time::timeout(LINK_TIMEOUT, reader.message::<pp::PeerOpen>()).await;
+    let Ok(Some(open)) = opened else {
+        debug!("a peer connection sent no PeerOpen in time");
+        return;
+    };
+    let answer = |kind| pp::ToReferee { kind: Some(kind) };
+    let purpose = match check_open(&cluster, open) {
+        Ok(purpose) => purpose,
+        Err(reason) => {
+            sender.send(&answer(to_referee::Kind::Refused(reason)));
+            return;
         }
-        accepted
-    })
+    };
+    match purpose {
+        peer_open::Purpose::Identify(_) => {
+            sender.send(&answer(to_referee::Kind::Instance(
+                cluster.instance.clone(),
+            )));
+        }
+        peer_open::Purpose::Ticket(ticket) => match claim(&cluster, &ticket).await {
+            Ok((link, bot)) => {
+                sender.send(&answer(to_referee::Kind::Linked(true)));
+                sender.keep_alive(alive_to_referee());
+                reader.set_max_frame(MAX_PEER_MESSAGE);
+                let seat = HeldSeat {
+                    link,
+                    bot,
+                    bot_gone: false,
+                    sent_any: false,
+                    asked_at: None,
+                };
+                hold_seat(seat, (reader, sender), lobby, &cluster).await;
+            }
+            Err(reason) => {
+                sender.send(&answer(to_referee::Kind::Refused(reason)));
+            }
+        },
+    }
+}
+
+/// A `PeerOpen`'s purpose, if it is of this version and carries the cluster's token.
+fn check_open(cluster: &Cluster, open: pp::PeerOpen) -> Result<peer_open::Purpose, String> {
+    // A hashed constant-time comparison, as for the admin token.
+    if !cluster.token_check.verifies(&open.token) {
+        return Err(
+            "the peer port takes links of arenas with the cluster's peer token only".to_owned(),
+        );
+    }
+    if open.version != PEER_VERSION {
+        return Err(format!(
+            "peer link version {} is not spoken here: this arena speaks version {PEER_VERSION}",
+            open.version
+        ));
+    }
+    open.purpose
+        .ok_or_else(|| "a PeerOpen names its purpose: identify or ticket".to_owned())
+}
+
+/// Redeems a reservation's ticket and claims its stream: the bot's link and name.
+async fn claim(cluster: &Cluster, ticket: &str) -> Result<(Box<dyn BotLink>, String), String> {
+    let Some(held) = cluster.tickets.redeem(ticket) else {
+        return Err(format!(
+            "ticket {} is unknown, used or expired (tickets hold {} s)",
+            ticket.chars().take(32).collect::<String>(),
+            super::reserve::TICKET_TTL.as_secs()
+        ));
+    };
+    let bot = held.bot_name().to_owned();
+    match held.claim().await {
+        Some(link) => Ok((link, bot)),
+        None => Err(format!("the stream of bot {bot} is gone")),
+    }
 }
 
 /// Calls this arena's advertised peer address: it must answer as this arena.
@@ -190,122 +263,16 @@ pub(super) async fn check_advertised(cluster: &Cluster) -> Result<(), ClusterErr
         advertised: cluster.peer_address.chars().take(200).collect(),
         reason,
     };
-    let mut client = cluster
-        .peers
-        .client(&cluster.peer_address)
-        .map_err(|s| failed(s.message().to_owned()))?;
-    let call = client.identify(authorized(cluster, pp::IdentifyRequest {}));
-    match tokio::time::timeout(LINK_TIMEOUT, call).await {
-        Ok(Ok(reply)) if reply.get_ref().instance == cluster.instance => Ok(()),
-        Ok(Ok(reply)) => Err(failed(format!(
+    let identify = peer_open::Purpose::Identify(true);
+    match open_link(cluster, &cluster.peer_address, identify).await {
+        Ok((_, _, to_referee::Kind::Instance(instance))) if instance == cluster.instance => Ok(()),
+        Ok((_, _, to_referee::Kind::Instance(instance))) => Err(failed(format!(
             "arena {} answered there",
-            reply
-                .get_ref()
-                .instance
-                .chars()
-                .take(64)
-                .collect::<String>()
+            instance.chars().take(64).collect::<String>()
         ))),
-        Ok(Err(status)) => Err(failed(status.message().to_owned())),
-        Err(_) => Err(failed(format!(
-            "no answer within {} s",
-            LINK_TIMEOUT.as_secs()
-        ))),
-    }
-}
-
-/// The holder's side: the peer port's service.
-struct PeerService {
-    cluster: Arc<Cluster>,
-    lobby: Arc<Lobby>,
-}
-
-impl PeerService {
-    fn check_token<T>(&self, request: &Request<T>) -> Result<(), Status> {
-        // The project's one bearer parser, and a hashed constant-time comparison.
-        let given = request
-            .metadata()
-            .get("authorization")
-            .and_then(|v| v.to_str().ok())
-            .and_then(crate::auth::bearer_token);
-        if given.is_some_and(|token| self.cluster.token_check.verifies(token)) {
-            Ok(())
-        } else {
-            Err(Status::unauthenticated(
-                "the peer port takes calls of arenas with the cluster's peer token only",
-            ))
-        }
-    }
-}
-
-type ToReferee = Result<pp::ToReferee, Status>;
-
-#[tonic::async_trait]
-impl Peer for PeerService {
-    async fn identify(
-        &self,
-        request: Request<pp::IdentifyRequest>,
-    ) -> Result<Response<pp::IdentifyReply>, Status> {
-        self.check_token(&request)?;
-        Ok(Response::new(pp::IdentifyReply {
-            instance: self.cluster.instance.clone(),
-        }))
-    }
-
-    type RelayStream = ReceiverStream<ToReferee>;
-
-    async fn relay(
-        &self,
-        request: Request<Streaming<pp::ToHolder>>,
-    ) -> Result<Response<Self::RelayStream>, Status> {
-        self.check_token(&request)?;
-        let mut inbound = request.into_inner();
-        let first = tokio::time::timeout(LINK_TIMEOUT, inbound.message())
-            .await
-            .map_err(|_| Status::deadline_exceeded("no ticket: send the ticket first"))??;
-        let Some(pp::ToHolder {
-            kind: Some(to_holder::Kind::Ticket(ticket)),
-        }) = first
-        else {
-            return Err(Status::invalid_argument(
-                "the first message must be the ticket",
-            ));
-        };
-        let Some(held) = self.cluster.tickets.redeem(&ticket) else {
-            return Err(Status::not_found(format!(
-                "ticket {} is unknown, used or expired (tickets hold {} s)",
-                ticket.chars().take(32).collect::<String>(),
-                super::reserve::TICKET_TTL.as_secs()
-            )));
-        };
-        let bot = held.bot_name().to_owned();
-        let Some(link) = held.claim().await else {
-            return Err(Status::unavailable(format!(
-                "the stream of bot {bot} is gone"
-            )));
-        };
-        let (out, rx) = mpsc::channel(RELAY_QUEUE);
-        let linked = pp::ToReferee {
-            kind: Some(to_referee::Kind::Linked(true)),
-        };
-        let _ = out.try_send(Ok(linked));
-        let seat = HeldSeat {
-            link,
-            bot,
-            bot_gone: false,
-            sent_any: false,
-            asked_at: None,
-        };
-        let mut shutdown = self.cluster.shutdown.clone();
-        let grace = self.cluster.relay_grace;
-        let stopping = async move {
-            crate::shutdown::requested(&mut shutdown).await;
-            tokio::time::sleep(grace).await;
-        };
-        let broken = self.cluster.metrics.links_broken.clone();
-        let lobby = self.lobby.clone();
-        tokio::spawn(hold_seat(seat, inbound, out, lobby, (stopping, broken)));
-        Ok(Response::new(ReceiverStream::new(rx)))
+        Ok((_, _, to_referee::Kind::Refused(reason))) => Err(failed(reason)),
+        Ok(_) => Err(failed("an answer that is not an identity".to_owned())),
+        Err(reason) => Err(failed(reason)),
     }
 }
 
@@ -332,11 +299,14 @@ enum Relayed {
 }
 
 impl HeldSeat {
-    fn hand_to_bot(&mut self, message: Result<Option<pp::ToHolder>, Status>) -> Relayed {
+    fn hand_to_bot(&mut self, message: Option<pp::ToHolder>) -> Relayed {
         let message = match message {
-            Ok(Some(pp::ToHolder {
+            Some(pp::ToHolder {
                 kind: Some(to_holder::Kind::SeatMessage(message)),
-            })) => encoded_to_seat(message),
+            }) => encoded_to_seat(message),
+            Some(pp::ToHolder {
+                kind: Some(to_holder::Kind::Alive(_)),
+            }) => return Relayed::Sent(None),
             _ => None,
         };
         let Some(message) = message else {
@@ -388,33 +358,45 @@ impl HeldSeat {
 }
 
 /// Plays a relayed seat on the holder: the referee's messages to the bot's link, the bot's
-/// answers back, until the match's result or abort. If the link breaks, or this arena stops
-/// (`stopping`: its shutdown grace is nearly over), the bot is told the match was aborted,
-/// and the call ends, so the referee aborts it too. The stream goes back to its connection.
+/// answers back, until the match's result or abort. If the link breaks (or the referee's
+/// arena is silent for [`SILENCE`](frames::SILENCE)), or this arena stops (its shutdown grace is nearly
+/// over), the bot is told the match was aborted, and the link ends, so the referee aborts
+/// it too. The stream goes back to its connection.
 async fn hold_seat(
     mut seat: HeldSeat,
-    mut inbound: Streaming<pp::ToHolder>,
-    out: mpsc::Sender<ToReferee>,
+    (mut reader, sender): (FrameReader, FrameSender),
     lobby: Arc<Lobby>,
-    (stopping, links_broken): (
-        impl std::future::Future<Output = ()>,
-        prometheus::IntCounter,
-    ),
+    cluster: &Cluster,
 ) {
+    let mut shutdown = cluster.shutdown.clone();
+    let grace = cluster.relay_grace;
+    let stopping = async move {
+        crate::shutdown::requested(&mut shutdown).await;
+        tokio::time::sleep(grace).await;
+    };
     let mut stopping = std::pin::pin!(stopping);
+    let mut silence = Silence::new();
     loop {
         let answer = tokio::select! {
-            message = inbound.message() => match seat.hand_to_bot(message) {
-                Relayed::Sent(answer) => answer,
-                Relayed::Over => break,
-                Relayed::Broken => {
-                    links_broken.inc();
-                    seat.abort("a link between arenas broke");
-                    break;
+            message = reader.message::<pp::ToHolder>() => {
+                silence.heard();
+                match seat.hand_to_bot(message) {
+                    Relayed::Sent(answer) => answer,
+                    Relayed::Over => break,
+                    Relayed::Broken => {
+                        cluster.metrics.links_broken.inc();
+                        seat.abort("a link between arenas broke");
+                        break;
+                    }
                 }
-            },
+            }
             from = std::future::poll_fn(|cx| seat.link.poll_recv(cx)), if !seat.bot_gone => {
                 Some(seat.answer_of(from))
+            }
+            () = std::future::poll_fn(|cx| silence.poll_silent(cx)) => {
+                cluster.metrics.links_broken.inc();
+                seat.abort("the arena refereeing the match stopped answering");
+                break;
             }
             () = &mut stopping => {
                 seat.abort("the arena holding the bot's stream is shutting down");
@@ -426,7 +408,7 @@ async fn hold_seat(
             let message = pp::ToReferee {
                 kind: Some(to_referee::Kind::FromSeat(bytes)),
             };
-            if out.try_send(Ok(message)).is_err() {
+            if !sender.send(&message) {
                 debug!(bot = %seat.bot, "the referee's arena does not read its relayed seat");
             }
         }
@@ -445,8 +427,10 @@ fn gone(link: &dyn BotLink) -> SeatAnswer {
 
 /// The referee's side of a relayed seat.
 pub(super) struct RelayLink {
-    to_holder: mpsc::Sender<pp::ToHolder>,
-    from_holder: Streaming<pp::ToReferee>,
+    sender: FrameSender,
+    reader: FrameReader,
+    /// When the holder was last heard from.
+    silence: Silence,
     fault: MatchFault,
     gone_reason: Option<ForfeitReason>,
     broken: bool,
@@ -464,36 +448,30 @@ impl Cluster {
         reservation: &Reservation,
         fault: MatchFault,
     ) -> Option<RelayLink> {
-        let mut client = self.peers.client(&reservation.peer).ok()?;
-        let (to_holder, rx) = mpsc::channel(RELAY_QUEUE);
-        let ticket = pp::ToHolder {
-            kind: Some(to_holder::Kind::Ticket(reservation.ticket.clone())),
-        };
-        to_holder.try_send(ticket).ok()?;
-        let call = client.relay(authorized(self, ReceiverStream::new(rx)));
-        let linked = async {
-            let mut from_holder = call.await.ok()?.into_inner();
-            match from_holder.message().await {
-                Ok(Some(pp::ToReferee {
-                    kind: Some(to_referee::Kind::Linked(true)),
-                })) => Some(from_holder),
-                _ => None,
+        let ticket = peer_open::Purpose::Ticket(reservation.ticket.clone());
+        match open_link(self, &reservation.peer, ticket).await {
+            Ok((reader, sender, to_referee::Kind::Linked(true))) => {
+                sender.keep_alive(alive_to_holder());
+                Some(RelayLink {
+                    sender,
+                    reader,
+                    silence: Silence::new(),
+                    fault,
+                    gone_reason: None,
+                    broken: false,
+                    asked_at: None,
+                    match_id: String::new(),
+                    seat: Seat(0),
+                    cluster: self.clone(),
+                })
             }
-        };
-        match tokio::time::timeout(LINK_TIMEOUT, linked).await {
-            Ok(Some(from_holder)) => Some(RelayLink {
-                to_holder,
-                from_holder,
-                fault,
-                gone_reason: None,
-                broken: false,
-                asked_at: None,
-                match_id: String::new(),
-                seat: Seat(0),
-                cluster: self.clone(),
-            }),
-            _ => {
-                debug!(instance = %reservation.instance, "a reserved seat could not be linked");
+            answer => {
+                let reason = match answer {
+                    Ok((_, _, to_referee::Kind::Refused(reason))) => reason,
+                    Ok(_) => "an answer that is not a link".to_owned(),
+                    Err(reason) => reason,
+                };
+                debug!(instance = %reservation.instance, %reason, "a reserved seat could not be linked");
                 None
             }
         }
@@ -507,6 +485,29 @@ impl RelayLink {
             self.cluster.metrics.links_broken.inc();
             self.broken = true;
             self.fault.trip();
+        }
+    }
+
+    /// What the holder sent: the bot's answer, or `None` if the link ended or broke.
+    fn poll_answer(&mut self, cx: &mut Context<'_>) -> Poll<Option<SeatAnswer>> {
+        loop {
+            let message = match self.reader.poll_message::<pp::ToReferee>(cx) {
+                Poll::Ready(message) => message,
+                Poll::Pending if self.silence.poll_silent(cx).is_ready() => {
+                    return Poll::Ready(None);
+                }
+                Poll::Pending => return Poll::Pending,
+            };
+            self.silence.heard();
+            return Poll::Ready(match message {
+                Some(pp::ToReferee {
+                    kind: Some(to_referee::Kind::FromSeat(bytes)),
+                }) => serde_json::from_slice::<SeatAnswer>(&bytes).ok(),
+                Some(pp::ToReferee {
+                    kind: Some(to_referee::Kind::Alive(_)),
+                }) => continue,
+                _ => None,
+            });
         }
     }
 }
@@ -532,11 +533,11 @@ impl BotLink for RelayLink {
         let wire = crate::wire::wire_message(events, message, &self.match_id, self.seat);
         let message = pp::ToHolder {
             kind: Some(to_holder::Kind::SeatMessage(seat_message(
-                Bytes::from(wire.encode_to_vec()),
+                Bytes::from(prost::Message::encode_to_vec(&wire)),
                 note,
             ))),
         };
-        if self.to_holder.try_send(message).is_err() {
+        if !self.sender.send(&message) {
             self.break_link();
         }
         true
@@ -551,14 +552,7 @@ impl BotLink for RelayLink {
             if self.gone_reason.is_some() {
                 return Poll::Ready(FromSeat::Disconnected);
             }
-            let answer = match ready!(Pin::new(&mut self.from_holder).poll_next(cx)) {
-                Some(Ok(pp::ToReferee {
-                    kind: Some(to_referee::Kind::FromSeat(bytes)),
-                })) => serde_json::from_slice::<SeatAnswer>(&bytes).ok(),
-                Some(Ok(_)) => continue,
-                _ => None,
-            };
-            let Some(answer) = answer else {
+            let Some(answer) = ready!(self.poll_answer(cx)) else {
                 self.break_link();
                 continue;
             };
@@ -579,39 +573,21 @@ impl BotLink for RelayLink {
         }
     }
 
-    /// The match is over: the request stream ends after the messages still queued (the
-    /// result among them), and the call is kept until the holder has handed them over and
-    /// ended it (at most [`LINK_TIMEOUT`]). Dropping the call at once would cancel it, and
-    /// the holder would take the match for broken.
+    /// The match is over: the link is closed after the messages still queued (the result
+    /// among them), and read until the holder has handed them over and closed it too (at
+    /// most [`LINK_TIMEOUT`]). Closing it at once would lose what the holder had not read.
     fn release(self: Box<Self>) {
         let RelayLink {
-            to_holder,
-            mut from_holder,
-            ..
+            sender, mut reader, ..
         } = *self;
-        drop(to_holder);
+        drop(sender);
         tokio::spawn(async move {
-            let drained = async { while let Ok(Some(_)) = from_holder.message().await {} };
+            let drained = async { while reader.message::<pp::ToReferee>().await.is_some() {} };
             let _ = tokio::time::timeout(LINK_TIMEOUT, drained).await;
         });
     }
 
     fn gone_reason(&self) -> ForfeitReason {
         self.gone_reason.unwrap_or(ForfeitReason::Disconnected)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[tokio::test]
-    async fn peer_connections_do_not_wait_for_nagle() {
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        let mut incoming = std::pin::pin!(peer_connections(listener));
-        let _client = tokio::net::TcpStream::connect(addr).await.unwrap();
-        let accepted = incoming.next().await.unwrap().unwrap();
-        assert!(accepted.nodelay().unwrap());
     }
 }
