@@ -15,6 +15,9 @@
 //! result is lost, and no arena sweeps another's matches after the recovery. A third is
 //! played through a rolling restart of every arena.
 //!
+//! A failed login counts on every arena: the login throttle of each refuses an address
+//! whose failures on all arenas together reach the bound.
+//!
 //! Also the bad input of cluster mode: `--nats-url` with SQLite, an unreachable NATS, a
 //! missing peer token and an advertised peer address that is not this arena stop the arena
 //! with a message naming the flag.
@@ -700,13 +703,14 @@ async fn cluster_mode_refuses_bad_settings_naming_the_flag() {
     );
 }
 
-/// Opens a stream of `token` on `arena` until it is refused for the bot's stream bound
-/// (within 30 s; a stream accepted meanwhile is closed again): the refusal's message.
-async fn refused_stream(arena: &Arena, token: &str) -> String {
+/// Opens a stream of `token` on `arena` until it is refused as `RESOURCE_EXHAUSTED` (a
+/// bound of the cluster, `why`, within 30 s; a stream accepted meanwhile is closed again,
+/// and a valid token is no failed login): the refusal's message.
+async fn refused_stream(arena: &Arena, token: &str, why: &str) -> String {
     poll_every(
         Duration::from_millis(100),
         Duration::from_secs(30),
-        "a stream is refused for the bot's bound",
+        &format!("a stream is refused {why}"),
         || async move {
             match arena.open_stream(token).await {
                 Err(status) if status.code() == tonic::Code::ResourceExhausted => {
@@ -741,7 +745,7 @@ async fn a_bots_streams_on_every_arena_count_against_its_bound() {
     // The bound, 2, on one arena.
     let (_, first) = a.open_stream(&token).await.unwrap();
     let (_, second) = a.open_stream(&token).await.unwrap();
-    let message = refused_stream(&b, &token).await;
+    let message = refused_stream(&b, &token, "for the bot's bound").await;
     assert!(
         message.contains("bot alice already has 2 open Play streams (0 here, 2 on other arenas of the cluster): at most 2 are allowed"),
         "{message}"
@@ -762,10 +766,64 @@ async fn a_bots_streams_on_every_arena_count_against_its_bound() {
         },
     )
     .await;
-    let message = refused_stream(&a, &token).await;
+    let message = refused_stream(&a, &token, "for the bot's bound").await;
     assert!(
         message.contains("(1 here, 1 on other arenas of the cluster): at most 2"),
         "{message}"
     );
     drop((second, on_b));
+}
+
+#[cfg_attr(
+    knobel_without_postgres,
+    ignore = "built with KNOBEL_TEST_WITHOUT=postgres: needs PostgreSQL"
+)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn failed_logins_count_on_every_arena_of_the_cluster() {
+    postgres::require();
+    let nats = NatsServer::start();
+    let db = SharedDatabase::create();
+    let env = [("KNOBEL_ADMIN_TOKEN", ADMIN_TOKEN)];
+    let mut options = cluster_options(&nats.url);
+    options.args.extend(
+        [
+            "--max-auth-failures",
+            "3",
+            "--auth-failure-window-secs",
+            "3600",
+        ]
+        .map(String::from),
+    );
+    let a = Arena::start_on_with_env(options.clone(), &env, &db.url).await;
+    let b = Arena::start_on_with_env(options, &env, &db.url).await;
+    let alice = a.add_bot("alice").await;
+    let bob = b.add_bot("bob").await;
+    // Each serves bots once it is in the cluster.
+    for (arena, token) in [(&a, &alice), (&b, &bob)] {
+        poll_every(
+            Duration::from_millis(50),
+            Duration::from_secs(30),
+            "the arena serves its bots",
+            || async move { arena.open_stream(token).await.ok() },
+        )
+        .await;
+    }
+    // Two failures on one arena and one on the other: 3 from this address in all, which
+    // neither arena would refuse on its own count.
+    for (arena, wrong) in [
+        (&a, "wrong-token-1"),
+        (&a, "wrong-token-2"),
+        (&b, "wrong-token-3"),
+    ] {
+        let refused = arena.open_stream(wrong).await.expect_err("a wrong token");
+        assert_eq!(refused.code(), tonic::Code::Unauthenticated, "{refused:?}");
+    }
+    for (arena, token) in [(&a, &alice), (&b, &bob)] {
+        let message = refused_stream(arena, token, "for the failures on both arenas").await;
+        assert!(
+            message.contains("too many failed logins from 127.0.0.1")
+                && message.contains("at most 3 failures per 3600 s and address"),
+            "{message}"
+        );
+    }
 }

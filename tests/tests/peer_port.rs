@@ -72,6 +72,10 @@ fn refusal(answer: Option<pp::ToReferee>) -> String {
     }
 }
 
+#[cfg_attr(
+    knobel_without_postgres,
+    ignore = "built with KNOBEL_TEST_WITHOUT=postgres: needs PostgreSQL"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_peer_port_refuses_callers_that_are_not_arenas_of_its_cluster() {
     postgres::require();

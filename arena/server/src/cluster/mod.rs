@@ -7,6 +7,8 @@
 //!   many streams per game, as a versioned snapshot on every change and at least every
 //!   second, so a missed message is repaired by the next; an arena not heard of for
 //!   [`presence::PRESENCE_TTL`] holds nothing;
+//! - **failed logins** (`logins.rs`): each arena tells the others the addresses of its
+//!   failed logins, which their login throttles count too;
 //! - **reservations** (`reserve.rs`): the referee of a league match asks the arena holding
 //!   a seat's bot, by request-reply, for one of its waiting streams; the holder takes it out
 //!   of its lobby and answers with a single-use ticket that expires after
@@ -28,6 +30,7 @@ use tokio::sync::watch;
 use tracing::info;
 
 mod frames;
+mod logins;
 pub mod metrics;
 mod pool;
 pub mod presence;
@@ -190,6 +193,12 @@ impl Cluster {
 
     fn subject(&self, kind: &str, instance: &str) -> String {
         format!("{SUBJECT_PREFIX}.{kind}.{instance}")
+    }
+
+    /// Tells the other arenas of the failed logins counted in `throttle` and counts theirs
+    /// in it (`logins.rs`).
+    pub async fn share_failed_logins(self: &Arc<Self>, throttle: Arc<crate::net::AuthThrottle>) {
+        logins::share(self.clone(), throttle).await;
     }
 
     /// The Play streams bot `bot` has open on the other arenas, as their presence last said.

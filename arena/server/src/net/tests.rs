@@ -1,4 +1,5 @@
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::sync::Arc;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -193,4 +194,26 @@ async fn silent_connections_are_closed_after_the_handshake_or_idle_timeout() {
     assert!(closed_within(&mut live, Duration::from_secs(10)).await);
     assert!(silent_since.elapsed() >= Duration::from_millis(400));
     task.abort();
+}
+
+#[test]
+fn failed_logins_here_are_told_and_those_elsewhere_only_counted() {
+    let throttle = AuthThrottle::new(3, Duration::from_secs(3600));
+    let told = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let record = told.clone();
+    throttle.tell_failures(move |peer| record.lock().unwrap().push(peer));
+    let peer = IpAddr::V4(Ipv4Addr::new(10, 0, 0, 1));
+    throttle.failed(peer);
+    throttle.failed_elsewhere(peer);
+    assert_eq!(
+        *told.lock().unwrap(),
+        [peer],
+        "only the failure here is told"
+    );
+    assert!(throttle.check(peer).is_ok(), "2 of 3");
+    throttle.failed_elsewhere(peer);
+    assert!(
+        throttle.check(peer).is_err(),
+        "failures elsewhere count the same"
+    );
 }

@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 use std::net::IpAddr;
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
 use tracing::warn;
@@ -19,6 +19,8 @@ pub struct AuthThrottle {
     /// The size at which drained buckets are swept next.
     prune_at: Mutex<usize>,
     refusals: Mutex<RateLimitedLog>,
+    /// Who else is told of this arena's failed logins (cluster mode: the other arenas).
+    tell: OnceLock<Box<dyn Fn(IpAddr) + Send + Sync>>,
 }
 
 #[derive(Clone, Copy)]
@@ -41,7 +43,14 @@ impl AuthThrottle {
             buckets: Mutex::new(HashMap::new()),
             prune_at: Mutex::new(AUTH_BUCKETS_PRUNE_AT),
             refusals: Mutex::new(RateLimitedLog::new()),
+            tell: OnceLock::new(),
         }
+    }
+
+    /// Tells `tell` of every failed login counted here from now on (not of those counted
+    /// through [`AuthThrottle::failed_elsewhere`]); once per throttle.
+    pub fn tell_failures(&self, tell: impl Fn(IpAddr) + Send + Sync + 'static) {
+        let _ = self.tell.set(Box::new(tell));
     }
 
     /// Logs a refused login (at most once per [`super::REFUSAL_LOG_INTERVAL`]).
@@ -90,8 +99,16 @@ impl AuthThrottle {
         }
     }
 
-    /// Counts a failed login of `peer`.
+    /// Counts a failed login of `peer` here.
     pub fn failed(&self, peer: IpAddr) {
+        self.failed_at(peer, std::time::Instant::now());
+        if let Some(tell) = self.tell.get() {
+            tell(peer);
+        }
+    }
+
+    /// Counts a failed login of `peer` at another arena of the cluster.
+    pub fn failed_elsewhere(&self, peer: IpAddr) {
         self.failed_at(peer, std::time::Instant::now());
     }
 

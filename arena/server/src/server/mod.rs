@@ -296,6 +296,10 @@ async fn build_services(
         start_background_tasks(store, metrics, instance, seats, &streams, shutdown_rx).await;
     let logs_in_flight = Arc::new(tokio::sync::Semaphore::new(MAX_LOGS_IN_FLIGHT));
     let throttle = Arc::new(AuthThrottle::from_limits(&config.net));
+    if let Some(cluster) = &cluster {
+        // A failed login counts on every arena of the cluster.
+        cluster.share_failed_logins(throttle.clone()).await;
+    }
     let net_metrics = net::NetMetrics::new(metrics.registry());
     let admin = AdminService {
         metrics: metrics.clone(),
