@@ -187,6 +187,9 @@ impl Cluster {
         relay::check_advertised(&cluster).await?;
         presence::start(cluster.clone(), (lobby.clone(), streams), shutdown.clone()).await;
         reserve::start(cluster.clone(), lobby, shutdown).await;
+        // The subscriptions are with the server before the arena serves (async-nats sends
+        // them with its next flush otherwise, and what others publish meanwhile is missed).
+        let _ = tokio::time::timeout(NATS_TIMEOUT, cluster.nats.flush()).await;
         info!(instance = %cluster.instance, peer = %cluster.peer_address, "joined the cluster");
         Ok(cluster)
     }
