@@ -122,7 +122,7 @@ pub struct Cluster {
     /// Where other arenas reach this one's peer port.
     pub peer_address: String,
     token: Arc<str>,
-    /// The peer token's hash, that calls to the peer port are checked against.
+    /// The peer token's hash, that links opened on the peer port are checked against.
     token_check: crate::auth::AdminToken,
     nats: async_nats::Client,
     presence: presence::Presence,
