@@ -23,7 +23,7 @@ use tokio::time::{Instant, Sleep};
 use tokio_util::codec::{FramedRead, LengthDelimitedCodec};
 
 /// How often each side of a link says it is alive.
-pub(super) const HEARTBEAT: Duration = Duration::from_secs(1);
+const HEARTBEAT: Duration = Duration::from_secs(1);
 /// A link whose other side has sent nothing for this long is broken (its arena stopped or
 /// the network between them failed).
 pub(super) const SILENCE: Duration = Duration::from_secs(10);
@@ -40,13 +40,20 @@ pub(super) fn split(stream: TcpStream, max_frame: usize) -> (FrameReader, FrameS
 
 /// One message's frame: its length and its encoding.
 pub(super) fn frame(message: &impl Message) -> Bytes {
-    let len = message.encoded_len();
-    let mut bytes = BytesMut::with_capacity(4 + len);
-    bytes.put_u32(len as u32);
-    message
-        .encode(&mut bytes)
-        .expect("a buffer of the encoded length");
+    let mut bytes = BytesMut::with_capacity(framed_len(message));
+    put_frame(&mut bytes, message);
     bytes.freeze()
+}
+
+fn framed_len(message: &impl Message) -> usize {
+    4 + message.encoded_len()
+}
+
+fn put_frame(bytes: &mut BytesMut, message: &impl Message) {
+    bytes.put_u32(message.encoded_len() as u32);
+    message
+        .encode(bytes)
+        .expect("a buffer that grows as needed");
 }
 
 /// When the other side of a link was last heard from: a link silent for [`SILENCE`] is
@@ -172,7 +179,9 @@ impl FrameSender {
     /// Sends `message`: false if the link is broken (a write failed, or more than
     /// [`MAX_QUEUED`] bytes wait).
     pub(super) fn send(&self, message: &impl Message) -> bool {
-        self.shared.send(&frame(message))
+        // Framed straight into the queue: no buffer of its own.
+        self.shared
+            .send(framed_len(message), |queue| put_frame(queue, message))
     }
 }
 
@@ -188,16 +197,17 @@ impl Shared {
         self.queue.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn send(&self, frame: &[u8]) -> bool {
+    /// Queues a frame of `len` bytes that `put` appends, and writes what the socket takes.
+    fn send(&self, len: usize, put: impl FnOnce(&mut BytesMut)) -> bool {
         let mut queue = self.queue();
         if queue.broken {
             return false;
         }
-        if queue.bytes.len() + frame.len() > MAX_QUEUED {
+        if queue.bytes.len() + len > MAX_QUEUED {
             queue.broken = true;
             return false;
         }
-        queue.bytes.extend_from_slice(frame);
+        put(&mut queue.bytes);
         match self.write_queued(&mut queue) {
             Flushed::All => true,
             Flushed::Blocked => {
@@ -254,21 +264,26 @@ async fn send_task(shared: Arc<Shared>) {
                     _ = heartbeat.tick() => {
                         let alive = shared.queue().alive.clone();
                         if let Some(alive) = alive {
-                            shared.send(&alive);
+                            shared.send(alive.len(), |queue| queue.extend_from_slice(&alive));
                         }
                     }
                 }
             }
             Flushed::Blocked => {
-                let give_up =
-                    close_by.unwrap_or_else(|| Instant::now() + Duration::from_secs(3600));
+                // Once closed, the rest is given up at `close_by`.
+                let give_up = async {
+                    match close_by {
+                        Some(at) => tokio::time::sleep_until(at).await,
+                        None => std::future::pending().await,
+                    }
+                };
                 tokio::select! {
                     writable = shared.write.writable() => if writable.is_err() {
                         shared.queue().broken = true;
                         return;
                     },
                     () = shared.wake.notified() => {}
-                    () = tokio::time::sleep_until(give_up) => return,
+                    () = give_up => return,
                 }
             }
         }
@@ -362,7 +377,12 @@ mod tests {
     async fn bytes_that_are_not_the_message_end_the_link() {
         let ((_, sender), (mut reader, _back)) = linked(1 << 20).await;
         // A frame of 3 bytes that are not a ToReferee (field 2 cut short).
-        assert!(sender.shared.send(&[0, 0, 0, 3, 0x12, 0x05, 0x01]));
+        let bytes = [0, 0, 0, 3, 0x12, 0x05, 0x01];
+        assert!(
+            sender
+                .shared
+                .send(bytes.len(), |q| q.extend_from_slice(&bytes))
+        );
         assert_eq!(reader.message::<pp::ToReferee>().await, None);
     }
 

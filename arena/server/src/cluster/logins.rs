@@ -12,7 +12,7 @@ use tokio::sync::mpsc;
 use tokio_stream::StreamExt;
 use tracing::{debug, warn};
 
-use super::{Cluster, NATS_TIMEOUT, SUBJECT_PREFIX};
+use super::{Cluster, SUBJECT_PREFIX};
 use crate::net::AuthThrottle;
 
 /// Addresses told in one message at most; a burst beyond it waits for the next message,
@@ -29,7 +29,8 @@ struct FailedLogins {
 }
 
 /// Tells the other arenas of this arena's failed logins in `throttle`, and counts theirs in
-/// it, until NATS's subscription ends.
+/// it, until NATS's subscription ends (`Cluster::join` flushes the subscription before the
+/// arena serves).
 pub(super) async fn share(cluster: Arc<Cluster>, throttle: Arc<AuthThrottle>) {
     let subject = format!("{SUBJECT_PREFIX}.failed_logins");
     let (tell, told) = mpsc::channel(QUEUED);
@@ -38,10 +39,6 @@ pub(super) async fn share(cluster: Arc<Cluster>, throttle: Arc<AuthThrottle>) {
     });
     match cluster.nats.subscribe(subject.clone()).await {
         Ok(mut subscriber) => {
-            // The subscription is with the server before this arena serves (async-nats
-            // sends it with its next flush otherwise, and the others' failures meanwhile
-            // would be missed).
-            let _ = tokio::time::timeout(NATS_TIMEOUT, cluster.nats.flush()).await;
             let (cluster, throttle) = (cluster.clone(), throttle.clone());
             tokio::spawn(async move {
                 while let Some(message) = subscriber.next().await {

@@ -41,6 +41,7 @@ pub use metrics::ClusterMetrics;
 pub use pool::ClusterPool;
 
 use crate::lobby::Lobby;
+use crate::net::AuthThrottle;
 use crate::streams::StreamRegistry;
 
 /// How long the arena waits for NATS at start-up, and for a reservation's answer.
@@ -139,12 +140,13 @@ impl Cluster {
     /// Joins the cluster: connects to NATS (or fails naming `--nats-url`), serves the peer
     /// port until `shutdown`, checks that the advertised address answers as this arena, and
     /// starts presence (the waiting streams of `lobby` and the open `streams` of each bot),
-    /// reservations and the tickets' expiry. Seats held here for other arenas' matches are
+    /// reservations and the tickets' expiry, and shares the failed logins of `throttle`
+    /// with the other arenas. Seats held here for other arenas' matches are
     /// given up (those matches abort) within `shutdown_grace` after the shutdown signal.
     pub async fn join(
         config: &ClusterConfig,
         instance: String,
-        (lobby, streams): (Arc<Lobby>, StreamRegistry),
+        (lobby, streams, throttle): (Arc<Lobby>, StreamRegistry, Arc<AuthThrottle>),
         metrics: ClusterMetrics,
         (shutdown, shutdown_grace): (watch::Receiver<bool>, Duration),
     ) -> Result<Arc<Cluster>, ClusterError> {
@@ -187,6 +189,7 @@ impl Cluster {
         relay::check_advertised(&cluster).await?;
         presence::start(cluster.clone(), (lobby.clone(), streams), shutdown.clone()).await;
         reserve::start(cluster.clone(), lobby, shutdown).await;
+        logins::share(cluster.clone(), throttle).await;
         // The subscriptions are with the server before the arena serves (async-nats sends
         // them with its next flush otherwise, and what others publish meanwhile is missed).
         let _ = tokio::time::timeout(NATS_TIMEOUT, cluster.nats.flush()).await;
@@ -196,12 +199,6 @@ impl Cluster {
 
     fn subject(&self, kind: &str, instance: &str) -> String {
         format!("{SUBJECT_PREFIX}.{kind}.{instance}")
-    }
-
-    /// Tells the other arenas of the failed logins counted in `throttle` and counts theirs
-    /// in it (`logins.rs`).
-    pub async fn share_failed_logins(self: &Arc<Self>, throttle: Arc<crate::net::AuthThrottle>) {
-        logins::share(self.clone(), throttle).await;
     }
 
     /// The Play streams bot `bot` has open on the other arenas, as their presence last said.

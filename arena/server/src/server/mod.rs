@@ -283,23 +283,20 @@ async fn build_services(
         metrics.clone(),
         shutdown_rx.clone(),
     );
+    // In cluster mode a failed login counts on every arena.
+    let throttle = Arc::new(AuthThrottle::from_limits(&config.net));
     let (seats, cluster) = seat_pool(
         config,
         store,
         metrics,
         instance,
-        (&lobby, &streams),
+        (&lobby, &streams, &throttle),
         shutdown_rx,
     )
     .await?;
     let (leagues, snapshots) =
         start_background_tasks(store, metrics, instance, seats, &streams, shutdown_rx).await;
     let logs_in_flight = Arc::new(tokio::sync::Semaphore::new(MAX_LOGS_IN_FLIGHT));
-    let throttle = Arc::new(AuthThrottle::from_limits(&config.net));
-    if let Some(cluster) = &cluster {
-        // A failed login counts on every arena of the cluster.
-        cluster.share_failed_logins(throttle.clone()).await;
-    }
     let net_metrics = net::NetMetrics::new(metrics.registry());
     let admin = AdminService {
         metrics: metrics.clone(),
@@ -347,13 +344,13 @@ async fn build_services(
 /// The seats league matches are played with: this arena's lobby or, in cluster mode (which
 /// needs PostgreSQL), the lobby and the streams waiting on the other arenas; and the
 /// cluster joined, in cluster mode. The cluster's presence tells the other arenas the open
-/// `streams` of this arena's bots.
+/// `streams` of this arena's bots, and the failed logins of `throttle` count on every arena.
 async fn seat_pool(
     config: &ServerConfig,
     store: &Store,
     metrics: &Metrics,
     instance: &crate::instance::Instance,
-    (lobby, streams): (&Arc<Lobby>, &StreamRegistry),
+    (lobby, streams, throttle): (&Arc<Lobby>, &StreamRegistry, &Arc<AuthThrottle>),
     shutdown_rx: &watch::Receiver<bool>,
 ) -> Result<(Arc<dyn SeatPool>, Option<Arc<crate::cluster::Cluster>>), ServeError> {
     let Some(cluster) = &config.cluster else {
@@ -366,7 +363,7 @@ async fn seat_pool(
     let joined = crate::cluster::Cluster::join(
         cluster,
         instance.id.to_string(),
-        (lobby.clone(), streams.clone()),
+        (lobby.clone(), streams.clone(), throttle.clone()),
         crate::cluster::ClusterMetrics::new(metrics.registry()),
         (shutdown_rx.clone(), config.shutdown_grace),
     )
