@@ -37,9 +37,10 @@ use crate::store::{LeagueRecord, LeagueStatus, Store, StoreError, UNSTARTED_CLAI
 /// How often the scheduler looks for matches to start while a league runs.
 pub const TICK: Duration = Duration::from_millis(50);
 
-/// How long the scheduler lets a burst of wake-ups gather (one match's end: its result,
-/// its bots' streams waiting again here and, in cluster mode, on other arenas) before it
-/// reads the store once for all of them.
+/// How long the scheduler lets a burst of wake-ups gather (one match's end: its result and
+/// its bots' streams waiting again here) before it reads the store once for all of them.
+/// Streams that start waiting on other arenas (cluster mode) wake no scheduler: they are
+/// seen at the next look.
 pub const COALESCE: Duration = Duration::from_millis(5);
 
 /// How long [`release`] waits between attempts while the store is unavailable.

@@ -5,8 +5,11 @@
 //! [`PUBLISH_EVERY`]), and at least every [`REFRESH_EVERY`]; a snapshot older
 //! than the last one seen from that arena is ignored, and an arena not heard of for
 //! [`PRESENCE_TTL`] is taken to hold nothing. Every message is the whole state, so a
-//! missed one is repaired by the next. A stopping arena publishes an empty snapshot. A
-//! snapshot in which a stream started waiting wakes the league scheduler.
+//! missed one is repaired by the next. A stopping arena publishes an empty snapshot.
+//! Presence wakes no league scheduler: another arena's stream that starts waiting is seen
+//! at the next look, on this arena's own events (a match ending, a stream waiting here) or
+//! at the latest on the scheduler's tick. Waking every arena for every other arena's
+//! stream made three arenas read the store for nothing (docs/benchmarks.md).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -87,7 +90,7 @@ pub struct Holder {
 
 impl Presence {
     /// Takes `snapshot` unless an arena's newer one is known (or it is this arena's);
-    /// whether a stream started waiting there (a match may start now).
+    /// whether it was taken.
     fn take(&self, own: &str, snapshot: Snapshot) -> bool {
         if snapshot.instance == own {
             return false;
@@ -97,14 +100,8 @@ impl Presence {
         if known.is_some_and(|(_, known)| known.version > snapshot.version) {
             return false;
         }
-        let gained = snapshot.bots.iter().any(|bot| {
-            let before = known
-                .and_then(|(_, k)| k.bots.iter().find(|b| b.name == bot.name))
-                .map_or(0, |b| b.streams.len());
-            bot.streams.len() > before
-        });
         arenas.insert(snapshot.instance.clone(), (Instant::now(), snapshot));
-        gained
+        true
     }
 
     /// Of the arenas (other than this one) where bot `bot` waits with more streams for
@@ -222,15 +219,12 @@ pub(super) async fn start(
     let subject = format!("{SUBJECT_PREFIX}.presence");
     match cluster.nats.subscribe(subject.clone()).await {
         Ok(mut subscriber) => {
-            let (cluster, lobby) = (cluster.clone(), lobby.clone());
+            let cluster = cluster.clone();
             tokio::spawn(async move {
                 while let Some(message) = subscriber.next().await {
                     match serde_json::from_slice::<Snapshot>(&message.payload) {
                         Ok(snapshot) => {
-                            if cluster.presence.take(&cluster.instance, snapshot) {
-                                // The league scheduler may seat it now.
-                                lobby.league_joined().notify_one();
-                            }
+                            cluster.presence.take(&cluster.instance, snapshot);
                         }
                         Err(error) => debug!(%error, "a presence message that does not read"),
                     }
@@ -315,20 +309,20 @@ mod tests {
     }
 
     #[test]
-    fn a_snapshot_says_whether_a_stream_started_waiting_there() {
+    fn a_snapshot_is_taken_unless_it_is_older_than_the_last_or_this_arenas_own() {
         let presence = Presence::default();
-        // (instance, version, ada's streams): whether a stream started waiting there.
+        // (instance, version, ada's streams): whether it is taken.
         let steps = [
             ("b", 1, 1, true),   // new
-            ("b", 2, 1, false),  // the same
-            ("b", 3, 0, false),  // taken
+            ("b", 2, 1, true),   // the same, newer
+            ("b", 3, 0, true),   // taken
             ("b", 4, 1, true),   // back
             ("b", 3, 2, false),  // older than the last
             ("me", 9, 1, false), // this arena's own
         ];
-        for (instance, version, streams, gained) in steps {
+        for (instance, version, streams, expected) in steps {
             let taken = presence.take("me", snapshot(instance, version, &[("ada", streams)]));
-            assert_eq!(taken, gained, "{instance} {version}");
+            assert_eq!(taken, expected, "{instance} {version}");
         }
         assert_eq!(
             presence.holder("ada", Game::Schocken, |_| 0).unwrap().free,
