@@ -16,7 +16,8 @@
 //! played through a rolling restart of every arena.
 //!
 //! A failed login counts on every arena: the login throttle of each refuses an address
-//! whose failures on all arenas together reach the bound.
+//! whose failures on all arenas together reach the bound. A league started through one
+//! arena keeps its bots out of pick-up tables on the others at once.
 //!
 //! Also the bad input of cluster mode: `--nats-url` with SQLite, an unreachable NATS, a
 //! missing peer token and an advertised peer address that is not this arena stop the arena
@@ -826,4 +827,77 @@ async fn failed_logins_count_on_every_arena_of_the_cluster() {
             "{message}"
         );
     }
+}
+
+/// The league matches and the other matches stored in database `url`.
+async fn league_and_other_matches(url: &str) -> (i64, i64) {
+    let pool = sqlx::PgPool::connect(url).await.expect("connect");
+    let counts: (i64, i64) =
+        sqlx::query_as("SELECT COUNT(league_id), COUNT(*) - COUNT(league_id) FROM matches")
+            .fetch_one(&pool)
+            .await
+            .expect("count the matches");
+    pool.close().await;
+    counts
+}
+
+#[cfg_attr(
+    knobel_without_postgres,
+    ignore = "built with KNOBEL_TEST_WITHOUT=postgres: needs PostgreSQL"
+)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_league_started_on_one_arena_keeps_its_bots_out_of_pick_up_tables_on_the_others() {
+    postgres::require();
+    let nats = NatsServer::start();
+    let db = SharedDatabase::create();
+    let env = [("KNOBEL_ADMIN_TOKEN", ADMIN_TOKEN)];
+    // Pick-up tables of 4: the league's four bots waiting on B would fill one at once.
+    let mut options = ArenaOptions::default();
+    options.args.extend(["--seats", "4"].map(String::from));
+    options.args.extend(cluster_args(&nats.url, PEER_TOKEN));
+    let a = Arena::start_on_with_env(options.clone(), &env, &db.url).await;
+    let b = Arena::start_on_with_env(options, &env, &db.url).await;
+    let probe = b.add_bot("probe").await;
+    poll_every(
+        Duration::from_millis(50),
+        Duration::from_secs(30),
+        "arena B serves bots",
+        || async { b.open_stream(&probe).await.ok() },
+    )
+    .await;
+    let tokens = register(&a, 4).await;
+    // B runs no league, so its scheduler looks at the store once a second: without being
+    // told, it would seat the league's bots arriving now at a pick-up table.
+    let file = format!(
+        "name = \"told\"\nseed = 3\nbots = [{}]\nrepetitions = 2\n[games.schocken]\ntable_size = 4\n",
+        (0..4)
+            .map(|i| format!("\"{}\"", bot_name(i)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    a.create_and_start_league(ADMIN_TOKEN, file).await;
+    let mut streams = Vec::new();
+    for token in &tokens {
+        streams.push(
+            b.open_stream(token)
+                .await
+                .expect("a league bot's stream on B"),
+        );
+    }
+    let (league, other) = poll_every(
+        Duration::from_millis(50),
+        Duration::from_secs(60),
+        "a match of the four bots started",
+        || async {
+            let (league, other) = league_and_other_matches(&db.url).await;
+            (league + other > 0).then_some((league, other))
+        },
+    )
+    .await;
+    assert_eq!(
+        (league, other),
+        (1, 0),
+        "the four bots were seated at a pick-up table, not the league's"
+    );
+    drop(streams);
 }

@@ -7,6 +7,8 @@
 //!   many streams per game, as a versioned snapshot on every change and at least every
 //!   second, so a missed message is repaired by the next; an arena not heard of for
 //!   [`presence::PRESENCE_TTL`] holds nothing;
+//! - **league starts** (`leagues.rs`): a league started through one arena is told to the
+//!   others, which keep its bots' streams for league matches at once;
 //! - **failed logins** (`logins.rs`): each arena tells the others the addresses of its
 //!   failed logins, which their login throttles count too;
 //! - **reservations** (`reserve.rs`): the referee of a league match asks the arena holding
@@ -30,6 +32,7 @@ use tokio::sync::watch;
 use tracing::info;
 
 mod frames;
+mod leagues;
 mod logins;
 pub mod metrics;
 mod pool;

@@ -34,7 +34,7 @@ use tonic::{Request, Response, Status, Streaming};
 use tracing::{info, warn};
 
 use crate::league::scheduler::Scheduler;
-use crate::league::service::Leagues;
+use crate::league::service::{Leagues, LiveLeagues};
 use crate::league::snapshot::LeagueSnapshots;
 use crate::lobby::{Lobby, SeatPool};
 use crate::metrics::Metrics;
@@ -294,8 +294,15 @@ async fn build_services(
         shutdown_rx,
     )
     .await?;
-    let (leagues, snapshots) =
-        start_background_tasks(store, metrics, instance, seats, &streams, shutdown_rx).await;
+    let (leagues, snapshots) = start_background_tasks(
+        store,
+        metrics,
+        instance,
+        (seats, cluster.as_ref()),
+        &streams,
+        shutdown_rx,
+    )
+    .await;
     let logs_in_flight = Arc::new(tokio::sync::Semaphore::new(MAX_LOGS_IN_FLIGHT));
     let net_metrics = net::NetMetrics::new(metrics.registry());
     let admin = AdminService {
@@ -374,12 +381,14 @@ async fn seat_pool(
 
 /// Starts the background tasks of a serving arena, in this order: the revocation watch,
 /// the league scheduler, and (with metrics, after the registered bots' series) the
-/// league series' refresh from the league snapshot. Gives the leagues and the snapshot.
+/// league series' refresh from the league snapshot. Gives the leagues and the snapshot. In
+/// cluster mode a league started through this arena is told to the others, and theirs to
+/// this arena's scheduler.
 async fn start_background_tasks(
     store: &Store,
     metrics: &Metrics,
     instance: &crate::instance::Instance,
-    seats: Arc<dyn SeatPool>,
+    (seats, cluster): (Arc<dyn SeatPool>, Option<&Arc<crate::cluster::Cluster>>),
     streams: &StreamRegistry,
     shutdown_rx: &watch::Receiver<bool>,
 ) -> (Leagues, LeagueSnapshots) {
@@ -406,7 +415,11 @@ async fn start_background_tasks(
     if metrics.enabled() {
         register_bot_series(store, metrics).await;
     }
-    let leagues = Leagues::new(store.clone(), scheduler);
+    let live: Arc<dyn LiveLeagues> = match cluster {
+        Some(cluster) => cluster.share_league_starts(scheduler).await,
+        None => scheduler,
+    };
+    let leagues = Leagues::new(store.clone(), live);
     let snapshots =
         LeagueSnapshots::new(leagues.counting_errors(metrics, StoreOperation::LeagueSnapshot));
     if metrics.enabled() {
