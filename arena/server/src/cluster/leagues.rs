@@ -19,6 +19,11 @@ use crate::league::service::LiveLeagues;
 /// bots with long names fits several times.
 const MAX_MESSAGE: usize = 64 << 10;
 
+/// The subject league starts are told on.
+fn subject() -> String {
+    format!("{SUBJECT_PREFIX}.league_started")
+}
+
 /// One league started through an arena.
 #[derive(Debug, Serialize, Deserialize)]
 struct LeagueStarted {
@@ -52,8 +57,7 @@ impl LiveLeagues for ClusterLeagues {
         };
         let nats = self.cluster.nats.clone();
         tokio::spawn(async move {
-            let subject = format!("{SUBJECT_PREFIX}.league_started");
-            if let Err(error) = nats.publish(subject, payload.into()).await {
+            if let Err(error) = nats.publish(subject(), payload.into()).await {
                 // The others find the league at their next look.
                 debug!(%error, "cannot tell the other arenas of a league's start");
             }
@@ -70,8 +74,7 @@ impl Cluster {
         self: &Arc<Self>,
         live: Arc<dyn LiveLeagues>,
     ) -> Arc<dyn LiveLeagues> {
-        let subject = format!("{SUBJECT_PREFIX}.league_started");
-        match self.nats.subscribe(subject).await {
+        match self.nats.subscribe(subject()).await {
             Ok(mut subscriber) => {
                 let (cluster, live) = (self.clone(), live.clone());
                 tokio::spawn(async move {
