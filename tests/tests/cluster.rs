@@ -69,12 +69,31 @@ table_size = 4
 }
 
 fn cluster_options(nats_url: &str) -> ArenaOptions {
+    seated_cluster_options(nats_url, "10")
+}
+
+/// [`cluster_options`] with pick-up tables of `seats`.
+fn seated_cluster_options(nats_url: &str, seats: &str) -> ArenaOptions {
     let mut options = ArenaOptions::default();
     options
         .args
-        .extend(["--seats", "10", "--instance-lease-secs", "3"].map(String::from));
+        .extend(["--seats", seats, "--instance-lease-secs", "3"].map(String::from));
     options.args.extend(cluster_args(nats_url, PEER_TOKEN));
     options
+}
+
+/// Two cluster arenas with pick-up tables of `seats` and the `extra` arguments, on a fresh
+/// database of the shared server and a NATS server of their own: (NATS, database, A, B).
+async fn two_arenas(seats: &str, extra: &[&str]) -> (NatsServer, SharedDatabase, Arena, Arena) {
+    postgres::require();
+    let nats = NatsServer::start();
+    let db = SharedDatabase::create();
+    let env = [("KNOBEL_ADMIN_TOKEN", ADMIN_TOKEN)];
+    let mut options = seated_cluster_options(&nats.url, seats);
+    options.args.extend(extra.iter().map(|arg| arg.to_string()));
+    let a = Arena::start_on_with_env(options.clone(), &env, &db.url).await;
+    let b = Arena::start_on_with_env(options, &env, &db.url).await;
+    (nats, db, a, b)
 }
 
 async fn register(arena: &Arena, bots: usize) -> Vec<String> {
@@ -732,16 +751,7 @@ async fn refused_stream(arena: &Arena, token: &str, why: &str) -> String {
 )]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_bots_streams_on_every_arena_count_against_its_bound() {
-    postgres::require();
-    let nats = NatsServer::start();
-    let db = SharedDatabase::create();
-    let env = [("KNOBEL_ADMIN_TOKEN", ADMIN_TOKEN)];
-    let mut options = cluster_options(&nats.url);
-    options
-        .args
-        .extend(["--max-streams-per-bot", "2"].map(String::from));
-    let a = Arena::start_on_with_env(options.clone(), &env, &db.url).await;
-    let b = Arena::start_on_with_env(options, &env, &db.url).await;
+    let (_nats, _db, a, b) = two_arenas("10", &["--max-streams-per-bot", "2"]).await;
     let token = a.add_bot("alice").await;
     // The bound, 2, on one arena.
     let (_, first) = a.open_stream(&token).await.unwrap();
@@ -781,22 +791,13 @@ async fn a_bots_streams_on_every_arena_count_against_its_bound() {
 )]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn failed_logins_count_on_every_arena_of_the_cluster() {
-    postgres::require();
-    let nats = NatsServer::start();
-    let db = SharedDatabase::create();
-    let env = [("KNOBEL_ADMIN_TOKEN", ADMIN_TOKEN)];
-    let mut options = cluster_options(&nats.url);
-    options.args.extend(
-        [
-            "--max-auth-failures",
-            "3",
-            "--auth-failure-window-secs",
-            "3600",
-        ]
-        .map(String::from),
-    );
-    let a = Arena::start_on_with_env(options.clone(), &env, &db.url).await;
-    let b = Arena::start_on_with_env(options, &env, &db.url).await;
+    let extra = [
+        "--max-auth-failures",
+        "3",
+        "--auth-failure-window-secs",
+        "3600",
+    ];
+    let (_nats, _db, a, b) = two_arenas("10", &extra).await;
     let alice = a.add_bot("alice").await;
     let bob = b.add_bot("bob").await;
     // Each serves bots once it is in the cluster.
@@ -847,16 +848,8 @@ async fn league_and_other_matches(url: &str) -> (i64, i64) {
 )]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_league_started_on_one_arena_keeps_its_bots_out_of_pick_up_tables_on_the_others() {
-    postgres::require();
-    let nats = NatsServer::start();
-    let db = SharedDatabase::create();
-    let env = [("KNOBEL_ADMIN_TOKEN", ADMIN_TOKEN)];
     // Pick-up tables of 4: the league's four bots waiting on B would fill one at once.
-    let mut options = ArenaOptions::default();
-    options.args.extend(["--seats", "4"].map(String::from));
-    options.args.extend(cluster_args(&nats.url, PEER_TOKEN));
-    let a = Arena::start_on_with_env(options.clone(), &env, &db.url).await;
-    let b = Arena::start_on_with_env(options, &env, &db.url).await;
+    let (_nats, db, a, b) = two_arenas("4", &[]).await;
     let probe = b.add_bot("probe").await;
     poll_every(
         Duration::from_millis(50),

@@ -40,17 +40,15 @@ pub(super) fn split(stream: TcpStream, max_frame: usize) -> (FrameReader, FrameS
 
 /// One message's frame: its length and its encoding.
 pub(super) fn frame(message: &impl Message) -> Bytes {
-    let mut bytes = BytesMut::with_capacity(framed_len(message));
-    put_frame(&mut bytes, message);
+    let len = message.encoded_len();
+    let mut bytes = BytesMut::with_capacity(4 + len);
+    put_frame(&mut bytes, message, len);
     bytes.freeze()
 }
 
-fn framed_len(message: &impl Message) -> usize {
-    4 + message.encoded_len()
-}
-
-fn put_frame(bytes: &mut BytesMut, message: &impl Message) {
-    bytes.put_u32(message.encoded_len() as u32);
+/// Appends the frame of `message`, whose encoding is `len` bytes long.
+fn put_frame(bytes: &mut BytesMut, message: &impl Message, len: usize) {
+    bytes.put_u32(len as u32);
     message
         .encode(bytes)
         .expect("a buffer that grows as needed");
@@ -180,8 +178,9 @@ impl FrameSender {
     /// [`MAX_QUEUED`] bytes wait).
     pub(super) fn send(&self, message: &impl Message) -> bool {
         // Framed straight into the queue: no buffer of its own.
+        let len = message.encoded_len();
         self.shared
-            .send(framed_len(message), |queue| put_frame(queue, message))
+            .send(4 + len, |queue| put_frame(queue, message, len))
     }
 }
 

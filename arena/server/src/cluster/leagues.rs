@@ -76,10 +76,10 @@ impl Cluster {
     ) -> Arc<dyn LiveLeagues> {
         match self.nats.subscribe(subject()).await {
             Ok(mut subscriber) => {
-                let (cluster, live) = (self.clone(), live.clone());
+                let (own, live) = (self.instance.clone(), live.clone());
                 tokio::spawn(async move {
                     while let Some(message) = subscriber.next().await {
-                        take_league_started(&cluster.instance, live.as_ref(), &message.payload);
+                        take_league_started(&own, live.as_ref(), &message.payload);
                     }
                 });
                 let _ = tokio::time::timeout(NATS_TIMEOUT, self.nats.flush()).await;

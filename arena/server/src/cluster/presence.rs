@@ -89,19 +89,17 @@ pub struct Holder {
 }
 
 impl Presence {
-    /// Takes `snapshot` unless an arena's newer one is known (or it is this arena's);
-    /// whether it was taken.
-    fn take(&self, own: &str, snapshot: Snapshot) -> bool {
+    /// Takes `snapshot` unless an arena's newer one is known (or it is this arena's).
+    fn take(&self, own: &str, snapshot: Snapshot) {
         if snapshot.instance == own {
-            return false;
+            return;
         }
         let mut arenas = self.arenas.lock().expect("presence lock");
         let known = arenas.get(&snapshot.instance);
         if known.is_some_and(|(_, known)| known.version > snapshot.version) {
-            return false;
+            return;
         }
         arenas.insert(snapshot.instance.clone(), (Instant::now(), snapshot));
-        true
     }
 
     /// Of the arenas (other than this one) where bot `bot` waits with more streams for
@@ -223,9 +221,7 @@ pub(super) async fn start(
             tokio::spawn(async move {
                 while let Some(message) = subscriber.next().await {
                     match serde_json::from_slice::<Snapshot>(&message.payload) {
-                        Ok(snapshot) => {
-                            cluster.presence.take(&cluster.instance, snapshot);
-                        }
+                        Ok(snapshot) => cluster.presence.take(&cluster.instance, snapshot),
                         Err(error) => debug!(%error, "a presence message that does not read"),
                     }
                 }
@@ -311,23 +307,24 @@ mod tests {
     #[test]
     fn a_snapshot_is_taken_unless_it_is_older_than_the_last_or_this_arenas_own() {
         let presence = Presence::default();
-        // (instance, version, ada's streams): whether it is taken.
+        let ada_free = || {
+            presence
+                .holder("ada", Game::Schocken, |_| 0)
+                .map(|h| h.free)
+        };
+        // (instance, version, ada's streams there): ada's free streams as then known.
         let steps = [
-            ("b", 1, 1, true),   // new
-            ("b", 2, 1, true),   // the same, newer
-            ("b", 3, 0, true),   // taken
-            ("b", 4, 1, true),   // back
-            ("b", 3, 2, false),  // older than the last
-            ("me", 9, 1, false), // this arena's own
+            ("b", 1, 1, Some(1)),  // new
+            ("b", 2, 2, Some(2)),  // newer
+            ("b", 3, 0, None),     // taken
+            ("b", 4, 1, Some(1)),  // back
+            ("b", 3, 2, Some(1)),  // older than the last: not taken
+            ("me", 9, 3, Some(1)), // this arena's own: not taken
         ];
         for (instance, version, streams, expected) in steps {
-            let taken = presence.take("me", snapshot(instance, version, &[("ada", streams)]));
-            assert_eq!(taken, expected, "{instance} {version}");
+            presence.take("me", snapshot(instance, version, &[("ada", streams)]));
+            assert_eq!(ada_free(), expected, "{instance} {version}");
         }
-        assert_eq!(
-            presence.holder("ada", Game::Schocken, |_| 0).unwrap().free,
-            1
-        );
         assert!(presence.holder("bob", Game::Schocken, |_| 0).is_none());
     }
 
