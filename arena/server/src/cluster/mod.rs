@@ -4,8 +4,8 @@
 //! PostgreSQL stays the authority for matches, claims and leases (the store's claims,
 //! `instance.rs`' fencing). NATS (core NATS, `async-nats`) carries control messages only:
 //! - **presence** (`presence.rs`): each arena publishes which bots wait on it and with how
-//!   many streams per game, as a versioned snapshot on every change and at least every
-//!   second, so a missed message is repaired by the next; an arena not heard of for
+//!   many streams per game, as a versioned change on every change (only what changed) and
+//!   a snapshot every second, which repairs a missed change; an arena not heard of for
 //!   [`presence::PRESENCE_TTL`] holds nothing;
 //! - **league starts** (`leagues.rs`): a league started through one arena is told to the
 //!   others, which keep its bots' streams for league matches at once;
