@@ -516,12 +516,15 @@ async fn three_arenas_play_one_league_exactly_once_through_a_nats_outage_and_a_k
     );
     assert!(relayed > 0.0, "{relayed} relayed seats");
     // The kill cut matches: aborted (its own by the others' sweep, relayed ones at once),
-    // never forfeited, and played again (every league match has its one result above).
+    // never forfeited, and played again (every league match has its one result above). A
+    // start the store may have written without confirming it (under this load) is closed
+    // as aborted too: that match never started.
     let aborted = matches_where(&store, MatchStatus::Aborted, |_| true).await;
     assert!(!aborted.is_empty(), "the kill cut no match");
     let reasons = [
         knobel_arena::instance::ORPHAN_REASON,
         "a link between arenas broke",
+        knobel_arena::lobby::UNCONFIRMED_START_REASON,
     ];
     for m in &aborted {
         assert!(

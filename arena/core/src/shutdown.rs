@@ -10,3 +10,14 @@ pub async fn requested(shutdown: &mut watch::Receiver<bool>) {
         std::future::pending::<()>().await;
     }
 }
+
+/// Runs `work` on a blocking thread, off the runtime's workers. A panic in it goes on in
+/// the caller. When the runtime shuts down before `work` ran, its task is cancelled and
+/// this never resolves (it is dropped with the runtime), rather than panicking.
+pub async fn on_blocking_thread<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) -> T {
+    match tokio::task::spawn_blocking(work).await {
+        Ok(done) => done,
+        Err(failed) if failed.is_panic() => std::panic::resume_unwind(failed.into_panic()),
+        Err(_) => std::future::pending().await,
+    }
+}

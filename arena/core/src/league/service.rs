@@ -279,7 +279,7 @@ impl Leagues {
         // A balanced design may take a second to find (docs/leagues.md, "Schedule"): off the
         // async threads.
         let (dice, seed_source) = LeagueDice::for_config(&config);
-        let (config, bots, schedule, dice) = blocking(move || {
+        let (config, bots, schedule, dice) = crate::shutdown::on_blocking_thread(move || {
             let schedule = expand(&config, &bots, &dice);
             (config, bots, schedule, dice)
         })
@@ -455,8 +455,10 @@ impl Leagues {
         // Thousands of results take a while: off the runtime's workers, which referee
         // the matches meanwhile.
         let margins = league.config.margins();
-        let (standings, results) =
-            blocking(move || (standings_with(&results, &margins), results)).await;
+        let (standings, results) = crate::shutdown::on_blocking_thread(move || {
+            (standings_with(&results, &margins), results)
+        })
+        .await;
         Ok(Arc::new(Played {
             standings,
             results,
@@ -504,14 +506,6 @@ impl Leagues {
             .ok_or_else(|| LeagueError::NoLeague {
                 name: name.to_owned(),
             })
-    }
-}
-
-/// Runs `work` on a blocking thread, off the runtime's workers; a panic in it goes on here.
-async fn blocking<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) -> T {
-    match tokio::task::spawn_blocking(work).await {
-        Ok(done) => done,
-        Err(panicked) => std::panic::resume_unwind(panicked.into_panic()),
     }
 }
 

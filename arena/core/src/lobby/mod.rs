@@ -33,6 +33,7 @@ pub use league::{ClaimLeagueMatch, LeagueMatchEnd, LeagueMatchEnded, SeatPool};
 pub use presets::PresetRules;
 pub use remote::{HeldStream, MatchFault, RemoteSeats, WaitingStream};
 use runner::MatchRunner;
+pub use runner::UNCONFIRMED_START_REASON;
 
 use crate::observer::RuntimeObserver;
 use crate::referee::{BotLink, MatchInfo, TimeControl};

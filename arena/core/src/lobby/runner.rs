@@ -23,6 +23,11 @@ use crate::store::{
     AbortedMatch, FinishedMatch, MatchWrite, NewMatch, Recorded, Recorder, Store, now_ms,
 };
 
+/// The abort reason of a match whose start the store may have written without confirming
+/// it (a timeout, a broken connection): the match never started, its bots wait again, and
+/// the record is closed so that it does not stay running.
+pub const UNCONFIRMED_START_REASON: &str =
+    "the match did not start: its start could not be confirmed";
 /// Runs the lobby's matches and records them.
 pub(super) struct MatchRunner {
     recorder: Recorder,
@@ -211,7 +216,7 @@ impl MatchRunner {
                 // "running".
                 self.recorder.retry_later(MatchWrite::Abort(AbortedMatch {
                     id: info.match_id.clone(),
-                    reason: "the match did not start: its start could not be confirmed".to_owned(),
+                    reason: UNCONFIRMED_START_REASON.to_owned(),
                     log_json: None,
                     finished_at_ms: now_ms(),
                 }));

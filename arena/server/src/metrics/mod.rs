@@ -512,10 +512,7 @@ impl Metrics {
         }
         let began = Instant::now();
         let metrics = self.clone();
-        let text = match tokio::task::spawn_blocking(move || metrics.scrape()).await {
-            Ok(text) => text,
-            Err(failed) => std::panic::resume_unwind(failed.into_panic()),
-        };
+        let text = crate::shutdown::on_blocking_thread(move || metrics.scrape()).await;
         *last = Some((began, began.elapsed(), text.clone()));
         text
     }
