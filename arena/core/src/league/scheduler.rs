@@ -3,7 +3,8 @@
 //!
 //! Every [`TICK`] (and soon when a league match ends or a league bot's stream starts
 //! waiting: the wake-ups of one [`COALESCE`] period are served by one look) it reads the
-//! running leagues from the store and, for each, starts open matches (schedule order
+//! running leagues from the store (a tick on which nothing announced a change skips it, for
+//! at most [`LOOK_AT_LEAST_EVERY`]) and, for each, starts open matches (schedule order
 //! first) whose bots all have a stream waiting that plays the match's game, up to the
 //! league's concurrency. A match is claimed in the store before it starts
 //! ([`Store::claim_league_match`]): arenas sharing a database never play one league match
@@ -42,6 +43,18 @@ pub const TICK: Duration = Duration::from_millis(50);
 /// Streams that start waiting on other arenas (cluster mode) wake no scheduler: they are
 /// seen at the next look.
 pub const COALESCE: Duration = Duration::from_millis(5);
+
+/// A tick on which nothing announced a change (no wake-up, and the seat pool's
+/// [`generation`](SeatPool::generation) as at the last look) skips the store, unless the
+/// last look began this long ago: what changes in the store alone (a league paused, another
+/// arena's claims) is seen within it, or at the next wake-up.
+pub const LOOK_AT_LEAST_EVERY: Duration = Duration::from_millis(250);
+
+/// Whether a tick with nothing announced looks at the store: the seat pool's generation is
+/// `generation`, the last look (if any) began at `.0` with generation `.1`.
+fn look_due(last_look: Option<(tokio::time::Instant, u64)>, generation: u64) -> bool {
+    last_look.is_none_or(|(at, seen)| seen != generation || at.elapsed() >= LOOK_AT_LEAST_EVERY)
+}
 
 /// How long [`release`] waits between attempts while the store is unavailable.
 const RELEASE_RETRY: Duration = Duration::from_millis(500);
@@ -177,32 +190,40 @@ impl Scheduler {
 
     /// Runs until `shutdown` turns true.
     pub async fn run(self: Arc<Self>, mut shutdown: watch::Receiver<bool>) {
+        // When the last look at the store began, and the seat pool's generation then.
+        let mut last_look: Option<(tokio::time::Instant, u64)> = None;
+        let (mut pause, mut announced) = (IDLE_TICK, true);
         loop {
             if *shutdown.borrow() {
                 return;
             }
-            let pause = match self.tick().await {
-                Ok(true) => TICK,
-                Ok(false) => IDLE_TICK,
-                Err(error) => {
-                    // The store is unavailable, most likely: try again later.
-                    debug!(error = %error, "league scheduler: cannot read the leagues");
-                    IDLE_TICK
-                }
-            };
+            let generation = self.seats.generation();
+            if announced || look_due(last_look, generation) {
+                last_look = Some((tokio::time::Instant::now(), generation));
+                pause = match self.tick().await {
+                    Ok(true) => TICK,
+                    Ok(false) => IDLE_TICK,
+                    Err(error) => {
+                        // The store is unavailable, most likely: try again later.
+                        debug!(error = %error, "league scheduler: cannot read the leagues");
+                        IDLE_TICK
+                    }
+                };
+            }
             let woken = tokio::select! {
-                _ = tokio::time::sleep(pause) => false,
-                _ = self.started.notified() => false,
-                _ = self.wake.notified() => true,
-                _ = self.seats.league_joined().notified() => true,
+                _ = tokio::time::sleep(pause) => None,
+                _ = self.started.notified() => Some(false),
+                _ = self.wake.notified() => Some(true),
+                _ = self.seats.league_joined().notified() => Some(true),
                 changed = shutdown.changed() => {
                     if changed.is_err() {
                         return;
                     }
-                    false
+                    Some(false)
                 }
             };
-            if woken {
+            announced = woken.is_some();
+            if woken == Some(true) {
                 tokio::time::sleep(COALESCE).await;
                 // The next tick serves the wake-ups that came meanwhile.
                 let _ = self.wake.notified().now_or_never();
@@ -498,6 +519,18 @@ mod tests {
     use super::*;
     use crate::league::service::Leagues;
     use crate::lobby::{ClaimLeagueMatch, LeagueMatchEnded};
+
+    #[tokio::test(start_paused = true)]
+    async fn a_quiet_tick_looks_only_when_the_pool_changed_or_the_last_look_is_old() {
+        assert!(look_due(None, 0), "the first look");
+        let at = tokio::time::Instant::now();
+        assert!(!look_due(Some((at, 3)), 3), "nothing changed");
+        assert!(look_due(Some((at, 3)), 4), "the pool changed");
+        tokio::time::advance(LOOK_AT_LEAST_EVERY - Duration::from_millis(1)).await;
+        assert!(!look_due(Some((at, 3)), 3));
+        tokio::time::advance(Duration::from_millis(1)).await;
+        assert!(look_due(Some((at, 3)), 3), "the last look is old");
+    }
 
     /// A seat pool that only keeps the bots of running leagues.
     #[derive(Default)]

@@ -47,6 +47,14 @@ pub trait SeatPool: Send + Sync {
     fn has_waiting(&self, bot: &str, game: Game) -> bool;
     /// Whether `bot` is connected: playing a match or waiting.
     fn is_connected(&self, bot: &str) -> bool;
+    /// A number that grows whenever what the pool offers may have changed without
+    /// [`SeatPool::league_joined`] being notified (in cluster mode: another arena's
+    /// presence); it stays 0 for a pool that announces every change. The scheduler skips
+    /// the store on a tick that finds it unchanged and nothing woken (see
+    /// [`LOOK_AT_LEAST_EVERY`](crate::league::scheduler::LOOK_AT_LEAST_EVERY)).
+    fn generation(&self) -> u64 {
+        0
+    }
     /// Whether the pool plays with other arenas (cluster mode): a league's concurrency then
     /// counts the matches playing in every arena, by the store.
     fn counts_every_arena(&self) -> bool {

@@ -116,6 +116,10 @@ impl SeatPool for ClusterPool {
         self.lobby.is_connected(bot) || self.cluster.presence.is_connected(bot)
     }
 
+    fn generation(&self) -> u64 {
+        self.cluster.presence.generation()
+    }
+
     fn counts_every_arena(&self) -> bool {
         true
     }

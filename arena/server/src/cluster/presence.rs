@@ -27,6 +27,7 @@
 //! stream made three arenas read the store for nothing (docs/benchmarks.md).
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -143,6 +144,8 @@ struct Known {
 #[derive(Default)]
 pub struct Presence {
     arenas: Mutex<HashMap<String, Known>>,
+    /// Grows with every message that changed what is known.
+    generation: AtomicU64,
 }
 
 /// Where a bot waits on another arena.
@@ -199,7 +202,14 @@ impl Presence {
                 .map(|b| (b.name.clone(), b))
                 .collect(),
         };
+        // What was known of an arena whose presence had run out counts as nothing.
+        let changed = arenas.get(&snapshot.instance).is_none_or(|before| {
+            before.seen.elapsed() >= PRESENCE_TTL || before.bots != known.bots
+        });
         arenas.insert(snapshot.instance, known);
+        if changed {
+            self.generation.fetch_add(1, Ordering::Relaxed);
+        }
         Taken::Applied
     }
 
@@ -227,7 +237,14 @@ impl Presence {
         known.version = change.version;
         known.peer = change.peer;
         known.seen = Instant::now();
+        self.generation.fetch_add(1, Ordering::Relaxed);
         Taken::Applied
+    }
+
+    /// Grows with every message that changed what is known of the other arenas (an arena
+    /// heard of again after its presence ran out counts as a change).
+    pub fn generation(&self) -> u64 {
+        self.generation.load(Ordering::Relaxed)
     }
 
     /// Of the arenas (other than this one) where bot `bot` waits with more streams for
@@ -642,6 +659,28 @@ mod tests {
             Taken::Ignored,
             "its own"
         );
+    }
+
+    #[test]
+    fn the_generation_grows_with_every_message_that_changes_what_is_known() {
+        let presence = Presence::default();
+        let mut same_as_known = snapshot("b", 6, &[("ada", 2)]);
+        same_as_known.bots[0].id = 9;
+        let mut steps = vec![
+            (Message::Snapshot(snapshot("b", 1, &[("ada", 1)])), true),
+            (Message::Snapshot(snapshot("b", 1, &[("ada", 1)])), false), // the refresh
+            (change("b", 1, &[("ada", 2)], &[]), true),
+            (change("b", 1, &[("ada", 3)], &[]), false), // already known
+            (change("b", 5, &[("ada", 3)], &[]), false), // missed
+            (Message::Snapshot(same_as_known), false),
+            (Message::Snapshot(snapshot("b", 7, &[])), true),
+            (Message::Snapshot(snapshot("me", 8, &[("ada", 1)])), false), // its own
+        ];
+        for (step, (message, grows)) in steps.drain(..).enumerate() {
+            let before = presence.generation();
+            presence.take("me", message);
+            assert_eq!(presence.generation() > before, grows, "step {step}");
+        }
     }
 
     #[test]
