@@ -1,6 +1,7 @@
 //! The arena's shutdown signal: one `watch` of "shutting down" that `serve` turns true, held
 //! by every task that must stop or stop taking work (the referee's abort, the lobby, the
-//! instance heartbeat, the revocation watch, each Play connection).
+//! instance heartbeat, the revocation watch, each Play connection), and work on a blocking
+//! thread that the runtime's shutdown may cancel ([`on_blocking_thread`]).
 
 use tokio::sync::watch;
 

@@ -210,20 +210,21 @@ impl Scheduler {
                     }
                 };
             }
-            let woken = tokio::select! {
-                _ = tokio::time::sleep(pause) => None,
-                _ = self.started.notified() => Some(false),
-                _ = self.wake.notified() => Some(true),
-                _ = self.seats.league_joined().notified() => Some(true),
+            // Whether something was announced, and whether to let a burst of wake-ups gather.
+            let coalesce;
+            (announced, coalesce) = tokio::select! {
+                _ = tokio::time::sleep(pause) => (false, false),
+                _ = self.started.notified() => (true, false),
+                _ = self.wake.notified() => (true, true),
+                _ = self.seats.league_joined().notified() => (true, true),
                 changed = shutdown.changed() => {
                     if changed.is_err() {
                         return;
                     }
-                    Some(false)
+                    (true, false)
                 }
             };
-            announced = woken.is_some();
-            if woken == Some(true) {
+            if coalesce {
                 tokio::time::sleep(COALESCE).await;
                 // The next tick serves the wake-ups that came meanwhile.
                 let _ = self.wake.notified().now_or_never();

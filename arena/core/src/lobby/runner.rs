@@ -28,6 +28,7 @@ use crate::store::{
 /// the record is closed so that it does not stay running.
 pub const UNCONFIRMED_START_REASON: &str =
     "the match did not start: its start could not be confirmed";
+
 /// Runs the lobby's matches and records them.
 pub(super) struct MatchRunner {
     recorder: Recorder,

@@ -66,7 +66,7 @@ pub struct Snapshot {
 }
 
 /// A change of one arena's presence: from version `base` to `version`.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Change {
     /// The arena's instance id.
     pub instance: String,
@@ -114,21 +114,27 @@ impl PresentBot {
 
     /// At least the bytes of its JSON entry in a message (with the comma before it).
     fn json_bound(&self) -> usize {
-        // `{"id":-9223372036854775808,"name":"","streams":[],"open":18446744073709551615},`
-        const FRAME: usize = 80;
+        // `{"id":-9223372036854775808,"name":,"streams":[],"open":18446744073709551615}`:
+        // all but the name (its quotes and the comma after the entry: `json_str_len`).
+        const FRAME: usize = 77;
         // `["schocken","sjokken","zokken"],`: the longest games list, and its comma.
         const STREAM: usize = 33;
-        let name: usize = self
-            .name
-            .bytes()
-            .map(|b| match b {
-                b'"' | b'\\' => 2,
-                0..=0x1f => 6,
-                _ => 1,
-            })
-            .sum();
-        FRAME + name + STREAM * self.streams.len()
+        FRAME + json_str_len(&self.name) + STREAM * self.streams.len()
     }
+}
+
+/// The bytes of `s` as a JSON string (with its quotes and a comma): control characters are
+/// escaped in six bytes, quotes and backslashes in two.
+fn json_str_len(s: &str) -> usize {
+    let escaped: usize = s
+        .bytes()
+        .map(|b| match b {
+            b'"' | b'\\' => 2,
+            0..=0x1f => 6,
+            _ => 1,
+        })
+        .sum();
+    escaped + 3
 }
 
 /// Another arena's presence as known here.
@@ -388,7 +394,7 @@ impl Published {
         snapshot: bool,
     ) -> Option<Vec<u8>> {
         // The message's own fields: `{"instance":"","peer":"","base":..,"version":..,...}`.
-        let envelope = 160 + 6 * (self.instance.len() + self.peer.len());
+        let envelope = 160 + json_str_len(&self.instance) + json_str_len(&self.peer);
         let (fits, left_out) = fit(now, budget.saturating_sub(envelope));
         if left_out > 0 && self.left_out == 0 {
             warn!(
@@ -418,7 +424,7 @@ impl Published {
             self.version += 1;
         }
         let change_bytes = changed.iter().map(PresentBot::json_bound).sum::<usize>()
-            + gone.iter().map(|name| 3 + 6 * name.len()).sum::<usize>();
+            + gone.iter().map(|name| json_str_len(name)).sum::<usize>();
         let payload = if snapshot || change_bytes > budget / 2 {
             self.snapshot_at = Some(Instant::now());
             serde_json::to_vec(&Snapshot {
