@@ -537,6 +537,10 @@ impl Store {
             .await
         })
         .map_err(StoreError::db("reading a league's open matches"))?;
+        // A league's matches share a few rules (one per preset): each distinct text is read
+        // and checked once per call, not once per row (the scheduler reads up to hundreds of
+        // rows on every look).
+        let mut rules_read: Vec<(String, Rules)> = Vec::new();
         rows.into_iter()
             .map(|(ordinal, preset, rules_json, set, seats_json, seed)| {
                 let what = |e: serde_json::Error, of: &str| {
@@ -544,10 +548,17 @@ impl Store {
                         "league {league_id} match {ordinal}: {of} do not read: {e}"
                     ))
                 };
-                let rules: Rules =
-                    serde_json::from_str(&rules_json).map_err(|e| what(e, "rules"))?;
                 let seats: Vec<String> =
                     serde_json::from_str(&seats_json).map_err(|e| what(e, "seats"))?;
+                let rules = match rules_read.iter().find(|(text, _)| *text == rules_json) {
+                    Some((_, rules)) => rules.clone(),
+                    None => {
+                        let rules: Rules =
+                            serde_json::from_str(&rules_json).map_err(|e| what(e, "rules"))?;
+                        rules_read.push((rules_json, rules.clone()));
+                        rules
+                    }
+                };
                 // What the referee will be given must be playable: a stored row that is not
                 // would otherwise fail only once its match has started.
                 knobel_engine::Match::check_setup(&rules, seats.len()).map_err(|e| {
