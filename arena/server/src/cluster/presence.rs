@@ -35,8 +35,9 @@ use futures_util::StreamExt;
 use knobel_engine::Game;
 use serde::{Deserialize, Serialize};
 use tokio::sync::watch;
-use tracing::{debug, warn};
+use tracing::{debug, info, warn};
 
+use super::relay::PEER_VERSION;
 use super::{Cluster, SUBJECT_PREFIX};
 use crate::lobby::Lobby;
 use crate::streams::StreamRegistry;
@@ -63,6 +64,10 @@ pub struct Snapshot {
     pub version: u64,
     /// Its connected bots.
     pub bots: Vec<PresentBot>,
+    /// The seat link version its peer port speaks (absent from an earlier release's
+    /// presence: taken as this arena's).
+    #[serde(default)]
+    pub peer_version: Option<u32>,
 }
 
 /// A change of one arena's presence: from version `base` to `version`.
@@ -80,6 +85,9 @@ pub struct Change {
     pub changed: Vec<PresentBot>,
     /// The names of the bots no longer present.
     pub gone: Vec<String>,
+    /// As in [`Snapshot`].
+    #[serde(default)]
+    pub peer_version: Option<u32>,
 }
 
 /// A presence message as read: a change or a snapshot (an earlier release's arena sends
@@ -143,7 +151,17 @@ struct Known {
     seen: Instant,
     version: u64,
     peer: String,
+    /// The seat link version of its peer port, if it said.
+    peer_version: Option<u32>,
     bots: HashMap<String, PresentBot>,
+}
+
+impl Known {
+    /// Whether a seat of its can be linked from here: its peer port speaks this arena's
+    /// seat link version (or, from an earlier release, does not say).
+    fn links(&self) -> bool {
+        self.peer_version.is_none_or(|v| v == PEER_VERSION)
+    }
 }
 
 /// What this arena knows of the others' presence.
@@ -202,6 +220,7 @@ impl Presence {
             seen: Instant::now(),
             version: snapshot.version,
             peer: snapshot.peer,
+            peer_version: snapshot.peer_version,
             bots: snapshot
                 .bots
                 .into_iter()
@@ -210,8 +229,18 @@ impl Presence {
         };
         // What was known of an arena whose presence had run out counts as nothing.
         let changed = arenas.get(&snapshot.instance).is_none_or(|before| {
-            before.seen.elapsed() >= PRESENCE_TTL || before.bots != known.bots
+            before.seen.elapsed() >= PRESENCE_TTL
+                || before.bots != known.bots
+                || before.peer_version != known.peer_version
         });
+        if !known.links() && arenas.get(&snapshot.instance).is_none_or(Known::links) {
+            info!(
+                instance = %snapshot.instance,
+                peer_version = ?known.peer_version,
+                this_version = PEER_VERSION,
+                "an arena speaks another seat link version: its bots play only in its own matches until both run one release"
+            );
+        }
         arenas.insert(snapshot.instance, known);
         if changed {
             self.generation.fetch_add(1, Ordering::Relaxed);
@@ -242,6 +271,7 @@ impl Presence {
         }
         known.version = change.version;
         known.peer = change.peer;
+        known.peer_version = change.peer_version;
         known.seen = Instant::now();
         self.generation.fetch_add(1, Ordering::Relaxed);
         Taken::Applied
@@ -261,7 +291,7 @@ impl Presence {
         let arenas = self.arenas.lock().expect("presence lock");
         let mut best: Option<(&str, &Known, &PresentBot, usize)> = None;
         for (instance, known) in arenas.iter() {
-            if known.seen.elapsed() >= PRESENCE_TTL {
+            if known.seen.elapsed() >= PRESENCE_TTL || !known.links() {
                 continue;
             }
             let Some(b) = known.bots.get(bot) else {
@@ -394,7 +424,7 @@ impl Published {
         snapshot: bool,
     ) -> Option<Vec<u8>> {
         // The message's own fields: `{"instance":"","peer":"","base":..,"version":..,...}`.
-        let envelope = 160 + json_str_len(&self.instance) + json_str_len(&self.peer);
+        let envelope = 200 + json_str_len(&self.instance) + json_str_len(&self.peer);
         let (fits, left_out) = fit(now, budget.saturating_sub(envelope));
         if left_out > 0 && self.left_out == 0 {
             warn!(
@@ -432,6 +462,7 @@ impl Published {
                 peer: self.peer.clone(),
                 version: self.version,
                 bots: fits.values().cloned().collect(),
+                peer_version: Some(PEER_VERSION),
             })
         } else {
             serde_json::to_vec(&Change {
@@ -441,6 +472,7 @@ impl Published {
                 version: self.version,
                 changed,
                 gone,
+                peer_version: Some(PEER_VERSION),
             })
         };
         self.offered = fits;
@@ -573,6 +605,7 @@ mod tests {
                 .enumerate()
                 .map(|(i, (name, streams))| bot(name, i as i64 + 1, *streams))
                 .collect(),
+            peer_version: Some(PEER_VERSION),
         }
     }
 
@@ -584,6 +617,7 @@ mod tests {
             version: base + 1,
             changed: changed.iter().map(|(name, s)| bot(name, 9, *s)).collect(),
             gone: gone.iter().map(|name| (*name).to_owned()).collect(),
+            peer_version: Some(PEER_VERSION),
         })
     }
 
@@ -722,6 +756,39 @@ mod tests {
         // Open streams, waiting or playing, summed over the other arenas.
         assert_eq!(presence.open_streams("ada"), 3 + 3 + 2);
         assert_eq!(presence.open_streams("cy"), 0);
+    }
+
+    #[test]
+    fn an_arena_of_another_seat_link_version_holds_no_seat_for_this_one() {
+        let presence = Presence::default();
+        let of_version = |instance: &str, version: u64, peer_version| Snapshot {
+            peer_version,
+            ..snapshot(instance, version, &[("ada", 1)])
+        };
+        // Every stream is asked for already at `b`, the arena of this version.
+        let holder = || presence.holder("ada", Game::Schocken, |i| usize::from(i == "b"));
+        presence.take_snapshot("me", of_version("b", 1, Some(PEER_VERSION)));
+        presence.take_snapshot("me", of_version("c", 1, Some(PEER_VERSION + 1)));
+        assert!(holder().is_none(), "c speaks another version");
+        assert!(presence.is_connected("ada"));
+        // An earlier release says nothing of its version: its seats are linked.
+        presence.take_snapshot("me", of_version("c", 2, None));
+        assert_eq!(holder().map(|h| h.instance), Some("c".to_owned()));
+        // A change carries the version too: c restarted with another release.
+        let Message::Change(mut change) = change("c", 2, &[("ada", 2)], &[]) else {
+            unreachable!("a change");
+        };
+        change.peer_version = Some(PEER_VERSION + 1);
+        let before = presence.generation();
+        presence.take_change("me", change);
+        assert!(holder().is_none() && presence.generation() > before);
+        // What an arena publishes says its version.
+        let mut published = Published::new("me", "me:7000", 1);
+        let payload = published.next(state(&[("ada", 1)]), 1 << 20, true).unwrap();
+        let Message::Snapshot(sent) = read(&payload) else {
+            panic!("a snapshot");
+        };
+        assert_eq!(sent.peer_version, Some(PEER_VERSION));
     }
 
     #[test]

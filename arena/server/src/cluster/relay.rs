@@ -30,8 +30,8 @@ use super::{Cluster, ClusterError};
 use crate::lobby::{HeldStream, Lobby, MatchFault};
 use crate::referee::{BotLink, EncodedToSeat, EventBatch, FromSeat, SeatNote, ToSeat};
 
-/// The peer link's version (`PeerOpen.version`).
-const PEER_VERSION: u32 = 2;
+/// The peer link's version (`PeerOpen.version`; presence tells it to the other arenas).
+pub(super) const PEER_VERSION: u32 = 2;
 /// How long opening a link may take: connecting, the `PeerOpen` and its answer (the holder
 /// claims the stream meanwhile).
 const LINK_TIMEOUT: Duration = Duration::from_secs(3);
