@@ -19,7 +19,8 @@
 //!   figure over the whole league is printed beside it).
 //!
 //! Run with `cargo bench -p knobel-e2e --bench cluster` (optionally `-- latency` or
-//! `-- cpu`). Needs PostgreSQL and `nats-server`.
+//! `-- cpu`, and `--rounds N` for (b) to play its two leagues N times instead of twice).
+//! Needs PostgreSQL and `nats-server`.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -41,10 +42,7 @@ const LATENCY_RUN: Duration = Duration::from_secs(30);
 const LATENCY_WARMUP: Duration = Duration::from_secs(3);
 
 fn main() {
-    let parts: Vec<String> = std::env::args()
-        .skip(1)
-        .filter(|a| !a.starts_with('-'))
-        .collect();
+    let (parts, rounds) = arguments(std::env::args().skip(1));
     let wants = |part: &str| parts.is_empty() || parts.iter().any(|p| p == part);
     knobel_e2e::postgres::require();
     let knobel = release_knobel().expect("the release knobel binary");
@@ -53,8 +51,29 @@ fn main() {
         clients.block_on(latency(&knobel));
     }
     if wants("cpu") {
-        clients.block_on(cpu(&knobel));
+        clients.block_on(cpu(&knobel, rounds));
     }
+}
+
+/// The parts asked for (`latency`, `cpu`; none: both) and `--rounds N` (default 2): how
+/// many times (b) plays its league on one arena and on three, alternately. Other flags
+/// (cargo's `--bench`) are ignored.
+fn arguments(args: impl Iterator<Item = String>) -> (Vec<String>, usize) {
+    let (mut parts, mut rounds) = (Vec::new(), 2);
+    let mut args = args.peekable();
+    while let Some(arg) = args.next() {
+        if arg == "--rounds" {
+            let n = args.next().unwrap_or_default();
+            rounds = n
+                .parse()
+                .ok()
+                .filter(|&n| n > 0)
+                .unwrap_or_else(|| panic!("--rounds takes a number of at least 1, not {n:?}"));
+        } else if !arg.starts_with('-') {
+            parts.push(arg);
+        }
+    }
+    (parts, rounds)
 }
 
 fn options(nats: Option<&str>) -> ArenaOptions {
@@ -286,10 +305,10 @@ async fn league_cpu(arenas: &[Arena]) -> LeagueCpu {
     }
 }
 
-async fn cpu(knobel: &Path) {
+async fn cpu(knobel: &Path, rounds: usize) {
     let nats = NatsServer::start();
     let mut rows = Vec::new();
-    for replicas in [1usize, 3, 1, 3] {
+    for replicas in std::iter::repeat_n([1usize, 3], rounds).flatten() {
         let db = SharedDatabase::create();
         let mut arenas = Vec::new();
         for _ in 0..replicas {
@@ -318,9 +337,15 @@ async fn cpu(knobel: &Path) {
             .collect();
         v.iter().sum::<f64>() / v.len() as f64
     };
+    // Each round's own ratio, for the spread between rounds.
+    let mut per_round: Vec<f64> = rows.chunks(2).map(|r| r[1].1 / r[0].1).collect();
+    per_round.sort_by(f64::total_cmp);
     println!(
-        "(b) arena CPU per league match after the first fifth, alternating runs: three arenas / one = {:.2}x (target at most 1.25x); over whole leagues {:.2}x",
+        "(b) arena CPU per league match after the first fifth, {rounds} alternating rounds: three arenas / one = {:.2}x (target at most 1.25x); over whole leagues {:.2}x; per round {:.2}x to {:.2}x, median {:.2}x",
         mean(3, false) / mean(1, false),
-        mean(3, true) / mean(1, true)
+        mean(3, true) / mean(1, true),
+        per_round[0],
+        per_round[per_round.len() - 1],
+        (per_round[(per_round.len() - 1) / 2] + per_round[per_round.len() / 2]) / 2.0
     );
 }
