@@ -58,9 +58,8 @@ fn main() {
 /// The parts asked for (`latency`, `cpu`; none: both) and `--rounds N` (default 2): how
 /// many times (b) plays its league on one arena and on three, alternately. Other flags
 /// (cargo's `--bench`) are ignored.
-fn arguments(args: impl Iterator<Item = String>) -> (Vec<String>, usize) {
+fn arguments(mut args: impl Iterator<Item = String>) -> (Vec<String>, usize) {
     let (mut parts, mut rounds) = (Vec::new(), 2);
-    let mut args = args.peekable();
     while let Some(arg) = args.next() {
         if arg == "--rounds" {
             let n = args.next().unwrap_or_default();

@@ -21,6 +21,10 @@
 //! to the others (they still play here). Lookups by bot name are hashed: the scheduler asks
 //! for every seat of every match it looks at.
 //!
+//! Each message says the seat link version of the arena's peer port (`peer_version`): a bot
+//! held by an arena of another version is never offered as a holder, since its seat could
+//! not be linked (an earlier release, which does not say, is taken as this one).
+//!
 //! Presence wakes no league scheduler: another arena's stream that starts waiting is seen
 //! at the next look, on this arena's own events (a match ending, a stream waiting here) or
 //! at the latest on the scheduler's tick. Waking every arena for every other arena's
@@ -227,13 +231,14 @@ impl Presence {
                 .map(|b| (b.name.clone(), b))
                 .collect(),
         };
+        let before = arenas.get(&snapshot.instance);
         // What was known of an arena whose presence had run out counts as nothing.
-        let changed = arenas.get(&snapshot.instance).is_none_or(|before| {
+        let changed = before.is_none_or(|before| {
             before.seen.elapsed() >= PRESENCE_TTL
                 || before.bots != known.bots
                 || before.peer_version != known.peer_version
         });
-        if !known.links() && arenas.get(&snapshot.instance).is_none_or(Known::links) {
+        if !known.links() && before.is_none_or(Known::links) {
             info!(
                 instance = %snapshot.instance,
                 peer_version = ?known.peer_version,
