@@ -20,7 +20,9 @@
 //!
 //! Run with `cargo bench -p knobel-e2e --bench cluster` (optionally `-- latency` or
 //! `-- cpu`, and `--rounds N` for (b) to play its two leagues N times instead of twice).
-//! Needs PostgreSQL and `nats-server`.
+//! `--no-relay` connects all of (b)'s bots to the first arena: the three arenas then play
+//! no relayed seat, which measures what cluster mode costs besides the seat link (presence,
+//! three schedulers, claims and leases). Needs PostgreSQL and `nats-server`.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -42,7 +44,11 @@ const LATENCY_RUN: Duration = Duration::from_secs(30);
 const LATENCY_WARMUP: Duration = Duration::from_secs(3);
 
 fn main() {
-    let (parts, rounds) = arguments(std::env::args().skip(1));
+    let Arguments {
+        parts,
+        rounds,
+        no_relay,
+    } = arguments(std::env::args().skip(1));
     let wants = |part: &str| parts.is_empty() || parts.iter().any(|p| p == part);
     knobel_e2e::postgres::require();
     let knobel = release_knobel().expect("the release knobel binary");
@@ -51,17 +57,28 @@ fn main() {
         clients.block_on(latency(&knobel));
     }
     if wants("cpu") {
-        clients.block_on(cpu(&knobel, rounds));
+        clients.block_on(cpu(&knobel, rounds, no_relay));
     }
 }
 
-/// The parts asked for (`latency`, `cpu`; none: both) and `--rounds N` (default 2): how
-/// many times (b) plays its league on one arena and on three, alternately. Other flags
-/// (cargo's `--bench`) are ignored.
-fn arguments(mut args: impl Iterator<Item = String>) -> (Vec<String>, usize) {
-    let (mut parts, mut rounds) = (Vec::new(), 2);
+/// What the command line asks for.
+struct Arguments {
+    /// The parts (`latency`, `cpu`; none: both).
+    parts: Vec<String>,
+    /// `--rounds N` (default 2): how many times (b) plays its league on one arena and on
+    /// three, alternately.
+    rounds: usize,
+    /// `--no-relay`: (b)'s bots all on the first arena.
+    no_relay: bool,
+}
+
+/// The command line's [`Arguments`]; other flags (cargo's `--bench`) are ignored.
+fn arguments(mut args: impl Iterator<Item = String>) -> Arguments {
+    let (mut parts, mut rounds, mut no_relay) = (Vec::new(), 2, false);
     while let Some(arg) = args.next() {
-        if arg == "--rounds" {
+        if arg == "--no-relay" {
+            no_relay = true;
+        } else if arg == "--rounds" {
             let n = args.next().unwrap_or_default();
             rounds = n
                 .parse()
@@ -72,7 +89,11 @@ fn arguments(mut args: impl Iterator<Item = String>) -> (Vec<String>, usize) {
             parts.push(arg);
         }
     }
-    (parts, rounds)
+    Arguments {
+        parts,
+        rounds,
+        no_relay,
+    }
 }
 
 fn options(nats: Option<&str>) -> ArenaOptions {
@@ -259,14 +280,16 @@ struct LeagueCpu {
     transactions: f64,
 }
 
-/// The league of (b) on `arenas` (bot i on arena i mod n).
-async fn league_cpu(arenas: &[Arena]) -> LeagueCpu {
+/// The league of (b) on `arenas` (bot i on arena i mod n, or all on the first with
+/// `no_relay`).
+async fn league_cpu(arenas: &[Arena], no_relay: bool) -> LeagueCpu {
     let names: Vec<String> = (0..12).map(|i| format!("bot{i:02}")).collect();
     let tokens = register(&arenas[0], &names).await;
     let end = Instant::now() + Duration::from_secs(3600);
     let bots: Vec<_> = (0..12)
         .map(|i| {
-            let url = arenas[i % arenas.len()].url.clone();
+            let on = if no_relay { 0 } else { i % arenas.len() };
+            let url = arenas[on].url.clone();
             tokio::spawn(instant_bot(url, tokens[i].clone(), end, end))
         })
         .collect();
@@ -304,7 +327,7 @@ async fn league_cpu(arenas: &[Arena]) -> LeagueCpu {
     }
 }
 
-async fn cpu(knobel: &Path, rounds: usize) {
+async fn cpu(knobel: &Path, rounds: usize, no_relay: bool) {
     let nats = NatsServer::start();
     let mut rows = Vec::new();
     for replicas in std::iter::repeat_n([1usize, 3], rounds).flatten() {
@@ -314,7 +337,7 @@ async fn cpu(knobel: &Path, rounds: usize) {
             let cluster = (replicas > 1).then_some(nats.url.as_str());
             arenas.push(start(knobel, &db.url, cluster).await);
         }
-        let run = league_cpu(&arenas).await;
+        let run = league_cpu(&arenas, no_relay).await;
         println!(
             "    {replicas} arena(s): {} matches in {:.1} s, {:.1} ms CPU per match ({:.1} ms over the whole league), {:.0} database transactions per match",
             run.total,
@@ -340,7 +363,12 @@ async fn cpu(knobel: &Path, rounds: usize) {
     let mut per_round: Vec<f64> = rows.chunks(2).map(|r| r[1].1 / r[0].1).collect();
     per_round.sort_by(f64::total_cmp);
     println!(
-        "(b) arena CPU per league match after the first fifth, {rounds} alternating rounds: three arenas / one = {:.2}x (target at most 1.25x); over whole leagues {:.2}x; per round {:.2}x to {:.2}x, median {:.2}x",
+        "(b) arena CPU per league match after the first fifth, {rounds} alternating rounds{}: three arenas / one = {:.2}x (target at most 1.25x); over whole leagues {:.2}x; per round {:.2}x to {:.2}x, median {:.2}x",
+        if no_relay {
+            " (--no-relay: every bot on the first arena)"
+        } else {
+            ""
+        },
         mean(3, false) / mean(1, false),
         mean(3, true) / mean(1, true),
         per_round[0],

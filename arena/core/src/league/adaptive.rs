@@ -10,7 +10,7 @@
 //! The league is over when its order is settled (or no new set fits the budget, or none is
 //! left), nothing of it plays here and no begun set has a match left.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
 use knobel_engine::Game;
@@ -51,8 +51,13 @@ pub struct Adaptive {
     margins: Margins,
     budget: u64,
     plan: Plan,
-    /// The open matches worth playing, in the order to play them.
+    /// The open matches worth playing, in the order to play them, as of the last reading
+    /// (those started since are no longer in `unstarted`).
     queue: Vec<OpenLeagueMatch>,
+    /// Ordinals of the queue's matches not started since the last reading.
+    unstarted: HashSet<u32>,
+    /// Per set: how many of the queue's matches are left (not taken).
+    left_in_set: HashMap<u32, u64>,
     /// Sets with a match finished or started.
     begun: HashSet<u32>,
     /// Matches finished, playing, or left in begun sets: what the budget has given out.
@@ -99,6 +104,8 @@ impl Adaptive {
             budget: options.budget.unwrap_or(u64::MAX),
             plan: Plan::default(),
             queue: Vec::new(),
+            unstarted: HashSet::new(),
+            left_in_set: HashMap::new(),
             begun: HashSet::new(),
             committed: 0,
             seen_finished: None,
@@ -173,13 +180,19 @@ impl Adaptive {
             .collect();
         queue.sort_by_key(|(p, m)| (*p, m.ordinal));
         self.queue = queue.into_iter().map(|(_, m)| m).collect();
+        self.unstarted = self.queue.iter().map(|m| m.ordinal).collect();
+        self.left_in_set.clear();
+        for m in &self.queue {
+            *self.left_in_set.entry(m.set).or_default() += 1;
+        }
         self.plan = plan;
         self.seen_finished = Some(finished);
         self.at = Instant::now();
     }
 
     /// Up to `free` matches to try now, in order, skipping those in `in_flight`: begun sets'
-    /// first, then new sets that fit the budget (none once the order is settled).
+    /// first, then new sets that fit the budget (none once the order is settled). One pass
+    /// over the queue: a league of 30 bots queues up to [`super::MAX_MATCHES`] matches.
     pub fn candidates(&self, free: usize, in_flight: &HashSet<u32>) -> Vec<OpenLeagueMatch> {
         let mut out = Vec::new();
         let mut reserved = self.committed;
@@ -188,12 +201,15 @@ impl Adaptive {
             if out.len() == free {
                 break;
             }
-            if in_flight.contains(&m.ordinal) {
+            if !self.unstarted.contains(&m.ordinal) || in_flight.contains(&m.ordinal) {
                 continue;
             }
             if !self.begun.contains(&m.set) && !new_sets.contains(&m.set) {
+                if self.plan.settled {
+                    continue;
+                }
                 let size = self.set_left(m.set);
-                if self.plan.settled || reserved + size > self.budget {
+                if reserved + size > self.budget {
                     continue;
                 }
                 reserved += size;
@@ -206,15 +222,20 @@ impl Adaptive {
 
     /// The matches of set `set` still open.
     fn set_left(&self, set: u32) -> u64 {
-        self.queue.iter().filter(|m| m.set == set).count() as u64
+        self.left_in_set.get(&set).copied().unwrap_or(0)
     }
 
     /// Match `m` (one of [`Adaptive::candidates`]) started here.
     pub fn started(&mut self, m: &OpenLeagueMatch) {
         if self.begun.insert(m.set) {
+            // The set's matches left, this one among them.
             self.committed += self.set_left(m.set);
         }
-        self.queue.retain(|o| o.ordinal != m.ordinal);
+        if self.unstarted.remove(&m.ordinal)
+            && let Some(left) = self.left_in_set.get_mut(&m.set)
+        {
+            *left -= 1;
+        }
     }
 
     /// Whether the league is over, and why, with `playing` matches of it playing here and
@@ -223,7 +244,7 @@ impl Adaptive {
         if self.seen_finished != Some(finished) || playing > 0 {
             return None;
         }
-        if self.queue.iter().any(|m| self.begun.contains(&m.set)) {
+        if self.begun.iter().any(|set| self.set_left(*set) > 0) {
             return None;
         }
         if self.plan.settled {
@@ -231,7 +252,7 @@ impl Adaptive {
         }
         match self.candidates(1, &HashSet::new()).is_empty() {
             false => None,
-            true if self.queue.is_empty() => Some(Ended::Schedule),
+            true if self.unstarted.is_empty() => Some(Ended::Schedule),
             true => Some(Ended::Budget),
         }
     }
@@ -240,4 +261,83 @@ impl Adaptive {
 /// The plan of a league of `games` with `margins` and `results`.
 fn plan_of(results: &[PlayedMatch], games: &[Game], margins: &Margins) -> Plan {
     Plan::new(&standings_with(results, margins), games)
+}
+
+#[cfg(test)]
+mod tests {
+    use knobel_engine::Rules;
+
+    use super::*;
+
+    /// `sets` sets of four matches of Schocken (ordinals in order), at one table of four.
+    fn open(sets: u32) -> Vec<OpenLeagueMatch> {
+        let seats: Vec<String> = ["a", "b", "c", "d"].map(String::from).to_vec();
+        (0..sets * 4)
+            .map(|ordinal| OpenLeagueMatch {
+                league_id: 1,
+                ordinal,
+                preset: "schocken".into(),
+                rules: Rules::preset("schocken").expect("a preset"),
+                set: ordinal / 4,
+                seats: seats.clone(),
+                seed: 0,
+            })
+            .collect()
+    }
+
+    fn adaptive(budget: Option<u64>, sets: u32) -> Adaptive {
+        let mut a = Adaptive::with(&SettledOptions {
+            games: vec![Game::Schocken],
+            margins: Margins::default(),
+            budget,
+        });
+        a.read(Plan::default(), &[], open(sets), 0, 0);
+        a
+    }
+
+    fn ordinals(matches: &[OpenLeagueMatch]) -> Vec<u32> {
+        matches.iter().map(|m| m.ordinal).collect()
+    }
+
+    #[test]
+    fn a_new_set_starts_only_within_the_budget_and_a_begun_set_is_played_to_its_end() {
+        let mut a = adaptive(Some(6), 3);
+        // The first set fits the budget of 6; a second one (4 more) does not.
+        assert_eq!(ordinals(&a.candidates(10, &HashSet::new())), [0, 1, 2, 3]);
+        let first = a.candidates(1, &HashSet::new()).remove(0);
+        a.started(&first);
+        // Started: never offered again; its set's other matches still are, nothing new.
+        assert_eq!(ordinals(&a.candidates(10, &HashSet::new())), [1, 2, 3]);
+        // A match in flight is skipped.
+        assert_eq!(
+            ordinals(&a.candidates(10, &HashSet::from([2]))),
+            [1, 3],
+            "in flight"
+        );
+        assert_eq!(a.ended(0, 0), None, "a begun set has matches left");
+        for m in a.candidates(10, &HashSet::new()) {
+            a.started(&m);
+        }
+        assert!(a.candidates(10, &HashSet::new()).is_empty());
+        assert_eq!(a.ended(0, 1), None, "a match still plays here");
+        assert_eq!(a.ended(0, 0), Some(Ended::Budget));
+    }
+
+    #[test]
+    fn without_a_budget_every_set_is_offered_and_the_schedule_ends_it() {
+        let mut a = adaptive(None, 3);
+        assert_eq!(a.candidates(100, &HashSet::new()).len(), 12);
+        // Starting a match twice (a second call for the same match) counts it once.
+        let first = a.candidates(1, &HashSet::new()).remove(0);
+        a.started(&first);
+        a.started(&first);
+        assert_eq!(a.candidates(100, &HashSet::new()).len(), 11);
+        for m in a.candidates(100, &HashSet::new()) {
+            a.started(&m);
+        }
+        assert_eq!(a.ended(0, 0), Some(Ended::Schedule));
+        // A new reading of the store offers what it lists as open again.
+        a.read(Plan::default(), &[], open(1), 0, 0);
+        assert_eq!(ordinals(&a.candidates(100, &HashSet::new())), [0, 1, 2, 3]);
+    }
 }
