@@ -2,8 +2,10 @@
 //! streams waiting on the other arenas.
 //!
 //! A league match is refereed preferably by the arena holding most of its seats (ties: the
-//! smallest instance id); another arena takes it once it has been ready for
-//! [`PREFERRED_DELAY`] without starting. Either way the store's claim decides who plays it.
+//! smallest instance id); another arena holding one of its seats takes it once it has been
+//! ready, without a break, for [`PREFERRED_DELAY`] without starting. An arena holding none
+//! of its seats never referees it (each of its seats would be relayed). Either way the
+//! store's claim decides who plays it.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
@@ -22,13 +24,44 @@ use crate::store::OpenLeagueMatch;
 /// holding one of its seats may take it.
 pub const PREFERRED_DELAY: Duration = Duration::from_millis(400);
 
+/// The longest time between two sightings of a league match ready to start that still counts
+/// as ready without a break: the scheduler looks at least every
+/// [`LOOK_AT_LEAST_EVERY`](crate::league::scheduler::LOOK_AT_LEAST_EVERY) (250 ms) while a
+/// league runs; a longer gap means its bots were busy meanwhile or it was not looked at, and
+/// its wait for the preferred referee begins again.
+const READY_GAP: Duration = Duration::from_millis(600);
+
+/// When a league match was first seen ready to start without a break, and last seen so.
+#[derive(Clone, Copy, Debug)]
+struct Ready {
+    since: Instant,
+    last: Instant,
+}
+
+impl Ready {
+    /// A sighting at `now` of a match last known as `known`: how long it has been ready
+    /// without a break.
+    fn seen(known: Option<Ready>, now: Instant) -> Ready {
+        match known {
+            Some(r) if now.saturating_duration_since(r.last) <= READY_GAP => Ready {
+                since: r.since,
+                last: now,
+            },
+            _ => Ready {
+                since: now,
+                last: now,
+            },
+        }
+    }
+}
+
 /// The league scheduler's seats in cluster mode.
 pub struct ClusterPool {
     lobby: Arc<Lobby>,
     cluster: Arc<Cluster>,
-    /// When each league match (league, ordinal) was first seen ready, for the preferred
-    /// referee's delay.
-    ready_since: Mutex<HashMap<(i64, u32), Instant>>,
+    /// Since when each league match (league, ordinal) has been seen ready without a break,
+    /// for the preferred referee's delay.
+    ready_since: Mutex<HashMap<(i64, u32), Ready>>,
     /// Reservations asked and not answered yet, per (arena, bot): not offered twice.
     asking: Arc<Mutex<HashMap<(String, String), usize>>>,
 }
@@ -67,30 +100,56 @@ impl ClusterPool {
     }
 
     /// Whether this arena referees a match placed so, now: it is the preferred referee, or
-    /// the match has waited for it long enough.
+    /// it holds one of its seats and the match has been ready for long enough.
     fn referees(&self, m: &OpenLeagueMatch, placed: &[Option<super::presence::Holder>]) -> bool {
-        let mut count: HashMap<&str, usize> = HashMap::new();
-        for holder in placed {
-            let arena = holder
-                .as_ref()
-                .map_or(self.cluster.instance.as_str(), |h| h.instance.as_str());
-            *count.entry(arena).or_default() += 1;
-        }
-        let preferred = count
+        let here = self.cluster.instance.as_str();
+        let holders = placed
             .iter()
-            .max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0)))
-            .map(|(arena, _)| *arena);
-        if preferred == Some(self.cluster.instance.as_str()) {
-            return true;
+            .map(|holder| holder.as_ref().map_or(here, |h| h.instance.as_str()));
+        match role(holders, here) {
+            Role::Preferred => return true,
+            Role::NoSeat => return false,
+            Role::Other => {}
         }
         let mut ready = self.ready_since.lock().expect("pool lock");
+        let now = Instant::now();
         if ready.len() > 10_000 {
-            ready.retain(|_, since| since.elapsed() < Duration::from_secs(60));
+            ready.retain(|_, r| now.saturating_duration_since(r.last) < Duration::from_secs(60));
         }
-        let since = ready
-            .entry((m.league_id, m.ordinal))
-            .or_insert_with(Instant::now);
-        since.elapsed() >= PREFERRED_DELAY
+        let key = (m.league_id, m.ordinal);
+        let seen = Ready::seen(ready.get(&key).copied(), now);
+        ready.insert(key, seen);
+        now.saturating_duration_since(seen.since) >= PREFERRED_DELAY
+    }
+}
+
+/// What arena `here` is to a match whose seats are held by `holders` (an instance id per
+/// seat).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Role {
+    /// It holds most seats (ties: the smallest instance id): it referees at once.
+    Preferred,
+    /// It holds a seat, fewer than the preferred referee: it may take the match later.
+    Other,
+    /// It holds none: it never referees the match.
+    NoSeat,
+}
+
+fn role<'a>(holders: impl IntoIterator<Item = &'a str>, here: &str) -> Role {
+    let mut count: HashMap<&str, usize> = HashMap::new();
+    for arena in holders {
+        *count.entry(arena).or_default() += 1;
+    }
+    let preferred = count
+        .iter()
+        .max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0)))
+        .map(|(arena, _)| *arena);
+    if preferred == Some(here) {
+        Role::Preferred
+    } else if count.contains_key(here) {
+        Role::Other
+    } else {
+        Role::NoSeat
     }
 }
 
@@ -132,6 +191,11 @@ impl SeatPool for ClusterPool {
         ended: LeagueMatchEnded,
     ) -> bool {
         let Some(placed) = self.placement(m) else {
+            // Not ready: a later sighting starts its wait again.
+            self.ready_since
+                .lock()
+                .expect("pool lock")
+                .remove(&(m.league_id, m.ordinal));
             return false;
         };
         if placed.iter().all(Option::is_none) {
@@ -266,5 +330,36 @@ impl RemoteSeats for ClusterSeats {
 
     fn release(&mut self) {
         self.cluster.release(std::mem::take(&mut self.reserved));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_arena_holding_most_seats_referees_and_one_holding_none_never_does() {
+        assert_eq!(role(["b", "a", "a", "c"], "a"), Role::Preferred);
+        assert_eq!(role(["b", "a", "a", "c"], "b"), Role::Other);
+        // A tie goes to the smallest instance id.
+        assert_eq!(role(["b", "a", "b", "a"], "a"), Role::Preferred);
+        assert_eq!(role(["b", "a", "b", "a"], "b"), Role::Other);
+        // Every seat elsewhere: each would be relayed.
+        assert_eq!(role(["a", "a", "b", "b"], "c"), Role::NoSeat);
+    }
+
+    #[test]
+    fn a_match_is_ready_without_a_break_only_while_it_is_seen_within_the_gap() {
+        let t0 = Instant::now();
+        let first = Ready::seen(None, t0);
+        assert_eq!(first.since, t0);
+        let step = READY_GAP / 2;
+        let second = Ready::seen(Some(first), t0 + step);
+        let third = Ready::seen(Some(second), t0 + step * 2);
+        assert_eq!((second.since, third.since), (t0, t0), "seen within the gap");
+        assert_eq!(third.last, t0 + step * 2);
+        // Not seen for longer than the gap: its wait begins again.
+        let later = t0 + step * 2 + READY_GAP + Duration::from_millis(1);
+        assert_eq!(Ready::seen(Some(third), later).since, later);
     }
 }
