@@ -5,7 +5,9 @@
 //! took) the league's results are read, its standings computed and the open matches ordered
 //! by [`Plan::priority`]: the rest of every begun set first (a table's seat orders are
 //! played complete), then sets that seat a bot with no results yet, then sets that seat
-//! open neighbours (the most pairs first), in schedule order. A new set
+//! open neighbours (the most pairs first), in schedule order, the league's games taking
+//! turns (each game's first such set, then each game's second, ...: a table of four seats
+//! more pairs than one of two, and would otherwise always come first). A new set
 //! starts only if every begun set's remaining matches and the new set's fit in the budget.
 //! The league is over when its order is settled (or no new set fits the budget, or none is
 //! left), nothing of it plays here and no begun set has a match left.
@@ -179,7 +181,7 @@ impl Adaptive {
             })
             .collect();
         queue.sort_by_key(|(p, m)| (*p, m.ordinal));
-        self.queue = queue.into_iter().map(|(_, m)| m).collect();
+        self.queue = games_take_turns(queue);
         self.unstarted = self.queue.iter().map(|m| m.ordinal).collect();
         self.left_in_set.clear();
         for m in &self.queue {
@@ -258,6 +260,34 @@ impl Adaptive {
     }
 }
 
+/// The matches of `queue` (each with its [`Plan::priority`], in the order of priority and
+/// schedule), those of the open-neighbour tier reordered so that the games take turns by
+/// set: each game's first set of that tier, then each game's second, and so on (within a
+/// turn, the most open pairs first). The tiers before it keep their order.
+fn games_take_turns(queue: Vec<(u8, OpenLeagueMatch)>) -> Vec<OpenLeagueMatch> {
+    // Each set's turn: the number of sets of its game before it in the tier.
+    let mut turn_of_set: HashMap<u32, u32> = HashMap::new();
+    let mut sets_of_game: HashMap<Game, u32> = HashMap::new();
+    let mut keyed: Vec<((u8, u32, u8, u32), OpenLeagueMatch)> = queue
+        .into_iter()
+        .map(|(priority, m)| {
+            let (tier, turn) = if priority <= 1 {
+                (priority, 0)
+            } else {
+                let turn = *turn_of_set.entry(m.set).or_insert_with(|| {
+                    let n = sets_of_game.entry(m.rules.game()).or_default();
+                    *n += 1;
+                    *n - 1
+                });
+                (2, turn)
+            };
+            ((tier, turn, priority, m.ordinal), m)
+        })
+        .collect();
+    keyed.sort_by_key(|(key, _)| *key);
+    keyed.into_iter().map(|(_, m)| m).collect()
+}
+
 /// The plan of a league of `games` with `margins` and `results`.
 fn plan_of(results: &[PlayedMatch], games: &[Game], margins: &Margins) -> Plan {
     Plan::new(&standings_with(results, margins), games)
@@ -268,6 +298,38 @@ mod tests {
     use knobel_engine::Rules;
 
     use super::*;
+
+    /// A match of set `set` of `preset` (`ordinal`).
+    fn one(preset: &str, set: u32, ordinal: u32) -> OpenLeagueMatch {
+        OpenLeagueMatch {
+            league_id: 1,
+            ordinal,
+            preset: preset.into(),
+            rules: Rules::preset(preset).expect("a preset"),
+            set,
+            seats: ["a", "b"].map(String::from).to_vec(),
+            seed: 0,
+        }
+    }
+
+    #[test]
+    fn the_games_take_turns_by_set_among_tables_of_open_neighbours() {
+        // As sorted by (priority, ordinal): a bot yet to play first, then Schocken's tables
+        // seating three open pairs, then Zokken's seating one.
+        let queue = vec![
+            (1, one("sjokken", 9, 90)),
+            (252, one("schocken", 0, 0)),
+            (252, one("schocken", 0, 1)),
+            (252, one("schocken", 1, 2)),
+            (252, one("schocken", 1, 3)),
+            (252, one("schocken", 2, 4)),
+            (254, one("zokken", 10, 100)),
+            (254, one("zokken", 10, 101)),
+            (254, one("zokken", 11, 102)),
+        ];
+        let order: Vec<u32> = games_take_turns(queue).iter().map(|m| m.ordinal).collect();
+        assert_eq!(order, [90, 0, 1, 100, 101, 2, 3, 102, 4]);
+    }
 
     /// `sets` sets of four matches of Schocken (ordinals in order), at one table of four.
     fn open(sets: u32) -> Vec<OpenLeagueMatch> {
