@@ -58,7 +58,7 @@ pub struct Adaptive {
     queue: Vec<OpenLeagueMatch>,
     /// Ordinals of the queue's matches not started since the last reading.
     unstarted: HashSet<u32>,
-    /// Per set: how many of the queue's matches are left (not taken).
+    /// Per set: how many of the queue's matches are left (not started).
     left_in_set: HashMap<u32, u64>,
     /// Sets with a match finished or started.
     begun: HashSet<u32>,
