@@ -363,13 +363,18 @@ async fn cpu(knobel: &Path, rounds: usize, no_relay: bool) {
     let mut per_round: Vec<f64> = rows.chunks(2).map(|r| r[1].1 / r[0].1).collect();
     per_round.sort_by(f64::total_cmp);
     println!(
-        "(b) arena CPU per league match after the first fifth, {rounds} alternating rounds{}: three arenas / one = {:.2}x (target at most 1.25x); over whole leagues {:.2}x; per round {:.2}x to {:.2}x, median {:.2}x",
+        "(b) arena CPU per league match after the first fifth, {rounds} alternating rounds{}: three arenas / one = {:.2}x ({}); over whole leagues {:.2}x; per round {:.2}x to {:.2}x, median {:.2}x",
         if no_relay {
             " (--no-relay: every bot on the first arena)"
         } else {
             ""
         },
         mean(3, false) / mean(1, false),
+        if no_relay {
+            "cluster mode without relayed seats: not the target's figure"
+        } else {
+            "target at most 1.25x"
+        },
         mean(3, true) / mean(1, true),
         per_round[0],
         per_round[per_round.len() - 1],

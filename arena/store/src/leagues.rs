@@ -537,9 +537,9 @@ impl Store {
             .await
         })
         .map_err(StoreError::db("reading a league's open matches"))?;
-        // A league's matches share a few rules (one per preset): each distinct text is read
-        // and checked once per call, not once per row (the scheduler reads up to hundreds of
-        // rows on every look).
+        // A league's matches share a few rules (one per preset): each distinct text is
+        // parsed once per call, not once per row (the scheduler reads up to hundreds of rows
+        // on every look); every row is still checked against its number of seats.
         let mut rules_read: Vec<(String, Rules)> = Vec::new();
         rows.into_iter()
             .map(|(ordinal, preset, rules_json, set, seats_json, seed)| {
