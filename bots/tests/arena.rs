@@ -274,6 +274,14 @@ async fn illegal_answers_are_struck_and_forfeit_the_seat() {
             let summary = report.matches[0].clone();
             assert!(summary.finished, "{summary:?}");
             let struck = summary.errors.len();
+            if summary.requests == 0 {
+                // Rarer still, the bot is never asked (in Sjokken its first throw, which
+                // is no decision, or another seat's can be SJOK1 and end its game): nothing
+                // to strike.
+                assert_eq!((struck, summary.strikes), (0, 0), "{game}: {summary:?}");
+                assert!(!summary.forfeited, "{game}: {summary:?}");
+                continue;
+            }
             assert!((1..=3).contains(&struck), "{game}: {summary:?}");
             assert_eq!(
                 summary.errors,
