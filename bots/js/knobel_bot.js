@@ -4,6 +4,9 @@
 //     cd bots/js && npm ci
 //     node knobel_bot.js --server 127.0.0.1:50051 --token "$KNOBEL_TOKEN" --games zokken
 //
+// Replicas of an arena cluster without a load balancer: --server HOST:PORT,HOST:PORT,...; the
+// bot connects to the first and, each time it has to reconnect, to the next.
+//
 // It prints one line per match on stdout: "match <id> <game> place <p>/<n>". The contract is
 // proto/knobel/v1/arena.proto, loaded at start by @grpc/proto-loader (no generated code);
 // the rules are docs/rules.md. The messages look like the JSON lines of the stdin/stdout bridge
@@ -101,7 +104,11 @@ function options() {
   if (unknown.length) throw new Error(`unknown games ${unknown}: games are ${Object.keys(GAMES)}`);
   const matches = Number(values.matches);
   if (!Number.isInteger(matches) || matches < 0) throw new Error(`--matches ${values.matches}: give a count, 0 for no limit`);
-  return { ...values, games, matches, server: values.server.replace(/^http:\/\//, "") };
+  const servers = values.server.split(",").map((s) => s.trim().replace(/^http:\/\//, ""));
+  if (servers.some((s) => !s) || servers.length > 64) {
+    throw new Error(`--server ${JSON.stringify(values.server.slice(0, 100))}: give 1 to 64 addresses HOST:PORT separated by single commas`);
+  }
+  return { ...values, games, matches, servers };
 }
 
 async function main() {
@@ -114,8 +121,9 @@ async function main() {
   }
   const played = { count: 0 };
   let delay = 100;
-  for (;;) {
-    const client = new Arena(args.server, grpc.credentials.createInsecure(), {
+  for (let attempt = 0; ; attempt++) {
+    const server = args.servers[attempt % args.servers.length]; // after a failure, the next replica
+    const client = new Arena(server, grpc.credentials.createInsecure(), {
       "grpc.keepalive_time_ms": 20000,
     });
     try {
@@ -126,7 +134,7 @@ async function main() {
         console.error(`the arena refused us: ${error.details}`);
         return 2;
       }
-      console.error(`connection failed: ${error.details || error.message}; retrying`);
+      console.error(`connection to ${server} failed: ${error.details || error.message}; retrying`);
     } finally {
       client.close();
     }

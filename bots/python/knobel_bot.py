@@ -5,6 +5,9 @@ Run ./generate.sh once to create the gRPC stubs in gen/, then:
 
     python knobel_bot.py --server 127.0.0.1:50051 --token "$KNOBEL_TOKEN" --games zokken
 
+Replicas of an arena cluster without a load balancer: --server HOST:PORT,HOST:PORT,...;
+the bot connects to the first and, each time it has to reconnect, to the next.
+
 It prints one line per match on stdout: "match <id> <game> place <p>/<n>".
 The contract is proto/knobel/v1/arena.proto; the rules are docs/rules.md.
 """
@@ -174,7 +177,9 @@ def play(stub, args, played):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--server", default="127.0.0.1:50051", help="the arena, HOST:PORT")
+    parser.add_argument("--server", default="127.0.0.1:50051",
+                        help="the arena, HOST:PORT; replicas without a load balancer: "
+                             "HOST:PORT,HOST:PORT,... tried in turn on each reconnect")
     parser.add_argument("--token", default=os.environ.get("KNOBEL_TOKEN"),
                         help="the bot's token (default: $KNOBEL_TOKEN)")
     parser.add_argument("--name", default="knobel-py")
@@ -188,9 +193,14 @@ def main():
         parser.error("no token: pass --token or set KNOBEL_TOKEN (see `knobel bot add`)")
     if unknown := [g for g in args.games if g not in GAMES]:
         parser.error(f"unknown games {unknown}: games are {', '.join(GAMES)}")
-    server = args.server.removeprefix("http://")
-    played, delay = [0], 0.1
+    servers = [s.strip().removeprefix("http://") for s in args.server.split(",")]
+    if not all(servers) or len(servers) > 64:
+        parser.error(f"--server {args.server[:100]!r}: give 1 to 64 addresses HOST:PORT "
+                     "separated by single commas")
+    played, delay, attempt = [0], 0.1, 0
     while True:
+        server = servers[attempt % len(servers)]  # after a failure, the next replica
+        attempt += 1
         # Ask gRPC to keep the connection alive through idle proxies.
         with grpc.insecure_channel(server, options=[("grpc.keepalive_time_ms", 20000)]) as channel:
             try:
@@ -202,7 +212,8 @@ def main():
                                     grpc.StatusCode.INVALID_ARGUMENT):
                     print(f"the arena refused us: {error.details()}", file=sys.stderr)
                     return 2
-                print(f"connection failed: {error.code().name}; retrying", file=sys.stderr)
+                print(f"connection to {server} failed: {error.code().name}; retrying",
+                      file=sys.stderr)
         time.sleep(delay * random.uniform(0.5, 1.0))  # exponential backoff with jitter
         delay = min(delay * 2, 10.0)
 

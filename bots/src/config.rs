@@ -18,7 +18,10 @@ pub const PING_INTERVAL: Duration = Duration::from_secs(20);
 /// the public fields for the rest.
 #[derive(Clone, Debug)]
 pub struct BotConfig {
-    /// The arena's address: `http://HOST:PORT` (a bare `HOST:PORT` gets `http://`).
+    /// The arena's address: `http://HOST:PORT` (a bare `HOST:PORT` gets `http://`); or
+    /// the addresses of an arena cluster's replicas, separated by commas: the bot connects
+    /// to the first and moves on to the next each time it has to reconnect
+    /// ([`endpoints`](crate::endpoints)).
     pub server: String,
     /// The bot's token (`knobel bot add NAME` prints it). Never logged.
     pub token: Token,

@@ -75,11 +75,17 @@ pub type Client = ArenaClient<AuthChannel>;
 /// How long connecting may take before it counts as failed.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// The most addresses a bot's list may name ([`endpoints`]).
+pub const MAX_SERVERS: usize = 64;
+
+/// The longest prefix of a bad address an error repeats.
+const SHOWN_ADDRESS_CHARS: usize = 100;
+
 /// The endpoint for `server`: `http://HOST:PORT`, or a bare `HOST:PORT` (`http://` is
 /// added). `https://` is refused: this crate enables no TLS.
 pub fn endpoint(server: &str) -> Result<Endpoint, BotError> {
     let invalid = |reason: String| BotError::InvalidServer {
-        address: server.to_owned(),
+        address: server.chars().take(SHOWN_ADDRESS_CHARS).collect(),
         reason,
     };
     let address = if server.contains("://") {
@@ -98,6 +104,36 @@ pub fn endpoint(server: &str) -> Result<Endpoint, BotError> {
         .tcp_nodelay(true)
         .http2_keep_alive_interval(Duration::from_secs(30))
         .keep_alive_timeout(Duration::from_secs(10)))
+}
+
+/// The endpoints of `servers`: one address (see [`endpoint`]) or several separated by
+/// commas, the replicas of one arena cluster without a load balancer in front
+/// (`http://a:50051,http://b:50051`). A bot connects to the first and, each time it has to
+/// connect again, to the next, after the last to the first. At most [`MAX_SERVERS`]; an
+/// empty entry is refused.
+pub fn endpoints(servers: &str) -> Result<Vec<Endpoint>, BotError> {
+    let list: Vec<&str> = servers.split(',').map(str::trim).collect();
+    if list.len() > MAX_SERVERS {
+        return Err(BotError::InvalidServer {
+            address: servers.chars().take(SHOWN_ADDRESS_CHARS).collect(),
+            reason: format!(
+                "{} addresses, at most {MAX_SERVERS} may be listed",
+                list.len()
+            ),
+        });
+    }
+    list.into_iter()
+        .map(|server| {
+            if server.is_empty() {
+                return Err(BotError::InvalidServer {
+                    address: servers.chars().take(SHOWN_ADDRESS_CHARS).collect(),
+                    reason: "an empty address in the list (separate addresses by single commas)"
+                        .to_owned(),
+                });
+            }
+            endpoint(server)
+        })
+        .collect()
 }
 
 /// Connects to the arena at `server` (see [`endpoint`]) and returns a client that sends
@@ -126,5 +162,38 @@ mod tests {
             Err(BotError::InvalidServer { .. })
         ));
         assert!(endpoint("http://bad host").is_err());
+    }
+
+    #[test]
+    fn a_list_of_servers_is_checked_whole_and_bounded() {
+        let uris = |servers: &str| -> Vec<String> {
+            endpoints(servers)
+                .unwrap()
+                .iter()
+                .map(|e| e.uri().to_string())
+                .collect()
+        };
+        assert_eq!(uris("127.0.0.1:5"), ["http://127.0.0.1:5/"]);
+        assert_eq!(
+            uris("127.0.0.1:5, http://10.0.0.2:6"),
+            ["http://127.0.0.1:5/", "http://10.0.0.2:6/"]
+        );
+        for bad in ["", "127.0.0.1:5,", "127.0.0.1:5,,127.0.0.1:6"] {
+            let error = endpoints(bad).unwrap_err().to_string();
+            assert!(error.contains("an empty address in the list"), "{error}");
+        }
+        // One bad entry refuses the list, naming that entry.
+        let error = endpoints("127.0.0.1:5,https://b:6")
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("\"https://b:6\""), "{error}");
+        // The edge: 64 addresses are taken, 65 are not, and the error repeats a prefix.
+        let list = |n: usize| vec!["127.0.0.1:5"; n].join(",");
+        assert_eq!(endpoints(&list(MAX_SERVERS)).unwrap().len(), MAX_SERVERS);
+        let error = endpoints(&list(MAX_SERVERS + 1)).unwrap_err().to_string();
+        assert!(error.contains("65 addresses, at most 64"), "{error}");
+        assert!(error.len() < 300, "{error}");
+        let long = format!("https://{}:5", "a".repeat(10_000));
+        assert!(endpoint(&long).unwrap_err().to_string().len() < 300);
     }
 }

@@ -63,6 +63,9 @@ impl<P> fmt::Debug for Bot<P> {
 /// Plays with `policy` as `config` says until `config.max_matches` match results have
 /// arrived (forever if `None`), reconnecting with backoff when the connection fails.
 ///
+/// With several addresses in `config.server` ([`endpoints`](crate::endpoints)), each
+/// reconnect after a failed or closed stream goes to the next one.
+///
 /// Ends with an error at once when the arena refuses the token (UNAUTHENTICATED) or the
 /// Hello (INVALID_ARGUMENT), and after `config.max_attempts` failed attempts in a row.
 pub async fn run_bot(config: BotConfig, policy: impl BotPolicy) -> Result<RunReport, BotError> {
@@ -218,7 +221,8 @@ impl<R: Responder> Runner<R> {
 
     async fn play(&mut self) -> Result<RunReport, BotError> {
         let hello = self.hello()?;
-        let endpoint = crate::endpoint(&self.config.server)?;
+        let endpoints = crate::endpoints(&self.config.server)?;
+        let mut next = 0;
         let auth = BearerAuth::new(&self.config.token)?;
         let mut backoff = self.config.backoff.clone();
         backoff.reset();
@@ -230,8 +234,9 @@ impl<R: Responder> Runner<R> {
             }
             self.responder.ready().await?;
             run.welcomed = false;
+            let endpoint = &endpoints[next % endpoints.len()];
             let result = self
-                .session(&endpoint, &auth, &hello, &mut backoff, &mut run)
+                .session(endpoint, &auth, &hello, &mut backoff, &mut run)
                 .await;
             let last = match result {
                 Ok(SessionEnd::Done) => return Ok(run.report),
@@ -245,10 +250,12 @@ impl<R: Responder> Runner<R> {
                 }
                 Err(error) if error.is_fatal() => return Err(error),
                 Err(error) => {
-                    warn!(error = %error, "the connection failed");
+                    warn!(server = %endpoint.uri(), error = %error, "the connection failed");
                     error.to_string()
                 }
             };
+            // With several addresses, the next connection tries the next one.
+            next += 1;
             failures = if run.welcomed { 0 } else { failures + 1 };
             if let Some(max) = self.config.max_attempts
                 && failures >= max
@@ -365,7 +372,7 @@ impl<R: Responder> Runner<R> {
             let outgoing = ReceiverStream::new(rx).filter_map(Outgoing::into_message);
             client.play(outgoing).await?.into_inner()
         };
-        debug!(server = %self.config.server, "play stream open");
+        debug!(server = %endpoint.uri(), "play stream open");
         Ok((tx, inbound))
     }
 

@@ -117,20 +117,34 @@ type Bots = tokio::task::JoinSet<Result<knobel_bots::RunReport, knobel_bots::Bot
 fn play(arenas: &[&Arena], tokens: &[String]) -> Vec<Bots> {
     let mut bots: Vec<Bots> = arenas.iter().map(|_| Bots::new()).collect();
     for (i, token) in tokens.iter().enumerate() {
-        play_bot(
-            &mut bots[i % arenas.len()],
-            arenas[i % arenas.len()],
-            i,
-            token,
-        );
+        let own = i % arenas.len();
+        play_bot(&mut bots[own], &arenas[own].url, i, token);
     }
     bots
 }
 
-/// Bot `i` (its token `token`) plays on `arena`, as one of `bots`.
-fn play_bot(bots: &mut Bots, arena: &Arena, i: usize, token: &str) {
+/// [`play`], each bot given every arena's address, its own first and then the others (in
+/// turns one way round and the other): a bot whose arena fails moves on to the next of its
+/// list by itself, as the reference bots do without a load balancer.
+fn play_listing_all(arenas: &[&Arena], tokens: &[String]) -> Vec<Bots> {
+    let n = arenas.len();
+    let mut bots: Vec<Bots> = arenas.iter().map(|_| Bots::new()).collect();
+    for (i, token) in tokens.iter().enumerate() {
+        let own = i % n;
+        let step = if (i / n).is_multiple_of(2) { 1 } else { n - 1 };
+        let list: Vec<&str> = (0..n)
+            .map(|k| arenas[(own + k * step) % n].url.as_str())
+            .collect();
+        play_bot(&mut bots[own], &list.join(","), i, token);
+    }
+    bots
+}
+
+/// Bot `i` (its token `token`) plays on the arena at `servers` (or the first of a
+/// comma-separated list), as one of `bots`.
+fn play_bot(bots: &mut Bots, servers: &str, i: usize, token: &str) {
     let config = BotConfig::new(
-        arena.url.clone(),
+        servers.to_owned(),
         Token::new(token.to_owned()),
         bot_name(i),
         vec![Game::Schocken],
@@ -356,14 +370,8 @@ async fn nats_outage(
 }
 
 /// At 30% of the league, while a match of a bot of arena 2 runs, arena 2 is killed (kill -9):
-/// its bots reconnect to the others.
-async fn kill_arena_2(
-    arenas: &mut [Arena],
-    bots: &mut [Bots],
-    tokens: &[String],
-    store: &knobel_arena::store::Store,
-    total: u32,
-) -> i64 {
+/// its bots reconnect to the others by themselves (the next address of their lists).
+async fn kill_arena_2(arenas: &mut [Arena], store: &knobel_arena::store::Store, total: u32) -> i64 {
     use knobel_arena::store::MatchStatus;
     progressed(&arenas[0], "one", total * 3 / 10).await;
     poll_every(
@@ -383,11 +391,6 @@ async fn kill_arena_2(
     .await;
     let killed = knobel_arena::store::now_ms();
     arenas[2].child.kill().await.expect("kill -9 the arena");
-    bots[2].abort_all();
-    for (i, token) in tokens.iter().enumerate().filter(|(i, _)| i % 3 == 2) {
-        let to = i % 2;
-        play_bot(&mut bots[to], &arenas[to], i, token);
-    }
     killed
 }
 
@@ -471,7 +474,7 @@ async fn three_arenas_play_one_league_exactly_once_through_a_nats_outage_and_a_k
         arenas.push(Arena::start_on_with_env(cluster_options(&nats.url), &env, &db.url).await);
     }
     let tokens = register(&arenas[0], ISSUE_BOTS).await;
-    let mut bots = play(&arenas.iter().collect::<Vec<_>>(), &tokens);
+    let mut bots = play_listing_all(&arenas.iter().collect::<Vec<_>>(), &tokens);
     assert_eq!(create_and_start(&arenas[0], "one", ISSUE_BOTS).await, total);
     let store = Store::connect(&db.url).await.unwrap();
 
@@ -483,7 +486,7 @@ async fn three_arenas_play_one_league_exactly_once_through_a_nats_outage_and_a_k
         resumed <= Duration::from_secs(5),
         "matches across arenas started again only {resumed:?} after NATS was back"
     );
-    let killed = kill_arena_2(&mut arenas, &mut bots, &tokens, &store, total).await;
+    let killed = kill_arena_2(&mut arenas, &store, total).await;
     zombie_arena_1(&arenas, &store, total).await;
 
     let within = Duration::from_secs(600);
@@ -565,7 +568,7 @@ async fn a_rolling_restart_of_every_arena_costs_no_bot_a_seat() {
         bots[k].abort_all();
         arenas[k] = Arena::start_on_with_env(cluster_options(&nats.url), &env, &db.url).await;
         for (i, token) in tokens.iter().enumerate().filter(|(i, _)| i % 3 == k) {
-            play_bot(&mut bots[k], &arenas[k], i, token);
+            play_bot(&mut bots[k], &arenas[k].url, i, token);
         }
     }
     finished(&arenas[0], "one", Duration::from_secs(600)).await;

@@ -2,7 +2,8 @@
 //! gRPC example, against a real arena process in practice mode: the starter kits in
 //! `bots/stdio/` and `bots/js/` play every game, and the bridge's failure cases (a line
 //! that is not JSON, an unknown action, a line over the limit, a program that exits in a
-//! match, one that never answers) give their documented outcome while the arena plays on.
+//! match, one that never answers) give their documented outcome while the arena plays on;
+//! and every reference bot moves on to the next address of its list.
 //!
 //! Python 3 and Node 20 must be there: a missing one fails the test (build with
 //! `KNOBEL_TEST_WITHOUT=python` or `node` to mark such tests ignored; refused in CI).
@@ -178,17 +179,7 @@ async fn the_javascript_starter_kit_plays_every_game() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_javascript_grpc_example_plays_every_game() {
     let node = node();
-    let dir = workspace().join("bots/js");
-    if !dir.join("node_modules/@grpc/grpc-js").exists() {
-        // `.ci/run` installs them first; a fresh clone gets them from the lock file here.
-        let status = Command::new("npm")
-            .args(["ci", "--no-audit", "--no-fund"])
-            .current_dir(&dir)
-            .status()
-            .await
-            .expect("this test needs npm to install bots/js (npm ci)");
-        assert!(status.success(), "npm ci in bots/js failed");
-    }
+    let dir = javascript_bot_dir().await;
     let arena = practice_arena(&[]).await;
     let token = arena.add_bot("grpc-js").await;
     let server = arena.url.trim_start_matches("http://").to_owned();
@@ -222,6 +213,121 @@ async fn the_javascript_grpc_example_plays_every_game() {
             m.outcome.as_ref().expect("outcome").strikes[seat],
             0,
             "{m:?}"
+        );
+    }
+    assert!(arena.stop().await.success());
+}
+
+/// `bots/js`, its packages installed.
+async fn javascript_bot_dir() -> PathBuf {
+    let dir = workspace().join("bots/js");
+    if !dir.join("node_modules/@grpc/grpc-js").exists() {
+        // `.ci/run` installs them first; a fresh clone gets them from the lock file here.
+        let status = Command::new("npm")
+            .args(["ci", "--no-audit", "--no-fund"])
+            .current_dir(&dir)
+            .status()
+            .await
+            .expect("this test needs npm to install bots/js (npm ci)");
+        assert!(status.success(), "npm ci in bots/js failed");
+    }
+    dir
+}
+
+/// Each reference bot given two addresses, the first of them dead (a port nothing listens
+/// on: the arena replica that was killed), connects to the first, fails, and moves on to
+/// the second, where it plays its match.
+#[cfg_attr(
+    knobel_without_python,
+    ignore = "built with KNOBEL_TEST_WITHOUT=python: needs Python 3 with grpcio"
+)]
+#[cfg_attr(
+    knobel_without_node,
+    ignore = "built with KNOBEL_TEST_WITHOUT=node: needs Node 20 and npm"
+)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_reference_bot_moves_on_to_the_next_address_of_its_list() {
+    let dead = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .expect("a free port")
+        .to_string();
+    let (python, node, js) = (
+        knobel_e2e::python_with_stubs().await,
+        node(),
+        javascript_bot_dir().await,
+    );
+    let arena = practice_arena(&[]).await;
+    let list = format!("{dead},{}", arena.url.trim_start_matches("http://"));
+    let mut bots = Vec::new();
+    for name in ["rust", "python", "javascript"] {
+        let token = arena.add_bot(name).await;
+        let mut command = match name {
+            "rust" => {
+                let mut c = Command::new(knobel_e2e::binaries().join("knobel-bot"));
+                c.args(["--arena", &list]).env("RUST_LOG", "warn");
+                c
+            }
+            "python" => {
+                let mut c = Command::new(&python);
+                c.arg(workspace().join("bots/python/knobel_bot.py"));
+                c.args(["--server", &list]);
+                c
+            }
+            _ => {
+                let mut c = Command::new(&node);
+                c.arg(js.join("knobel_bot.js")).args(["--server", &list]);
+                c
+            }
+        };
+        command
+            .args(["--token", &token, "--name", name])
+            .args(["--games", "zokken", "--matches", "1"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        let mut child = command.spawn().expect("start a reference bot");
+        let stderr = child.stderr.take().expect("piped stderr");
+        let errors = tokio::spawn(async move {
+            let mut text = String::new();
+            let _ = tokio::io::AsyncReadExt::read_to_string(
+                &mut tokio::io::BufReader::new(stderr),
+                &mut text,
+            )
+            .await;
+            text
+        });
+        bots.push((name, child, errors));
+    }
+    for (name, child, errors) in bots {
+        let (status, lines) = finish(child, Duration::from_secs(180)).await;
+        let errors = errors.await.expect("stderr");
+        assert!(
+            status.success(),
+            "the {name} bot failed: {lines:?}\n{errors}"
+        );
+        assert_eq!(
+            lines.iter().filter(|l| l.starts_with("match ")).count(),
+            1,
+            "{name}: {lines:?}"
+        );
+        assert!(
+            errors.contains(&dead),
+            "the {name} bot did not try {dead} first:\n{errors}"
+        );
+    }
+    // Each played where it got to (alone with built-in players, or with the others).
+    let matches = arena.matches().await;
+    assert!(
+        matches
+            .iter()
+            .all(|m| m.status == pb::MatchStatus::Finished as i32)
+    );
+    for name in ["rust", "python", "javascript"] {
+        let seated = |m: &&pb::MatchSummary| m.seat_names.iter().any(|n| n == name);
+        assert_eq!(
+            matches.iter().filter(seated).count(),
+            1,
+            "{name}: {matches:?}"
         );
     }
     assert!(arena.stop().await.success());

@@ -29,7 +29,8 @@ struct Cli {
     #[arg(long, default_value = "heuristic", help = strategy_help(), value_parser = clap::builder::PossibleValuesParser::new(STRATEGIES))]
     strategy: String,
     /// The arena's gRPC address, http://HOST:PORT (as its `knobel arena listening on` line
-    /// says; `--server` is an older name for it).
+    /// says; `--server` is an older name for it). Replicas of an arena cluster without a
+    /// load balancer: their addresses separated by commas, tried in turn on each reconnect.
     #[arg(
         long = "arena",
         alias = "server",
