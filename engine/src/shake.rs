@@ -494,10 +494,20 @@ impl ShakeState {
         if sjokken && sight == Sight::Public && dice == [1, 1, 1] {
             // SJOK1: free at once, the round stops.
             self.end_round(sink);
-        } else if throw >= max && (turnable.is_empty() || !self.settings.turn_on_last_throw) {
+        } else if throw >= max && !self.decides_after_last_throw(turnable, sight) {
             // No decision left: no throw left, and no sixes to turn after the last one.
             self.end_turn(sink);
         }
+    }
+
+    /// Whether a decision follows the last allowed throw: only where sixes may be turned and
+    /// the turn stopped (Schocken's `turn_on_last_throw`, Sjokken's throw 1), when some can
+    /// be turned, and under the cup always. Were the thrower asked only when sixes came up,
+    /// everybody would learn from whose turn it is that two dice under the cup are sixes
+    /// (RULES.md §5: no message may tell a hidden die); so a throw under the cup is always
+    /// followed by a decision, stopping the only one when nothing can be turned.
+    fn decides_after_last_throw(&self, turnable: DieMask, sight: Sight) -> bool {
+        self.settings.turn_on_last_throw && (!turnable.is_empty() || sight == Sight::Owner)
     }
 
     /// Sixes `seat` may turn now, and how many at once (computed after each throw).

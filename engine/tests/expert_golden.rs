@@ -1,7 +1,8 @@
 //! Every decision of the expert, pinned: four (three, two) experts play matches of every
 //! preset and of Schocken variants, and a hash of all their actions in order must equal the
 //! one recorded before the expert was made faster. The decision cache, the precomputed
-//! tables and the faster solvers must choose exactly what the plain solver chose.
+//! tables and the faster solvers must choose exactly what the plain solver chose. Forced
+//! moves (a single legal action) are left out of the hash: they are no decision.
 
 use knobel_engine::policy::{ExpertPolicy, Policy};
 use knobel_engine::{Match, Rules};
@@ -18,8 +19,12 @@ fn fingerprint(rules: &Rules, seats: usize, first: u64, matches: u64) -> u64 {
         while !m.is_over() {
             for seat in m.to_act().iter() {
                 let action = players[seat.index()].decide(&m.observe(seat), &[]);
-                for byte in format!("{action:?}").bytes() {
-                    hash = (hash ^ byte as u64).wrapping_mul(0x100_0000_01b3);
+                // A forced move (one legal action: stopping after a last throw under the
+                // cup with no six to turn) is no choice of the expert's.
+                if m.legal_actions(seat).len() > 1 {
+                    for byte in format!("{action:?}").bytes() {
+                        hash = (hash ^ byte as u64).wrapping_mul(0x100_0000_01b3);
+                    }
                 }
                 m.apply(seat, action).unwrap();
             }

@@ -987,6 +987,8 @@ fn with_turn_on_last_throw_a_six_may_be_turned_and_the_turn_stopped() {
             Event::ThrowLimitSet { throws: 1 },
         ]
     );
+    // BEN's one throw is his last, under the cup: he is asked, and stops.
+    let events = stop(&mut m, BEN);
     assert_eq!(hand_of(&events, ANNA), Hand::Schock(6));
     assert_eq!(decided(&events), Some((ANNA, BEN, 6)));
 }
@@ -1012,11 +1014,44 @@ fn with_turn_on_last_throw_a_decision_follows_the_last_throw_when_sixes_can_be_t
             Action::Stop { turn: dice(&[2]) },
         ]
     );
-    let events = act(&mut m, BEN, Action::Stop { turn: dice(&[2]) });
-    // CLEO's 6-5-1 after her last throw has one six: no decision, the round ends.
-    assert!(events.contains(&stopped(CLEO, 1)));
+    act(&mut m, BEN, Action::Stop { turn: dice(&[2]) });
+    // CLEO's 6-5-1 under the cup after her last throw has one six: she is asked all the
+    // same (see the next test), and may only stop; then the round ends.
+    assert_eq!(to_act(&m), CLEO);
+    assert_eq!(m.legal_actions(CLEO), [Action::STOP]);
+    let events = stop(&mut m, CLEO);
+    assert_eq!(events[0], stopped(CLEO, 1));
     assert_eq!(hand_of(&events, BEN), Hand::Schock(6));
     assert_eq!(decided(&events), Some((BEN, ANNA, 6)));
+}
+
+#[test]
+fn with_turn_on_last_throw_whose_turn_it_is_tells_nothing_of_the_dice_under_the_cup() {
+    // §5 "A bot must never be able to learn a hidden die, from any message, before the
+    // reveal". Were BEN asked after his last throw only when two sixes came up, ANNA would
+    // learn it from whose turn it is. So a last throw under the cup is always followed by
+    // a decision: ANNA sees the same with 6-6-3 under BEN's cup as with 5-4-3.
+    let seen_by_anna = |ben: [u8; 3], rules: Rules| {
+        let mut m = Table::new(rules, 2)
+            .round(1, &[(ANNA, [5, 3, 2]), (BEN, ben)])
+            .start();
+        let events = stop(&mut m, ANNA);
+        (events, obs(&m, ANNA), to_act(&m))
+    };
+    let rules = schocken(&["turn_on_last_throw"]);
+    let (sixes, none) = (
+        seen_by_anna([6, 6, 3], rules.clone()),
+        seen_by_anna([5, 4, 3], rules),
+    );
+    assert_eq!(sixes, none);
+    assert_eq!(none.2, BEN);
+    // With every die face up there is nothing to hide: without sixes to turn, the turn
+    // ends after the last throw without a decision (§1.1).
+    let open = schocken(&["turn_on_last_throw", "open_dice"]);
+    let (events, _, _) = seen_by_anna([5, 4, 3], open.clone());
+    assert!(events.contains(&stopped(BEN, 1)));
+    let (_, _, to_act_open) = seen_by_anna([6, 6, 3], open);
+    assert_eq!(to_act_open, BEN);
 }
 
 #[test]

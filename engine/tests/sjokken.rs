@@ -603,8 +603,9 @@ fn several_sjok1s_at_a_reveal_free_them_all_and_the_seat_after_the_first_starts(
 
 #[test]
 fn sjok1s_that_would_free_every_player_left_void_the_round() {
-    // Decided in the engine (shake.rs: "SJOK1s that would free every player still in play
-    // free nobody; the round is void and its starter starts again"). ANNA's blind third
+    // §3.4 "If the SJOK1s found at one reveal would free every player still in play, nobody
+    // is freed (decided here: a game must keep a loser): the round is void, no points move,
+    // and the same starter starts the round again with the same players". ANNA's blind third
     // throw and BEN's open first throw are both SJOK1. The round played again takes the
     // next number (docs/rules.md A.8.3, "A void round"): round 2, not round 1 again.
     let mut m = Table::new(sjokken(), 2)
