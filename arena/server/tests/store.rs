@@ -21,7 +21,7 @@ use knobel_arena::store::{
     MatchFilter, MatchStatus, MatchSummary, MatchWrite, NewMatch, Recorded, Recorder, SeatResult,
     Store, StoreError, now_ms,
 };
-use knobel_arena::store::{LeagueRecord, LeagueSlot, LeagueStatus, NewLeague};
+use knobel_arena::store::{LeagueRecord, LeagueSlot, LeagueStatus, NewLeague, UNSTARTED_CLAIM_MS};
 use knobel_engine::{ForfeitReason, Game, Outcome};
 use sqlx::{AssertSqlSafe, Connection, PgConnection, Row};
 
@@ -323,6 +323,8 @@ store_tests!(
     the_retry_backlog_is_bounded,
     league_lifecycle,
     a_leagues_playing_matches_are_counted_in_the_store,
+    a_cancelled_leagues_secret_waits_for_its_matches_in_play,
+    a_league_ends_early_only_with_no_match_in_play,
     aborted_league_claims_are_claimed_again,
     league_archives_verify_and_tampering_is_named,
     the_largest_league_is_created,
@@ -2780,7 +2782,8 @@ async fn a_leagues_playing_matches_are_counted_in_the_store(db: TestDb) {
             .unwrap();
         assert!(claimed.is_some());
     }
-    assert_eq!(playing().await, 0, "claimed, not started");
+    // Claimed, not started yet: about to start (its seats are being reserved).
+    assert_eq!(playing().await, 3, "claimed, about to start");
     for m in schedule.iter().take(2) {
         let mut start = new_match(&format!("p-{}", m.ordinal), "zokken", &["x", "y"], 1);
         start.league = Some(LeagueSlot {
@@ -2795,6 +2798,16 @@ async fn a_leagues_playing_matches_are_counted_in_the_store(db: TestDb) {
             .await
             .unwrap();
     }
+    assert_eq!(playing().await, 3, "two running, one about to start");
+    // The third is given back (its match could not start).
+    store
+        .release_league_match(
+            league.id,
+            schedule[2].ordinal,
+            &format!("p-{}", schedule[2].ordinal),
+        )
+        .await
+        .unwrap();
     assert_eq!(playing().await, 2);
     assert_eq!(store.list_leagues().await.unwrap()[0].playing, 2);
     let running = store.running_leagues().await.unwrap();
@@ -2820,6 +2833,127 @@ async fn a_leagues_playing_matches_are_counted_in_the_store(db: TestDb) {
     assert_eq!(playing().await, 1);
     store.abort_match("p-1", "gone", None, 3).await.unwrap();
     assert_eq!(playing().await, 0);
+}
+
+/// A cancelled league's running matches play on, so its secret and its matches' logs stay
+/// hidden while any match of it is in play: running, or claimed less than
+/// `UNSTARTED_CLAIM_MS` ago and about to start. A bot still playing must not learn its
+/// dice from the revealed secret or from a finished seat order of its set.
+async fn a_cancelled_leagues_secret_waits_for_its_matches_in_play(db: TestDb) {
+    let store = db.store().await;
+    let (league, schedule) = created_league(&store, "c").await;
+    assert!(
+        store
+            .set_league_status("c", &[LeagueStatus::Created], LeagueStatus::Running)
+            .await
+            .unwrap()
+    );
+    let id = |i: usize| format!("c-{}", schedule[i].ordinal);
+    for (i, m) in schedule.iter().enumerate().take(3) {
+        let claimed = store
+            .claim_league_match(league.id, m.ordinal, &id(i), Some("a"))
+            .await
+            .unwrap();
+        assert!(claimed.is_some());
+    }
+    // The first finishes, the second runs, the third is about to start; then the league is
+    // cancelled.
+    play_league_match(&store, league.id, &schedule[0], &id(0), &[1, 2]).await;
+    let mut start = new_match(&id(1), "zokken", &["x", "y"], 1);
+    start.league = Some(LeagueSlot {
+        league_id: league.id,
+        ordinal: schedule[1].ordinal,
+    });
+    store.insert_match(&start).await.unwrap();
+    assert!(
+        store
+            .set_league_status("c", &[LeagueStatus::Running], LeagueStatus::Cancelled)
+            .await
+            .unwrap()
+    );
+    let hidden = async |why: &str, playing: u64| {
+        let record = store.league("c").await.unwrap().unwrap();
+        assert_eq!(
+            (record.status, record.playing),
+            (LeagueStatus::Cancelled, playing),
+            "{why}"
+        );
+        assert!(!record.has_ended(), "{why}");
+        assert_eq!(record.revealed_secret(), None, "{why}");
+        assert_eq!(record.shown_dice().1, "", "{why}: no secret shown");
+        let of = store.match_league(&id(0)).await.unwrap().unwrap();
+        assert!(
+            !of.has_ended(),
+            "{why}: the finished match's log is not public yet"
+        );
+    };
+    hidden("one running, one about to start", 2).await;
+    // No match of a league that is not running is claimed any more.
+    let claimed = store
+        .claim_league_match(league.id, schedule[3].ordinal, "c-late", Some("a"))
+        .await
+        .unwrap();
+    assert_eq!(claimed, None, "claimed in a cancelled league");
+    store.abort_match(&id(1), "gone", None, 3).await.unwrap();
+    hidden("one about to start", 1).await;
+    // The edge: a claim that has not started after UNSTARTED_CLAIM_MS never will.
+    let edge = |ms: i64| {
+        format!(
+            "UPDATE league_matches SET claimed_at_ms = claimed_at_ms - {ms} WHERE match_id = '{}'",
+            id(2)
+        )
+    };
+    db.execute(&edge(UNSTARTED_CLAIM_MS - 5_000)).await;
+    hidden("claimed 55 s ago", 1).await;
+    db.execute(&edge(10_000)).await;
+    let record = store.league("c").await.unwrap().unwrap();
+    assert_eq!(record.playing, 0);
+    assert!(record.has_ended());
+    assert!(record.revealed_secret().is_some());
+    assert!(
+        store
+            .match_league(&id(0))
+            .await
+            .unwrap()
+            .unwrap()
+            .has_ended()
+    );
+}
+
+/// A settled league ends before its schedule only when none of its matches is in play in
+/// any arena (another arena may be playing one this arena does not know of), and then no
+/// match of it is claimed any more.
+async fn a_league_ends_early_only_with_no_match_in_play(db: TestDb) {
+    let store = db.store().await;
+    let (id, schedule) = running_league(&store).await;
+    let claim = async |i: usize, match_id: &str| {
+        store
+            .claim_league_match(id, schedule[i].ordinal, match_id, Some("other"))
+            .await
+            .unwrap()
+    };
+    assert!(claim(0, "e-0").await.is_some());
+    assert!(
+        !store.finish_league_early(id).await.unwrap(),
+        "one about to start"
+    );
+    let mut start = new_match("e-0", "zokken", &["x", "y"], 1);
+    start.league = Some(LeagueSlot {
+        league_id: id,
+        ordinal: schedule[0].ordinal,
+    });
+    store.insert_match(&start).await.unwrap();
+    assert!(!store.finish_league_early(id).await.unwrap(), "one running");
+    store.abort_match("e-0", "gone", None, 3).await.unwrap();
+    assert!(store.finish_league_early(id).await.unwrap());
+    let league = store.league("l1").await.unwrap().unwrap();
+    assert_eq!((league.status, league.playing), (LeagueStatus::Finished, 0));
+    assert!(league.revealed_secret().is_some());
+    assert_eq!(claim(1, "e-1").await, None, "claimed in a finished league");
+    assert!(
+        !store.finish_league_early(id).await.unwrap(),
+        "only a running league"
+    );
 }
 
 async fn league_lifecycle(db: TestDb) {
@@ -2992,6 +3126,13 @@ async fn aborted_league_claims_are_claimed_again(db: TestDb) {
         seed_source: SeedSource::Secret,
     };
     let league = store.create_league(&new).await.unwrap();
+    // Only a running league's matches are claimed.
+    assert!(
+        store
+            .set_league_status("l1", &[LeagueStatus::Created], LeagueStatus::Running)
+            .await
+            .unwrap()
+    );
     assert_eq!(
         store
             .claim_league_match(league.id, 0, "first", Some("dead"))

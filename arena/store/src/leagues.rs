@@ -51,6 +51,12 @@ impl LeagueStatus {
         LeagueStatus::Finished,
     ];
 
+    /// Finished or cancelled: no new match of the league starts (one already running may
+    /// still play on: [`LeagueRecord::has_ended`]).
+    pub fn is_over(self) -> bool {
+        matches!(self, LeagueStatus::Finished | LeagueStatus::Cancelled)
+    }
+
     /// The name stored and shown.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -122,8 +128,10 @@ pub struct LeagueRecord {
     pub total_matches: u64,
     /// Matches with a result.
     pub finished_matches: u64,
-    /// Its matches running now, in any arena on this database (claimed, their match
-    /// started and not over): what every arena shows as the league's progress.
+    /// Its matches in play now, in any arena on this database: claimed, their match
+    /// running or about to start (its seats being reserved). What every arena shows as the
+    /// league's progress and counts towards its concurrency; while any is in play the league
+    /// has not ended, even once cancelled.
     pub playing: u64,
     /// Independent dice or duplicate sets.
     pub dice: DiceMode,
@@ -150,12 +158,11 @@ impl HeldSecret {
 }
 
 impl LeagueRecord {
-    /// Whether the league has ended (finished or cancelled): no match of it will be played.
+    /// Whether the league has ended: finished, or cancelled with none of its matches still
+    /// in play (a cancelled league's running matches play on). Only then are its secret
+    /// and its logs shown: a match still playing must not have its dice told.
     pub fn has_ended(&self) -> bool {
-        matches!(
-            self.status,
-            LeagueStatus::Finished | LeagueStatus::Cancelled
-        )
+        self.status.is_over() && self.playing == 0
     }
 
     /// The dice secret, once the league has ended; `None` before (and for a legacy league).
@@ -299,18 +306,38 @@ pub(crate) const FINISH_LEAGUE: &str = "UPDATE leagues SET status = 'finished' \
 /// been started, its scheduled matches less those not finished (pending or claimed), which
 /// costs what the league has left to play, not what it has stored (nothing once it is
 /// finished); before it starts, counted (there are none: nothing to count). Then its
-/// matches running now in any arena: claimed, with their match row running.
-const LEAGUE_SELECT: &str = "SELECT l.id, l.name, l.config_toml, l.bots_json, l.status, \
-     l.created_at_ms, CAST(l.total_matches AS BIGINT), \
-     CASE WHEN l.status = 'created' \
-       THEN (SELECT COUNT(*) FROM league_matches f \
-             WHERE f.league_id = l.id AND f.status = 'finished') \
-       ELSE CAST(l.total_matches AS BIGINT) - (SELECT COUNT(*) FROM league_matches o \
-             WHERE o.league_id = l.id AND o.status IN ('pending', 'claimed')) END, \
-     l.dice, l.seed_source, l.dice_secret, l.dice_commitment, \
-     (SELECT COUNT(*) FROM league_matches p JOIN matches m ON m.id = p.match_id \
-      WHERE p.league_id = l.id AND p.status = 'claimed' AND m.status = 'running') \
-     FROM leagues l";
+/// matches in play in any arena ([`in_play_sql`]).
+fn league_select(postgres: bool) -> String {
+    format!(
+        "SELECT l.id, l.name, l.config_toml, l.bots_json, l.status, \
+         l.created_at_ms, CAST(l.total_matches AS BIGINT), \
+         CASE WHEN l.status = 'created' \
+           THEN (SELECT COUNT(*) FROM league_matches f \
+                 WHERE f.league_id = l.id AND f.status = 'finished') \
+           ELSE CAST(l.total_matches AS BIGINT) - (SELECT COUNT(*) FROM league_matches o \
+                 WHERE o.league_id = l.id AND o.status IN ('pending', 'claimed')) END, \
+         l.dice, l.seed_source, l.dice_secret, l.dice_commitment, {} \
+         FROM leagues l",
+        in_play_sql(postgres, "l.id")
+    )
+}
+
+/// SQL text counting the matches of the league whose id is `league` (a column) in play in
+/// any arena: claimed, and running, or not started yet but claimed less than
+/// [`UNSTARTED_CLAIM_MS`] ago (its seats are being reserved: it may still start). Such a
+/// match keeps its league's secret and logs back even once the league is cancelled.
+fn in_play_sql(postgres: bool, league: &str) -> String {
+    let now = if postgres {
+        db_now_ms_sql!(postgres)
+    } else {
+        db_now_ms_sql!(sqlite)
+    };
+    format!(
+        "(SELECT COUNT(*) FROM league_matches p LEFT JOIN matches m ON m.id = p.match_id \
+          WHERE p.league_id = {league} AND p.status = 'claimed' AND (m.status = 'running' \
+          OR (m.id IS NULL AND p.claimed_at_ms > {now} - {UNSTARTED_CLAIM_MS})))"
+    )
+}
 
 /// The condition under which a league match `lm` may be claimed at `$now` (SQL text: the
 /// database's clock, `db_now_ms_sql!`): pending, or claimed for a match that was aborted or, after
@@ -436,7 +463,10 @@ impl Store {
 
     /// The league named `name`, if there is one.
     pub async fn league(&self, name: &str) -> Result<Option<LeagueRecord>, StoreError> {
-        let sql = format!("{LEAGUE_SELECT} WHERE l.name = $1");
+        let sql = format!(
+            "{} WHERE l.name = $1",
+            league_select(self.backend_name() == "postgres")
+        );
         let row: Option<LeagueRow> = with_pool!(self, pool => {
             sqlx::query_as(sqlx::AssertSqlSafe(sql.as_str())).bind(name).fetch_optional(pool).await
         })
@@ -462,12 +492,36 @@ impl Store {
         filter: &'static str,
         context: &'static str,
     ) -> Result<Vec<LeagueRecord>, StoreError> {
-        let sql = format!("{LEAGUE_SELECT} {filter} ORDER BY l.id");
+        let sql = format!(
+            "{} {filter} ORDER BY l.id",
+            league_select(self.backend_name() == "postgres")
+        );
         let rows: Vec<LeagueRow> = with_pool!(self, pool => {
             sqlx::query_as(sqlx::AssertSqlSafe(sql.as_str())).fetch_all(pool).await
         })
         .map_err(StoreError::db(context))?;
         rows.into_iter().map(league_from_row).collect()
+    }
+
+    /// Ends running league `id` before its schedule is played out (`stop = "settled"`), unless
+    /// a match of it is in play in any arena (see [`LeagueRecord::playing`]): whether it
+    /// ended. Another arena may still be playing a match this one does not know of; the
+    /// league ends once that match is over.
+    pub async fn finish_league_early(&self, id: i64) -> Result<bool, StoreError> {
+        let sql = format!(
+            "UPDATE leagues SET status = 'finished' WHERE id = $1 AND status = 'running' \
+             AND {} = 0",
+            in_play_sql(self.backend_name() == "postgres", "leagues.id")
+        );
+        let rows = with_writer!(self, pool => {
+            sqlx::query(sqlx::AssertSqlSafe(sql.as_str()))
+                .bind(id)
+                .execute(pool)
+                .await
+                .map(|r| r.rows_affected())
+        })
+        .map_err(StoreError::db("ending a league"))?;
+        Ok(rows == 1)
     }
 
     /// Sets the status of league `name` to `to` if it is one of `from`; whether it was.
@@ -582,8 +636,9 @@ impl Store {
     }
 
     /// Claims league match (`league_id`, `ordinal`) to be played as match `match_id` by
-    /// `instance`, if it can be claimed: the attempt it is (from 1), or `None` if it was not
-    /// claimed. Atomic: of several arenas claiming
+    /// `instance`, if it can be claimed and its league is running: the attempt it is (from
+    /// 1), or `None` if it was not claimed (a paused, cancelled or finished league's match
+    /// is never claimed: once it has ended its secret may be shown). Atomic: of several arenas claiming
     /// one league match at once, one gets it. On PostgreSQL the row is locked with
     /// `FOR UPDATE SKIP LOCKED`, so an arena never waits for another's claim.
     pub async fn claim_league_match(
@@ -597,6 +652,8 @@ impl Store {
         // on stale claims.
         let attempt: Option<i32> = with_writer!(self, pool => {
             let sql = if self.backend_name() == "postgres" {
+                // The league row is read FOR SHARE: a status change waits for the claim,
+                // and a claim after it sees the new status.
                 concat!(
                     "UPDATE league_matches SET status = 'claimed', match_id = $3, claimed_by = $4, \
                      claimed_at_ms = ", db_now_ms_sql!(postgres), ", attempts = attempts + 1 \
@@ -604,7 +661,9 @@ impl Store {
                        FROM league_matches lm \
                        WHERE lm.league_id = $1 AND lm.ordinal = $2 AND ",
                     claimable!(db_now_ms_sql!(postgres)),
-                    " FOR UPDATE SKIP LOCKED) RETURNING attempts"
+                    " FOR UPDATE SKIP LOCKED) \
+                     AND EXISTS (SELECT 1 FROM leagues l WHERE l.id = $1 \
+                       AND l.status = 'running' FOR SHARE) RETURNING attempts"
                 )
             } else {
                 concat!(
@@ -613,7 +672,8 @@ impl Store {
                      attempts = attempts + 1 \
                      WHERE lm.league_id = $1 AND lm.ordinal = $2 AND ",
                     claimable!(db_now_ms_sql!(sqlite)),
-                    " RETURNING attempts"
+                    " AND EXISTS (SELECT 1 FROM leagues l WHERE l.id = $1 \
+                       AND l.status = 'running') RETURNING attempts"
                 )
             };
             sqlx::query_scalar(sql)
@@ -776,44 +836,46 @@ pub struct MatchLeague {
     pub set: u32,
     /// Matches of that set without a result yet.
     pub set_unfinished: u64,
+    /// The league's matches in play now (see [`LeagueRecord::playing`]).
+    pub league_playing: u64,
 }
 
 impl MatchLeague {
-    /// Whether the league has ended (finished or cancelled): its logs are public.
+    /// Whether the league has ended (see [`LeagueRecord::has_ended`]): its logs are public.
     pub fn has_ended(&self) -> bool {
-        matches!(
-            self.status,
-            LeagueStatus::Finished | LeagueStatus::Cancelled
-        )
+        self.status.is_over() && self.league_playing == 0
     }
 }
 
 impl Store {
     /// The league match `id` played for, if it played for one (see [`MatchLeague`]).
     pub async fn match_league(&self, id: &str) -> Result<Option<MatchLeague>, StoreError> {
-        let row: Option<(String, String, String, i32, i64)> = with_pool!(self, pool => {
-            sqlx::query_as(
-                "SELECT l.name, l.status, l.dice, lm.set_index, \
-                   (SELECT COUNT(*) FROM league_matches o WHERE o.league_id = lm.league_id \
-                      AND o.set_index = lm.set_index AND o.status <> 'finished') \
-                 FROM matches m \
-                 JOIN leagues l ON l.id = m.league_id \
-                 JOIN league_matches lm ON lm.league_id = m.league_id \
-                   AND lm.ordinal = m.league_ordinal \
-                 WHERE m.id = $1",
-            )
+        let sql = format!(
+            "SELECT l.name, l.status, l.dice, lm.set_index, \
+               (SELECT COUNT(*) FROM league_matches o WHERE o.league_id = lm.league_id \
+                  AND o.set_index = lm.set_index AND o.status <> 'finished'), {} \
+             FROM matches m \
+             JOIN leagues l ON l.id = m.league_id \
+             JOIN league_matches lm ON lm.league_id = m.league_id \
+               AND lm.ordinal = m.league_ordinal \
+             WHERE m.id = $1",
+            in_play_sql(self.backend_name() == "postgres", "lm.league_id")
+        );
+        let row: Option<(String, String, String, i32, i64, i64)> = with_pool!(self, pool => {
+            sqlx::query_as(sqlx::AssertSqlSafe(sql.as_str()))
             .bind(id)
             .fetch_optional(pool)
             .await
         })
         .map_err(StoreError::db("reading a match's league"))?;
-        row.map(|(league, status, dice, set, unfinished)| {
+        row.map(|(league, status, dice, set, unfinished, playing)| {
             let bad = |e: String| corrupt(format!("league {league:?}: {e}"));
             Ok(MatchLeague {
                 status: status.parse().map_err(bad)?,
                 dice: dice.parse().map_err(bad)?,
                 set: set.max(0) as u32,
                 set_unfinished: unfinished.max(0) as u64,
+                league_playing: playing.max(0) as u64,
                 league,
             })
         })

@@ -125,7 +125,7 @@ impl Adaptive {
     }
 
     /// Reads league `league_id`'s results and open matches again, with `finished` of its
-    /// matches finished (as the league's record says) and `playing` playing here.
+    /// matches finished (as the league's record says) and `playing` in play (in any arena).
     pub async fn refresh(
         &mut self,
         store: &Store,
@@ -156,7 +156,7 @@ impl Adaptive {
     }
 
     /// Takes a reading: `plan`, made from the standings of the league's `results`, its
-    /// `open` matches (in schedule order), `playing` of them playing here, and `finished`
+    /// `open` matches (in schedule order), `playing` in play (in any arena), and `finished`
     /// as the league's record says. [`Adaptive::refresh`] reads them from the store;
     /// `simulate::play_settled` plays a league in-process with the same steps.
     pub fn read(
@@ -240,8 +240,8 @@ impl Adaptive {
         }
     }
 
-    /// Whether the league is over, and why, with `playing` matches of it playing here and
-    /// `finished` finished: only on a reading of every finished result.
+    /// Whether the league is over, and why, with `playing` matches of it in play (in any
+    /// arena) and `finished` finished: only on a reading of every finished result.
     pub fn ended(&self, finished: u64, playing: usize) -> Option<Ended> {
         if self.seen_finished != Some(finished) || playing > 0 {
             return None;

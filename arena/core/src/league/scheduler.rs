@@ -272,16 +272,11 @@ impl Scheduler {
             return Ok(());
         }
         let (free, in_flight, settled) = self.run_of(league);
-        if settled && let Some(ended) = self.settle_step(league, in_flight.len()).await? {
-            if self
-                .store
-                .set_league_status(
-                    &league.name,
-                    &[LeagueStatus::Running],
-                    LeagueStatus::Finished,
-                )
-                .await?
-            {
+        // In play in any arena (several arenas on one database): a settled league is not
+        // over while another arena still plays one of its matches.
+        let playing = in_flight.len().max(league.playing as usize);
+        if settled && let Some(ended) = self.settle_step(league, playing).await? {
+            if self.store.finish_league_early(league.id).await? {
                 info!(league = %league.name, why = ended.name(), finished = league.finished_matches, "league finished");
             }
             self.adaptive
