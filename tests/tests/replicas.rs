@@ -238,3 +238,66 @@ async fn a_killed_arenas_matches_are_aborted_only_after_its_lease_runs_out() {
     assert!(b.stop().await.success());
     store.close().await;
 }
+
+/// A Zokken league of two bots that stops when settled: with two sets it cannot settle, so
+/// it ends when its schedule is played. Matches of the preset's 100 rounds last long enough
+/// for the other arena's scheduler (a look every 50 ms) to see the last one being played
+/// (with 10 rounds the old fault went unseen).
+const SETTLED_LAST: &str = r#"
+name = "last"
+bots = ["ace", "deuce"]
+repetitions = 2
+stop = "settled"
+
+[games.zokken]
+"#;
+
+const ADMIN_TOKEN: &str = "replicas-admin-token-0123456789abcdef";
+
+/// A settled league ends only when no arena plays a match of it. Arena B holds none of its
+/// bots: during the league's last match, played on arena A, B sees no match left to start
+/// and none playing of its own. It used to end the league then, which shows the league's
+/// secret while that match still played.
+#[cfg_attr(
+    knobel_without_postgres,
+    ignore = "built with KNOBEL_TEST_WITHOUT=postgres: needs PostgreSQL"
+)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_settled_league_is_not_ended_while_another_arena_plays_its_last_match() {
+    use knobel_arena::store::LeagueStatus;
+    postgres::require();
+    let db = SharedDatabase::create();
+    let env = [("KNOBEL_ADMIN_TOKEN", ADMIN_TOKEN)];
+    let mut a = Arena::start_on_with_env(options(10, &[]), &env, &db.url).await;
+    let mut b = Arena::start_on_with_env(options(10, &[]), &env, &db.url).await;
+    let mut bots = Vec::new();
+    for name in ["ace", "deuce"] {
+        let token = a.add_bot(name).await;
+        bots.push(a.bot(&token, &["--games", "zokken"]));
+    }
+    let total = a
+        .create_and_start_league(ADMIN_TOKEN, SETTLED_LAST.to_owned())
+        .await;
+    let store = Store::connect(&db.url).await.unwrap();
+    let over = poll_every(
+        Duration::from_millis(10),
+        Duration::from_secs(300),
+        "the league is over",
+        || async {
+            let league = store.league("last").await.unwrap().expect("the league");
+            assert!(
+                league.status != LeagueStatus::Finished || league.playing == 0,
+                "the league ended with {} of its matches playing: {league:?}",
+                league.playing
+            );
+            (league.status == LeagueStatus::Finished).then_some(league)
+        },
+    )
+    .await;
+    assert_eq!(over.finished_matches, u64::from(total), "{over:?}");
+    assert!(over.revealed_secret().is_some());
+    drop(bots);
+    assert!(a.terminate().await.success());
+    assert!(b.terminate().await.success());
+    store.close().await;
+}
