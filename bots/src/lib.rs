@@ -84,10 +84,7 @@ const SHOWN_ADDRESS_CHARS: usize = 100;
 /// The endpoint for `server`: `http://HOST:PORT`, or a bare `HOST:PORT` (`http://` is
 /// added). `https://` is refused: this crate enables no TLS.
 pub fn endpoint(server: &str) -> Result<Endpoint, BotError> {
-    let invalid = |reason: String| BotError::InvalidServer {
-        address: server.chars().take(SHOWN_ADDRESS_CHARS).collect(),
-        reason,
-    };
+    let invalid = |reason: String| invalid_server(server, reason);
     let address = if server.contains("://") {
         server.to_owned()
     } else {
@@ -106,6 +103,14 @@ pub fn endpoint(server: &str) -> Result<Endpoint, BotError> {
         .keep_alive_timeout(Duration::from_secs(10)))
 }
 
+/// [`BotError::InvalidServer`] for `address` (a bounded prefix of it) and `reason`.
+fn invalid_server(address: &str, reason: String) -> BotError {
+    BotError::InvalidServer {
+        address: address.chars().take(SHOWN_ADDRESS_CHARS).collect(),
+        reason,
+    }
+}
+
 /// The endpoints of `servers`: one address (see [`endpoint`]) or several separated by
 /// commas, the replicas of one arena cluster without a load balancer in front
 /// (`http://a:50051,http://b:50051`). A bot connects to the first and, each time it has to
@@ -114,24 +119,19 @@ pub fn endpoint(server: &str) -> Result<Endpoint, BotError> {
 pub fn endpoints(servers: &str) -> Result<Vec<Endpoint>, BotError> {
     let list: Vec<&str> = servers.split(',').map(str::trim).collect();
     if list.len() > MAX_SERVERS {
-        return Err(BotError::InvalidServer {
-            address: servers.chars().take(SHOWN_ADDRESS_CHARS).collect(),
-            reason: format!(
-                "{} addresses, at most {MAX_SERVERS} may be listed",
-                list.len()
-            ),
-        });
+        let reason = format!(
+            "{} addresses, at most {MAX_SERVERS} may be listed",
+            list.len()
+        );
+        return Err(invalid_server(servers, reason));
     }
     list.into_iter()
-        .map(|server| {
-            if server.is_empty() {
-                return Err(BotError::InvalidServer {
-                    address: servers.chars().take(SHOWN_ADDRESS_CHARS).collect(),
-                    reason: "an empty address in the list (separate addresses by single commas)"
-                        .to_owned(),
-                });
-            }
-            endpoint(server)
+        .map(|server| match server {
+            "" => Err(invalid_server(
+                servers,
+                "an empty address in the list (separate addresses by single commas)".to_owned(),
+            )),
+            server => endpoint(server),
         })
         .collect()
 }

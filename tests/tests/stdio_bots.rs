@@ -259,26 +259,34 @@ async fn each_reference_bot_moves_on_to_the_next_address_of_its_list() {
     let arena = practice_arena(&[]).await;
     let list = format!("{dead},{}", arena.url.trim_start_matches("http://"));
     let mut bots = Vec::new();
-    for name in ["rust", "python", "javascript"] {
+    // Each bot: its program, the arguments before the list, and the list's flag.
+    let programs: [(&str, PathBuf, Vec<PathBuf>, &str); 3] = [
+        (
+            "rust",
+            knobel_e2e::binaries().join("knobel-bot"),
+            vec![],
+            "--arena",
+        ),
+        (
+            "python",
+            python,
+            vec![workspace().join("bots/python/knobel_bot.py")],
+            "--server",
+        ),
+        (
+            "javascript",
+            node.into(),
+            vec![js.join("knobel_bot.js")],
+            "--server",
+        ),
+    ];
+    for (name, program, script, flag) in programs {
         let token = arena.add_bot(name).await;
-        let mut command = match name {
-            "rust" => {
-                let mut c = Command::new(knobel_e2e::binaries().join("knobel-bot"));
-                c.args(["--arena", &list]).env("RUST_LOG", "warn");
-                c
-            }
-            "python" => {
-                let mut c = Command::new(&python);
-                c.arg(workspace().join("bots/python/knobel_bot.py"));
-                c.args(["--server", &list]);
-                c
-            }
-            _ => {
-                let mut c = Command::new(&node);
-                c.arg(js.join("knobel_bot.js")).args(["--server", &list]);
-                c
-            }
-        };
+        let mut command = Command::new(program);
+        command
+            .args(script)
+            .args([flag, &list])
+            .env("RUST_LOG", "warn");
         command
             .args(["--token", &token, "--name", name])
             .args(["--games", "zokken", "--matches", "1"])
